@@ -1,0 +1,260 @@
+//! User accounts, API keys and the permissions a key carries.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::error::ValidationError;
+use crate::id::{ApiKeyId, UserId};
+use crate::text::char_len;
+
+/// An email address, trimmed and lower-cased so that one person is one account.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Email(String);
+
+impl Email {
+    /// Accepts `local@domain.tld`-shaped addresses of at most 254 characters.
+    /// Deliberately lenient: the only real check of an address is mail reaching it.
+    pub fn parse(raw: &str) -> Result<Self, ValidationError> {
+        let email = raw.trim().to_lowercase();
+        let invalid = || ValidationError::field("email", "email must be a valid email address");
+        if email.is_empty() || char_len(&email) > 254 || email.chars().any(char::is_whitespace) {
+            return Err(invalid());
+        }
+        let (local, domain) = email.split_once('@').ok_or_else(invalid)?;
+        let domain_ok = !domain.is_empty()
+            && !domain.contains('@')
+            && !domain.starts_with('.')
+            && !domain.ends_with('.')
+            && !domain.contains("..");
+        if local.is_empty() || !domain_ok {
+            return Err(invalid());
+        }
+        Ok(Self(email))
+    }
+
+    /// The address as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Email {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Whether an account may use the service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AccountStatus {
+    /// Normal use.
+    Active,
+    /// Keys of a suspended account are refused.
+    Suspended,
+}
+
+impl AccountStatus {
+    /// The stored and serialized name.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Suspended => "suspended",
+        }
+    }
+
+    /// Parses the stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "active" => Some(Self::Active),
+            "suspended" => Some(Self::Suspended),
+            _ => None,
+        }
+    }
+}
+
+/// A user account: the owner of loops, requests and API keys, and a reviewer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct User {
+    /// The account's id.
+    pub id: UserId,
+    /// The account's email address.
+    pub email: Email,
+    /// Whether the account may use the service.
+    pub status: AccountStatus,
+    /// Secret that signs callbacks of this account's requests.
+    #[serde(skip)]
+    pub signing_secret: String,
+    /// When the account was created.
+    pub created_at: DateTime<Utc>,
+}
+
+/// What an API key may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Permission {
+    /// Read loops and their members.
+    #[serde(rename = "loops:read")]
+    LoopsRead,
+    /// Create, change and delete loops; join, invite, remove members.
+    #[serde(rename = "loops:write")]
+    LoopsWrite,
+    /// Read requests and the inbox.
+    #[serde(rename = "requests:read")]
+    RequestsRead,
+    /// Create, change, cancel, claim, release, answer and rate requests.
+    #[serde(rename = "requests:write")]
+    RequestsWrite,
+}
+
+impl Permission {
+    /// Every permission, in a stable order.
+    pub const ALL: [Permission; 4] = [
+        Self::LoopsRead,
+        Self::LoopsWrite,
+        Self::RequestsRead,
+        Self::RequestsWrite,
+    ];
+
+    /// The permission's name, as the API shows it.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::LoopsRead => "loops:read",
+            Self::LoopsWrite => "loops:write",
+            Self::RequestsRead => "requests:read",
+            Self::RequestsWrite => "requests:write",
+        }
+    }
+
+    /// Parses one permission name.
+    pub fn parse(s: &str) -> Result<Self, ValidationError> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s.trim())
+            .ok_or_else(|| {
+                ValidationError::field(
+                    "permissions",
+                    format!(
+                        "unknown permission '{}': use loops:read, loops:write, requests:read or requests:write",
+                        s.trim()
+                    ),
+                )
+            })
+    }
+
+    /// Parses a comma-separated list; the result is sorted and without repeats.
+    pub fn parse_list(s: &str) -> Result<Vec<Self>, ValidationError> {
+        let mut list = s
+            .split(',')
+            .filter(|part| !part.trim().is_empty())
+            .map(Self::parse)
+            .collect::<Result<Vec<_>, _>>()?;
+        list.sort();
+        list.dedup();
+        if list.is_empty() {
+            return Err(ValidationError::field(
+                "permissions",
+                "permissions must name at least one permission",
+            ));
+        }
+        Ok(list)
+    }
+
+    /// The comma-separated form used in storage.
+    pub fn join(list: &[Self]) -> String {
+        list.iter()
+            .map(Permission::as_str)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+impl fmt::Display for Permission {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An API key as stored: its hash, never the key itself.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ApiKey {
+    /// The key's id.
+    pub id: ApiKeyId,
+    /// The account the key acts for.
+    pub user_id: UserId,
+    /// Optional label chosen at creation.
+    pub name: Option<String>,
+    /// Hex SHA-256 of the key.
+    #[serde(skip)]
+    pub key_hash: String,
+    /// First characters of the key, so a person can recognise it in a list.
+    pub prefix: String,
+    /// What the key may do.
+    pub permissions: Vec<Permission>,
+    /// Requests allowed per hour.
+    pub rate_limit: u32,
+    /// When the key was created.
+    pub created_at: DateTime<Utc>,
+    /// When the key was revoked, if it was.
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+impl ApiKey {
+    /// True when the key carries `permission`.
+    pub fn allows(&self, permission: Permission) -> bool {
+        self.permissions.contains(&permission)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn email_is_trimmed_and_lowercased() {
+        assert_eq!(Email::parse("  Ann@Example.COM ").unwrap().as_str(), "ann@example.com");
+    }
+
+    #[test]
+    fn email_refuses_malformed_addresses() {
+        for bad in [
+            "", "ann", "@example.com", "ann@", "ann@@example.com", "a b@example.com",
+            "ann@.example.com", "ann@example.com.", "ann@example..com",
+        ] {
+            let err = Email::parse(bad).unwrap_err();
+            assert_eq!(err.to_string(), "email must be a valid email address", "{bad:?}");
+        }
+        let long = format!("{}@example.com", "a".repeat(250));
+        assert!(Email::parse(&long).is_err());
+    }
+
+    #[test]
+    fn permissions_parse_as_a_sorted_set() {
+        let list = Permission::parse_list("requests:write, loops:read,loops:read").unwrap();
+        assert_eq!(list, vec![Permission::LoopsRead, Permission::RequestsWrite]);
+        assert_eq!(Permission::join(&list), "loops:read,requests:write");
+    }
+
+    #[test]
+    fn permissions_refuse_unknown_and_empty() {
+        let err = Permission::parse_list("loops:read,admin").unwrap_err();
+        assert!(err.to_string().contains("unknown permission 'admin'"));
+        assert!(Permission::parse_list(" , ").is_err());
+    }
+
+    #[test]
+    fn permissions_serialize_with_their_api_names() {
+        let json = serde_json::to_string(&Permission::ALL).unwrap();
+        assert_eq!(json, r#"["loops:read","loops:write","requests:read","requests:write"]"#);
+    }
+
+    #[test]
+    fn account_status_round_trips() {
+        for status in [AccountStatus::Active, AccountStatus::Suspended] {
+            assert_eq!(AccountStatus::parse(status.as_str()), Some(status));
+        }
+        assert_eq!(AccountStatus::parse("gone"), None);
+    }
+}

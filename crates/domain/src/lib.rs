@@ -1,0 +1,27 @@
+//! reviewloop's domain: the entities of a human review service, their
+//! identifiers, the rules that keep them valid and the state machines that
+//! move them. Pure: no IO, no clock, no randomness and no async. Callers pass
+//! in the current time and random bytes, so every rule here is deterministic
+//! and can be reused by other Rust services.
+
+pub mod account;
+pub mod error;
+pub mod event;
+pub mod id;
+pub mod member;
+pub mod request;
+pub mod response;
+pub mod review_loop;
+mod text;
+
+pub use account::{AccountStatus, ApiKey, Email, Permission, User};
+pub use error::{FieldError, TransitionError, ValidationError};
+pub use event::{Event, EventType};
+pub use id::{ApiKeyId, EventId, InvalidId, LoopId, ObjectId, RequestId, UserId};
+pub use member::{Member, MemberStatus};
+pub use request::{
+    BroadcastEntry, ContentType, Feedback, Platform, Priority, ProcessingType, RequestInput,
+    RequestPatch, RequestStatus, ReviewRequest,
+};
+pub use response::{ResponseConfig, ResponseType};
+pub use review_loop::{Icon, InviteCode, Loop, LoopDescription, LoopName};

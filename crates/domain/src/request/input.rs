@@ -1,0 +1,410 @@
+//! Validation of what clients send to create or change a request.
+
+use serde_json::Value;
+
+use super::fields::{ContentType, Platform, Priority, ProcessingType};
+use crate::error::ValidationError;
+use crate::response::{ResponseConfig, ResponseType};
+use crate::text::char_len;
+
+/// Timeout of a deferred request that names none: 30 days.
+pub const DEFAULT_TIMEOUT_SECONDS: i64 = 30 * 24 * 60 * 60;
+/// The longest timeout a request may ask for: 30 days.
+pub const MAX_TIMEOUT_SECONDS: i64 = DEFAULT_TIMEOUT_SECONDS;
+const MAX_URL_LEN: usize = 2048;
+const MAX_PLATFORM_VERSION_LEN: usize = 100;
+
+/// A create-request body as the client sent it: every field optional and
+/// loosely typed, so that validation can say exactly what is wrong.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestInput {
+    /// 1 to 2000 characters.
+    pub request_text: Option<String>,
+    /// `markdown` or `image` (the body's `type`).
+    pub content_type: Option<String>,
+    /// Required for `image`.
+    pub image_url: Option<String>,
+    /// See [`ResponseType`].
+    pub response_type: Option<String>,
+    /// See [`ResponseConfig`].
+    pub response_config: Option<Value>,
+    /// `low`, `medium`, `high`, `critical`.
+    pub priority: Option<String>,
+    /// `time-sensitive` or `deferred`.
+    pub processing_type: Option<String>,
+    /// Whole seconds, 1 to 30 days; required for `time-sensitive`.
+    pub timeout_seconds: Option<Value>,
+    /// Must be a valid answer.
+    pub default_response: Option<Value>,
+    /// A JSON object.
+    pub context: Option<Value>,
+    /// See [`Platform`]; defaults to `api`.
+    pub platform: Option<String>,
+    /// At most 100 characters.
+    pub platform_version: Option<String>,
+    /// An http(s) URL.
+    pub callback_url: Option<String>,
+    /// A JSON object.
+    pub metadata: Option<Value>,
+}
+
+/// A create-request body that passed validation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidRequest {
+    /// The question.
+    pub request_text: String,
+    /// What reviewers look at.
+    pub content_type: ContentType,
+    /// The image, for `image` requests.
+    pub image_url: Option<String>,
+    /// The kind of answer.
+    pub response_type: ResponseType,
+    /// The answer's bounds.
+    pub response_config: ResponseConfig,
+    /// The bounds as stored (client keys kept, defaults filled in).
+    pub response_config_value: Value,
+    /// Urgency.
+    pub priority: Priority,
+    /// Processing type.
+    pub processing_type: ProcessingType,
+    /// Seconds from creation to timeout.
+    pub timeout_seconds: i64,
+    /// The answer used on timeout.
+    pub default_response: Option<Value>,
+    /// Data for reviewers.
+    pub context: Option<Value>,
+    /// Origin.
+    pub platform: Platform,
+    /// Origin's version.
+    pub platform_version: Option<String>,
+    /// Where to call on completion.
+    pub callback_url: Option<String>,
+    /// Data for the requester.
+    pub metadata: Option<Value>,
+}
+
+/// A change to a pending request. `Some(Value::Null)` clears `context` or
+/// `default_response`; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestPatch {
+    /// New question.
+    pub request_text: Option<String>,
+    /// New urgency.
+    pub priority: Option<String>,
+    /// New context, or `Null` to clear it.
+    pub context: Option<Value>,
+    /// New bounds for the same response type.
+    pub response_config: Option<Value>,
+    /// New default, or `Null` to clear it.
+    pub default_response: Option<Value>,
+    /// New timeout, counted from the request's creation.
+    pub timeout_seconds: Option<Value>,
+}
+
+impl RequestPatch {
+    /// True when the patch names no field at all.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+fn required<'a>(value: &'a Option<String>, field: &str) -> Result<&'a str, ValidationError> {
+    value
+        .as_deref()
+        .ok_or_else(|| ValidationError::field(field, format!("{field} is required")))
+}
+
+pub(super) fn parse_request_text(raw: &str) -> Result<String, ValidationError> {
+    if raw.trim().is_empty() || char_len(raw) > 2000 {
+        return Err(ValidationError::field(
+            "request_text",
+            "request_text must be 1 to 2000 characters",
+        ));
+    }
+    Ok(raw.to_owned())
+}
+
+pub(super) fn parse_timeout_seconds(raw: &Value) -> Result<i64, ValidationError> {
+    raw.as_i64()
+        .filter(|s| (1..=MAX_TIMEOUT_SECONDS).contains(s))
+        .ok_or_else(|| {
+            ValidationError::field(
+                "timeout_seconds",
+                format!("timeout_seconds must be a whole number from 1 to {MAX_TIMEOUT_SECONDS}"),
+            )
+        })
+}
+
+pub(super) fn parse_object(field: &str, raw: Option<Value>) -> Result<Option<Value>, ValidationError> {
+    match raw {
+        None | Some(Value::Null) => Ok(None),
+        Some(value @ Value::Object(_)) => Ok(Some(value)),
+        Some(_) => Err(ValidationError::field(field, format!("{field} must be a JSON object"))),
+    }
+}
+
+/// Checks that a URL is an absolute http(s) URL with a host. Where it may
+/// point is a matter for delivery, not for the domain.
+pub fn parse_http_url(field: &str, raw: &str) -> Result<String, ValidationError> {
+    let url = raw.trim();
+    let fail = || ValidationError::field(field, format!("{field} must be an http or https URL"));
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .ok_or_else(fail)?;
+    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if host.is_empty() || url.len() > MAX_URL_LEN || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(fail());
+    }
+    Ok(url.to_owned())
+}
+
+impl RequestInput {
+    /// Validates every field and reports every failure at once.
+    pub fn validate(self) -> Result<ValidRequest, ValidationError> {
+        let mut errors = ValidationError::default();
+
+        let request_text = errors.collect(required(&self.request_text, "request_text").and_then(parse_request_text));
+        let content_type = errors.collect(required(&self.content_type, "type").and_then(ContentType::parse));
+        let response_type = errors.collect(required(&self.response_type, "response_type").and_then(ResponseType::parse));
+        let priority = errors.collect(required(&self.priority, "priority").and_then(Priority::parse));
+        let processing_type =
+            errors.collect(required(&self.processing_type, "processing_type").and_then(ProcessingType::parse));
+
+        let image_url = match self.image_url.as_deref().filter(|u| !u.trim().is_empty()) {
+            Some(url) => errors.collect(parse_http_url("image_url", url)),
+            None => {
+                if content_type == Some(ContentType::Image) {
+                    errors.extend(ValidationError::field("image_url", "image_url is required when type is image"));
+                }
+                None
+            }
+        };
+
+        let timeout_seconds = match (&self.timeout_seconds, processing_type) {
+            (Some(raw), _) if !raw.is_null() => errors.collect(parse_timeout_seconds(raw)),
+            (_, Some(ProcessingType::TimeSensitive)) => {
+                errors.extend(ValidationError::field(
+                    "timeout_seconds",
+                    "timeout_seconds is required when processing_type is time-sensitive",
+                ));
+                None
+            }
+            _ => Some(DEFAULT_TIMEOUT_SECONDS),
+        };
+
+        let config = response_type
+            .and_then(|t| errors.collect(ResponseConfig::parse(t, self.response_config.as_ref())));
+        let default_response = self.default_response.filter(|v| !v.is_null());
+        if let (Some(config), Some(default)) = (&config, &default_response) {
+            errors.collect(config.validate_answer("default_response", default));
+        }
+
+        let context = errors.collect(parse_object("context", self.context)).flatten();
+        let metadata = errors.collect(parse_object("metadata", self.metadata)).flatten();
+        let platform = match self.platform.as_deref() {
+            Some(p) => errors.collect(Platform::parse(p)),
+            None => Some(Platform::Api),
+        };
+        let platform_version = self.platform_version.filter(|v| !v.trim().is_empty());
+        if platform_version.as_deref().is_some_and(|v| char_len(v) > MAX_PLATFORM_VERSION_LEN) {
+            errors.extend(ValidationError::field(
+                "platform_version",
+                format!("platform_version must be at most {MAX_PLATFORM_VERSION_LEN} characters"),
+            ));
+        }
+        let callback_url = self
+            .callback_url
+            .as_deref()
+            .filter(|u| !u.trim().is_empty())
+            .and_then(|u| errors.collect(parse_http_url("callback_url", u)));
+
+        errors.into_result()?;
+        match (request_text, content_type, response_type, config, priority, processing_type, timeout_seconds, platform) {
+            (
+                Some(request_text),
+                Some(content_type),
+                Some(response_type),
+                Some(response_config),
+                Some(priority),
+                Some(processing_type),
+                Some(timeout_seconds),
+                Some(platform),
+            ) => Ok(ValidRequest {
+                request_text,
+                content_type,
+                image_url,
+                response_type,
+                response_config_value: response_config.to_value(self.response_config.as_ref()),
+                response_config,
+                priority,
+                processing_type,
+                timeout_seconds,
+                default_response,
+                context,
+                platform,
+                platform_version,
+                callback_url,
+                metadata,
+            }),
+            // Every `None` above recorded an error, so this arm is unreachable
+            // in practice; it stays a validation error rather than a panic.
+            _ => Err(ValidationError::field("body", "request body is invalid")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    pub(crate) fn valid_input() -> RequestInput {
+        RequestInput {
+            request_text: Some("Approve this post?".into()),
+            content_type: Some("markdown".into()),
+            response_type: Some("single_select".into()),
+            response_config: Some(json!({"options": ["approve", "reject"]})),
+            priority: Some("high".into()),
+            processing_type: Some("time-sensitive".into()),
+            timeout_seconds: Some(json!(300)),
+            default_response: Some(json!("reject")),
+            ..RequestInput::default()
+        }
+    }
+
+    fn fields(err: ValidationError) -> Vec<String> {
+        err.errors.into_iter().map(|e| e.field).collect()
+    }
+
+    #[test]
+    fn a_complete_body_validates_with_defaults() {
+        let valid = valid_input().validate().unwrap();
+        assert_eq!(valid.platform, Platform::Api);
+        assert_eq!(valid.timeout_seconds, 300);
+        assert_eq!(valid.response_config_value, json!({"options": ["approve", "reject"]}));
+        assert_eq!(valid.default_response, Some(json!("reject")));
+    }
+
+    #[test]
+    fn an_empty_body_names_every_required_field() {
+        let err = RequestInput::default().validate().unwrap_err();
+        assert_eq!(
+            fields(err),
+            ["request_text", "type", "response_type", "priority", "processing_type"]
+        );
+    }
+
+    #[test]
+    fn request_text_limits() {
+        for (text, ok) in [("x", true), (&*"x".repeat(2000), true), (&*"x".repeat(2001), false), ("  ", false)] {
+            let input = RequestInput { request_text: Some(text.into()), ..valid_input() };
+            assert_eq!(input.validate().is_ok(), ok, "{} chars", text.len());
+        }
+    }
+
+    #[test]
+    fn image_requests_need_an_image_url() {
+        let input = RequestInput { content_type: Some("image".into()), ..valid_input() };
+        assert_eq!(
+            input.validate().unwrap_err().to_string(),
+            "image_url is required when type is image"
+        );
+        let input = RequestInput {
+            content_type: Some("image".into()),
+            image_url: Some("https://cdn.example.com/a.png".into()),
+            ..valid_input()
+        };
+        assert!(input.validate().is_ok());
+        let input = RequestInput { image_url: Some("ftp://x/a.png".into()), ..valid_input() };
+        assert_eq!(input.validate().unwrap_err().to_string(), "image_url must be an http or https URL");
+    }
+
+    #[test]
+    fn time_sensitive_needs_a_timeout_and_deferred_defaults_to_30_days() {
+        let input = RequestInput { timeout_seconds: None, ..valid_input() };
+        assert_eq!(
+            input.validate().unwrap_err().to_string(),
+            "timeout_seconds is required when processing_type is time-sensitive"
+        );
+        let input = RequestInput {
+            processing_type: Some("deferred".into()),
+            timeout_seconds: None,
+            ..valid_input()
+        };
+        assert_eq!(input.validate().unwrap().timeout_seconds, 2_592_000);
+    }
+
+    #[test]
+    fn timeout_seconds_must_be_a_whole_number_within_30_days() {
+        for bad in [json!(0), json!(-1), json!(2_592_001), json!(1.5), json!("60")] {
+            let input = RequestInput { timeout_seconds: Some(bad.clone()), ..valid_input() };
+            assert_eq!(
+                fields(input.validate().unwrap_err()),
+                ["timeout_seconds"],
+                "{bad}"
+            );
+        }
+        let input = RequestInput { timeout_seconds: Some(json!(2_592_000)), ..valid_input() };
+        assert!(input.validate().is_ok());
+    }
+
+    #[test]
+    fn default_response_must_fit_the_config() {
+        let input = RequestInput { default_response: Some(json!("maybe")), ..valid_input() };
+        assert_eq!(
+            input.validate().unwrap_err().to_string(),
+            "default_response 'maybe' is not one of the options: approve, reject"
+        );
+        let input = RequestInput { default_response: Some(Value::Null), ..valid_input() };
+        assert_eq!(input.validate().unwrap().default_response, None);
+    }
+
+    #[test]
+    fn context_and_metadata_must_be_objects() {
+        let input = RequestInput {
+            context: Some(json!("text")),
+            metadata: Some(json!([1])),
+            ..valid_input()
+        };
+        assert_eq!(fields(input.validate().unwrap_err()), ["context", "metadata"]);
+        let input = RequestInput {
+            context: Some(json!({"post_id": 7})),
+            metadata: Some(json!({"run": "a"})),
+            ..valid_input()
+        };
+        let valid = input.validate().unwrap();
+        assert_eq!(valid.context, Some(json!({"post_id": 7})));
+        assert_eq!(valid.metadata, Some(json!({"run": "a"})));
+    }
+
+    #[test]
+    fn platform_and_callback_are_checked() {
+        let input = RequestInput {
+            platform: Some("make".into()),
+            platform_version: Some("v".repeat(101)),
+            callback_url: Some("javascript:alert(1)".into()),
+            ..valid_input()
+        };
+        assert_eq!(
+            fields(input.validate().unwrap_err()),
+            ["platform", "platform_version", "callback_url"]
+        );
+        let input = RequestInput {
+            platform: Some("n8n".into()),
+            callback_url: Some("https://hooks.example.com/cb?x=1".into()),
+            ..valid_input()
+        };
+        let valid = input.validate().unwrap();
+        assert_eq!(valid.platform, Platform::N8n);
+        assert_eq!(valid.callback_url.as_deref(), Some("https://hooks.example.com/cb?x=1"));
+    }
+
+    #[test]
+    fn urls_need_a_host() {
+        assert!(parse_http_url("u", "https://").is_err());
+        assert!(parse_http_url("u", "http:///path").is_err());
+        assert!(parse_http_url("u", "https://a b.com").is_err());
+        assert!(parse_http_url("u", "http://localhost:8080/x").is_ok());
+    }
+}

@@ -1,0 +1,293 @@
+//! The request state machine.
+//!
+//! ```text
+//! (create) → pending ⇄ claimed      claim / release
+//! pending | claimed → completed    a reviewer answers
+//! pending | claimed → timeout      timeout_at passes; default_response stands
+//! pending | claimed → cancelled    the requester cancels
+//! ```
+//! Completed, timeout and cancelled are final. Every transition is a method
+//! that refuses an illegal move with a [`TransitionError`].
+
+use chrono::{DateTime, Duration, Utc};
+use serde_json::Value;
+
+use super::input::{parse_object, parse_request_text, parse_timeout_seconds, ValidRequest};
+use super::{BroadcastEntry, Feedback, Priority, RequestPatch, RequestStatus, ReviewRequest};
+use crate::error::{TransitionError, ValidationError};
+use crate::id::{ApiKeyId, LoopId, RequestId, UserId};
+use crate::response::ResponseConfig;
+use crate::text::char_len;
+
+/// A change that was refused, either by the state machine or by validation.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ChangeError {
+    /// The request's state does not allow it.
+    #[error(transparent)]
+    Transition(#[from] TransitionError),
+    /// What was sent is invalid.
+    #[error(transparent)]
+    Invalid(#[from] ValidationError),
+}
+
+fn seconds_between(from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
+    (to - from).num_milliseconds() as f64 / 1000.0
+}
+
+impl ReviewRequest {
+    /// A new pending request, already broadcast to `broadcasts` at `now`.
+    pub fn create(
+        id: RequestId,
+        loop_id: LoopId,
+        creator_id: UserId,
+        api_key_id: Option<ApiKeyId>,
+        fields: ValidRequest,
+        broadcasts: Vec<BroadcastEntry>,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            id,
+            loop_id,
+            creator_id,
+            api_key_id,
+            processing_type: fields.processing_type,
+            content_type: fields.content_type,
+            priority: fields.priority,
+            request_text: fields.request_text,
+            image_url: fields.image_url,
+            context: fields.context,
+            platform: fields.platform,
+            platform_version: fields.platform_version,
+            response_type: fields.response_type,
+            response_config: fields.response_config_value,
+            default_response: fields.default_response,
+            timeout_seconds: fields.timeout_seconds,
+            timeout_at: now + Duration::seconds(fields.timeout_seconds),
+            callback_url: fields.callback_url,
+            metadata: fields.metadata,
+            broadcasted_to: broadcasts,
+            broadcasted_at: Some(now),
+            status: RequestStatus::Pending,
+            claimed_by: None,
+            claimed_at: None,
+            response_by: None,
+            response_at: None,
+            response_data: None,
+            response_time_seconds: None,
+            cancelled_at: None,
+            feedback: None,
+            created_at: now,
+            updated_at: now,
+            version: 0,
+        }
+    }
+
+    /// The typed configuration behind the stored `response_config`.
+    pub fn config(&self) -> Result<ResponseConfig, ValidationError> {
+        ResponseConfig::parse(self.response_type, Some(&self.response_config))
+    }
+
+    /// True when `user` was sent this request.
+    pub fn was_broadcast_to(&self, user: &UserId) -> bool {
+        self.broadcasted_to.iter().any(|b| &b.user_id == user)
+    }
+
+    fn ensure_open(&self) -> Result<(), TransitionError> {
+        if self.status.is_open() {
+            Ok(())
+        } else {
+            Err(TransitionError::NotOpen)
+        }
+    }
+
+    fn ensure_not_claimed_by_other(&self, by: &UserId) -> Result<(), TransitionError> {
+        match (&self.status, &self.claimed_by) {
+            (RequestStatus::Claimed, Some(holder)) if holder != by => Err(TransitionError::AlreadyClaimed),
+            _ => Ok(()),
+        }
+    }
+
+    /// A reviewer claims the request. Returns `false` when `by` already
+    /// holds the claim (claiming twice changes nothing).
+    pub fn claim(&mut self, by: UserId, now: DateTime<Utc>) -> Result<bool, TransitionError> {
+        self.ensure_open()?;
+        self.ensure_not_claimed_by_other(&by)?;
+        if self.status == RequestStatus::Claimed {
+            return Ok(false);
+        }
+        self.status = RequestStatus::Claimed;
+        self.claimed_by = Some(by);
+        self.claimed_at = Some(now);
+        self.updated_at = now;
+        Ok(true)
+    }
+
+    /// The claim holder gives the request back to everyone.
+    pub fn release(&mut self, by: UserId, now: DateTime<Utc>) -> Result<(), TransitionError> {
+        self.ensure_open()?;
+        self.ensure_not_claimed_by_other(&by)?;
+        if self.status != RequestStatus::Claimed {
+            return Err(TransitionError::NotClaimedByYou);
+        }
+        self.status = RequestStatus::Pending;
+        self.claimed_by = None;
+        self.claimed_at = None;
+        self.updated_at = now;
+        Ok(())
+    }
+
+    /// A reviewer answers: from pending (the claim is implied) or from a
+    /// claim `by` holds. The answer must fit the request's configuration.
+    pub fn respond(&mut self, by: UserId, answer: Value, now: DateTime<Utc>) -> Result<(), ChangeError> {
+        self.ensure_open()?;
+        self.ensure_not_claimed_by_other(&by)?;
+        self.config()?.validate_answer("response_data", &answer)?;
+        if self.claimed_by.is_none() {
+            self.claimed_by = Some(by);
+            self.claimed_at = Some(now);
+        }
+        self.status = RequestStatus::Completed;
+        self.response_by = Some(by);
+        self.response_at = Some(now);
+        self.response_data = Some(answer);
+        self.response_time_seconds = Some(seconds_between(self.created_at, now));
+        self.updated_at = now;
+        Ok(())
+    }
+
+    /// True when the request is open and its timeout has passed.
+    pub fn is_due(&self, now: DateTime<Utc>) -> bool {
+        self.status.is_open() && self.timeout_at <= now
+    }
+
+    /// The timeout passes with no answer: the default response becomes the
+    /// final one.
+    pub fn time_out(&mut self, now: DateTime<Utc>) -> Result<(), TransitionError> {
+        self.ensure_open()?;
+        if !self.is_due(now) {
+            return Err(TransitionError::NotDue);
+        }
+        self.status = RequestStatus::Timeout;
+        self.response_data = self.default_response.clone();
+        self.response_at = Some(now);
+        self.updated_at = now;
+        Ok(())
+    }
+
+    /// The requester cancels a pending or claimed request.
+    pub fn cancel(&mut self, now: DateTime<Utc>) -> Result<(), TransitionError> {
+        if !self.status.is_open() {
+            return Err(TransitionError::WrongStatus {
+                status: self.status.to_string(),
+                allowed: "pending or claimed",
+                action: "cancelled",
+            });
+        }
+        self.status = RequestStatus::Cancelled;
+        self.cancelled_at = Some(now);
+        self.updated_at = now;
+        Ok(())
+    }
+
+    /// The requester rates a completed request; a second rating replaces the first.
+    pub fn give_feedback(
+        &mut self,
+        rating: Option<f64>,
+        comment: Option<String>,
+        now: DateTime<Utc>,
+    ) -> Result<(), ChangeError> {
+        if self.status != RequestStatus::Completed {
+            return Err(TransitionError::WrongStatus {
+                status: self.status.to_string(),
+                allowed: "completed",
+                action: "given feedback",
+            }
+            .into());
+        }
+        let mut errors = ValidationError::default();
+        if rating.is_some_and(|r| !(1.0..=5.0).contains(&r)) {
+            errors.extend(ValidationError::field("rating", "rating must be a number from 1 to 5"));
+        }
+        let comment = comment.filter(|c| !c.trim().is_empty());
+        if comment.as_deref().is_some_and(|c| char_len(c) > 5000) {
+            errors.extend(ValidationError::field("comment", "comment must be at most 5000 characters"));
+        }
+        if rating.is_none() && comment.is_none() && errors.is_empty() {
+            errors.extend(ValidationError::field("feedback", "feedback needs a rating or a comment"));
+        }
+        errors.into_result()?;
+        self.feedback = Some(Feedback { rating, comment, created_at: now });
+        self.updated_at = now;
+        Ok(())
+    }
+
+    /// Changes a pending request. Every field is checked before anything
+    /// changes, so a refused patch leaves the request as it was.
+    pub fn update(&mut self, patch: RequestPatch, now: DateTime<Utc>) -> Result<(), ChangeError> {
+        if self.status != RequestStatus::Pending {
+            return Err(TransitionError::WrongStatus {
+                status: self.status.to_string(),
+                allowed: "pending",
+                action: "updated",
+            }
+            .into());
+        }
+        if patch.is_empty() {
+            return Err(ValidationError::field(
+                "body",
+                "nothing to update: send request_text, priority, context, response_config, default_response or timeout_seconds",
+            )
+            .into());
+        }
+        let mut errors = ValidationError::default();
+        let request_text = patch.request_text.as_deref().and_then(|t| errors.collect(parse_request_text(t)));
+        let priority = patch.priority.as_deref().and_then(|p| errors.collect(Priority::parse(p)));
+        let context = patch.context.map(|c| errors.collect(parse_object("context", Some(c))).flatten());
+        let config_raw = patch.response_config.filter(|c| !c.is_null());
+        let config = match &config_raw {
+            Some(raw) => errors.collect(ResponseConfig::parse(self.response_type, Some(raw))),
+            None => errors.collect(self.config()),
+        };
+        let default_response = match patch.default_response {
+            Some(Value::Null) => None,
+            Some(value) => Some(value),
+            None => self.default_response.clone(),
+        };
+        if let (Some(config), Some(default)) = (&config, &default_response) {
+            errors.collect(config.validate_answer("default_response", default));
+        }
+        let timeout_seconds = patch.timeout_seconds.as_ref().and_then(|t| errors.collect(parse_timeout_seconds(t)));
+        if let Some(seconds) = timeout_seconds {
+            if self.created_at + Duration::seconds(seconds) <= now {
+                errors.extend(ValidationError::field(
+                    "timeout_seconds",
+                    "timeout_seconds counts from the request's creation and would already have passed",
+                ));
+            }
+        }
+        errors.into_result()?;
+
+        if let Some(text) = request_text {
+            self.request_text = text;
+        }
+        if let Some(priority) = priority {
+            self.priority = priority;
+        }
+        if let Some(context) = context {
+            self.context = context;
+        }
+        if let (Some(config), Some(raw)) = (&config, &config_raw) {
+            self.response_config = config.to_value(Some(raw));
+        }
+        self.default_response = default_response;
+        if let Some(seconds) = timeout_seconds {
+            self.timeout_seconds = seconds;
+            self.timeout_at = self.created_at + Duration::seconds(seconds);
+        }
+        self.updated_at = now;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,275 @@
+use chrono::{DateTime, Duration, Utc};
+use serde_json::json;
+
+use super::*;
+use crate::id::ObjectId;
+use crate::request::RequestInput;
+use crate::Email;
+
+fn t(s: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap()
+}
+
+fn user(n: u8) -> UserId {
+    UserId::new(ObjectId::from_parts(1, [n; 8]))
+}
+
+fn request_with(input: RequestInput) -> ReviewRequest {
+    let broadcasts = [1u8, 2, 3]
+        .iter()
+        .map(|n| BroadcastEntry {
+            user_id: user(*n),
+            email: Email::parse(&format!("u{n}@x.io")).unwrap(),
+            role: "member".into(),
+            notification_sent: true,
+            notification_error: None,
+        })
+        .collect();
+    ReviewRequest::create(
+        RequestId::new(ObjectId::from_parts(1, [7; 8])),
+        LoopId::new(ObjectId::from_parts(1, [8; 8])),
+        user(1),
+        None,
+        input.validate().unwrap(),
+        broadcasts,
+        t(0),
+    )
+}
+
+fn request() -> ReviewRequest {
+    request_with(RequestInput {
+        request_text: Some("Ship it?".into()),
+        content_type: Some("markdown".into()),
+        response_type: Some("boolean".into()),
+        priority: Some("medium".into()),
+        processing_type: Some("time-sensitive".into()),
+        timeout_seconds: Some(json!(60)),
+        default_response: Some(json!(false)),
+        ..RequestInput::default()
+    })
+}
+
+fn in_status(status: RequestStatus) -> ReviewRequest {
+    let mut r = request();
+    match status {
+        RequestStatus::Pending => {}
+        RequestStatus::Claimed => {
+            r.claim(user(2), t(1)).unwrap();
+        }
+        RequestStatus::Completed => r.respond(user(2), json!(true), t(1)).unwrap(),
+        RequestStatus::Timeout => r.time_out(t(60)).unwrap(),
+        RequestStatus::Cancelled => r.cancel(t(1)).unwrap(),
+    }
+    assert_eq!(r.status, status);
+    r
+}
+
+const FINAL: [RequestStatus; 3] = [RequestStatus::Completed, RequestStatus::Timeout, RequestStatus::Cancelled];
+
+#[test]
+fn a_new_request_is_pending_broadcast_and_due_at_its_timeout() {
+    let r = request();
+    assert_eq!(r.status, RequestStatus::Pending);
+    assert_eq!(r.broadcasted_at, Some(t(0)));
+    assert_eq!(r.timeout_at, t(60));
+    assert!(r.was_broadcast_to(&user(3)));
+    assert!(!r.was_broadcast_to(&user(4)));
+    assert!(!r.is_due(t(59)));
+    assert!(r.is_due(t(60)));
+}
+
+#[test]
+fn claim_moves_pending_to_claimed_once() {
+    let mut r = request();
+    assert_eq!(r.claim(user(2), t(5)), Ok(true));
+    assert_eq!((r.status, r.claimed_by, r.claimed_at), (RequestStatus::Claimed, Some(user(2)), Some(t(5))));
+    assert_eq!(r.claim(user(2), t(6)), Ok(false), "claiming twice changes nothing");
+    assert_eq!(r.claimed_at, Some(t(5)));
+    assert_eq!(r.claim(user(3), t(7)), Err(TransitionError::AlreadyClaimed));
+}
+
+#[test]
+fn claim_refuses_final_states() {
+    for status in FINAL {
+        assert_eq!(in_status(status).claim(user(3), t(9)), Err(TransitionError::NotOpen), "{status}");
+    }
+}
+
+#[test]
+fn release_gives_the_request_back() {
+    let mut r = in_status(RequestStatus::Claimed);
+    assert_eq!(r.release(user(3), t(2)), Err(TransitionError::AlreadyClaimed));
+    r.release(user(2), t(2)).unwrap();
+    assert_eq!((r.status, r.claimed_by, r.claimed_at), (RequestStatus::Pending, None, None));
+    assert_eq!(r.release(user(2), t(3)), Err(TransitionError::NotClaimedByYou));
+    for status in FINAL {
+        assert_eq!(in_status(status).release(user(2), t(9)), Err(TransitionError::NotOpen));
+    }
+}
+
+#[test]
+fn respond_from_pending_implies_the_claim_and_records_the_answer() {
+    let mut r = request();
+    r.respond(user(3), json!(true), t(12)).unwrap();
+    assert_eq!(r.status, RequestStatus::Completed);
+    assert_eq!(r.claimed_by, Some(user(3)));
+    assert_eq!(r.response_by, Some(user(3)));
+    assert_eq!(r.response_at, Some(t(12)));
+    assert_eq!(r.response_data, Some(json!(true)));
+    assert_eq!(r.response_time_seconds, Some(12.0));
+}
+
+#[test]
+fn respond_from_claimed_needs_the_claim_holder() {
+    let mut r = in_status(RequestStatus::Claimed);
+    assert_eq!(
+        r.respond(user(3), json!(true), t(2)),
+        Err(ChangeError::Transition(TransitionError::AlreadyClaimed))
+    );
+    r.respond(user(2), json!(false), t(2)).unwrap();
+    assert_eq!(r.response_by, Some(user(2)));
+}
+
+#[test]
+fn respond_refuses_final_states_before_looking_at_the_answer() {
+    for status in FINAL {
+        assert_eq!(
+            in_status(status).respond(user(2), json!("not a bool"), t(9)),
+            Err(ChangeError::Transition(TransitionError::NotOpen)),
+            "{status}"
+        );
+    }
+}
+
+#[test]
+fn respond_refuses_an_invalid_answer_and_changes_nothing() {
+    let mut r = request();
+    let before = r.clone();
+    let err = r.respond(user(2), json!("yes"), t(2)).unwrap_err();
+    assert_eq!(err.to_string(), "response_data must be true or false");
+    assert_eq!(r, before);
+}
+
+#[test]
+fn time_out_applies_the_default_from_pending_or_claimed() {
+    for status in [RequestStatus::Pending, RequestStatus::Claimed] {
+        let mut r = in_status(status);
+        assert_eq!(r.time_out(t(59)), Err(TransitionError::NotDue));
+        r.time_out(t(61)).unwrap();
+        assert_eq!(r.status, RequestStatus::Timeout);
+        assert_eq!(r.response_data, Some(json!(false)));
+        assert_eq!(r.response_at, Some(t(61)));
+        assert_eq!(r.response_by, None);
+    }
+    for status in FINAL {
+        assert_eq!(in_status(status).time_out(t(1000)), Err(TransitionError::NotOpen));
+    }
+}
+
+#[test]
+fn cancel_works_from_pending_and_claimed_only() {
+    for status in [RequestStatus::Pending, RequestStatus::Claimed] {
+        let mut r = in_status(status);
+        r.cancel(t(3)).unwrap();
+        assert_eq!((r.status, r.cancelled_at), (RequestStatus::Cancelled, Some(t(3))));
+    }
+    let err = in_status(RequestStatus::Completed).cancel(t(3)).unwrap_err();
+    assert_eq!(err.to_string(), "Request is completed; only pending or claimed requests can be cancelled");
+    for status in FINAL {
+        assert!(in_status(status).cancel(t(3)).is_err());
+    }
+}
+
+#[test]
+fn feedback_only_for_completed_and_replaces_the_previous_one() {
+    for status in [RequestStatus::Pending, RequestStatus::Claimed, RequestStatus::Timeout, RequestStatus::Cancelled] {
+        let err = in_status(status).give_feedback(Some(5.0), None, t(3)).unwrap_err();
+        assert!(matches!(err, ChangeError::Transition(TransitionError::WrongStatus { .. })), "{status}");
+    }
+    let mut r = in_status(RequestStatus::Completed);
+    r.give_feedback(Some(4.0), Some("good".into()), t(3)).unwrap();
+    r.give_feedback(Some(2.0), None, t(4)).unwrap();
+    let fb = r.feedback.clone().unwrap();
+    assert_eq!((fb.rating, fb.comment, fb.created_at), (Some(2.0), None, t(4)));
+}
+
+#[test]
+fn feedback_is_validated() {
+    let mut r = in_status(RequestStatus::Completed);
+    assert_eq!(
+        r.give_feedback(Some(6.0), None, t(3)).unwrap_err().to_string(),
+        "rating must be a number from 1 to 5"
+    );
+    assert_eq!(
+        r.give_feedback(None, Some(" ".into()), t(3)).unwrap_err().to_string(),
+        "feedback needs a rating or a comment"
+    );
+    assert!(r.give_feedback(None, Some("c".repeat(5001)), t(3)).is_err());
+    assert_eq!(r.feedback, None);
+}
+
+#[test]
+fn update_changes_pending_requests_only() {
+    let patch = RequestPatch { priority: Some("critical".into()), ..RequestPatch::default() };
+    for status in [RequestStatus::Claimed, RequestStatus::Completed, RequestStatus::Timeout, RequestStatus::Cancelled] {
+        assert!(in_status(status).update(patch.clone(), t(5)).is_err(), "{status}");
+    }
+    let mut r = request();
+    r.update(patch, t(5)).unwrap();
+    assert_eq!((r.priority, r.updated_at), (Priority::Critical, t(5)));
+}
+
+#[test]
+fn update_recomputes_the_timeout_from_creation() {
+    let mut r = request();
+    r.update(RequestPatch { timeout_seconds: Some(json!(3600)), ..RequestPatch::default() }, t(30)).unwrap();
+    assert_eq!((r.timeout_seconds, r.timeout_at), (3600, t(0) + Duration::seconds(3600)));
+    let err = r
+        .update(RequestPatch { timeout_seconds: Some(json!(10)), ..RequestPatch::default() }, t(30))
+        .unwrap_err();
+    assert!(err.to_string().contains("would already have passed"));
+}
+
+#[test]
+fn update_checks_the_default_against_the_new_config_and_is_all_or_nothing() {
+    let mut r = request_with(RequestInput {
+        request_text: Some("Pick".into()),
+        content_type: Some("markdown".into()),
+        response_type: Some("single_select".into()),
+        response_config: Some(json!({"options": ["a", "b"]})),
+        priority: Some("low".into()),
+        processing_type: Some("deferred".into()),
+        default_response: Some(json!("a")),
+        ..RequestInput::default()
+    });
+    let before = r.clone();
+    let patch = RequestPatch {
+        request_text: Some("New text".into()),
+        response_config: Some(json!({"options": ["b", "c"]})),
+        ..RequestPatch::default()
+    };
+    let err = r.update(patch, t(5)).unwrap_err();
+    assert_eq!(err.to_string(), "default_response 'a' is not one of the options: b, c");
+    assert_eq!(r, before, "a refused patch changes nothing");
+
+    let patch = RequestPatch {
+        response_config: Some(json!({"options": ["b", "c"]})),
+        default_response: Some(json!("c")),
+        context: Some(json!({"k": 1})),
+        ..RequestPatch::default()
+    };
+    r.update(patch, t(6)).unwrap();
+    assert_eq!(r.response_config, json!({"options": ["b", "c"]}));
+    assert_eq!(r.default_response, Some(json!("c")));
+    assert_eq!(r.context, Some(json!({"k": 1})));
+
+    r.update(RequestPatch { default_response: Some(Value::Null), context: Some(Value::Null), ..RequestPatch::default() }, t(7))
+        .unwrap();
+    assert_eq!((r.default_response.clone(), r.context.clone()), (None, None));
+}
+
+#[test]
+fn an_empty_patch_is_refused() {
+    let err = request().update(RequestPatch::default(), t(1)).unwrap_err();
+    assert!(err.to_string().starts_with("nothing to update"));
+}

@@ -1,0 +1,118 @@
+//! Review requests: what a workflow asks of humans, and everything that
+//! happens to it until it ends completed, timed out or cancelled.
+
+mod fields;
+mod input;
+mod lifecycle;
+
+pub use fields::{ContentType, Platform, Priority, ProcessingType, RequestStatus};
+pub use input::{RequestInput, RequestPatch, ValidRequest, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS};
+pub use lifecycle::ChangeError;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::account::Email;
+use crate::id::{ApiKeyId, LoopId, RequestId, UserId};
+
+/// One reviewer a request was sent to.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BroadcastEntry {
+    /// The reviewer's account.
+    pub user_id: UserId,
+    /// The reviewer's email.
+    pub email: Email,
+    /// The reviewer's role in the loop; `member` for everyone today.
+    pub role: String,
+    /// Whether a notification reached the reviewer.
+    pub notification_sent: bool,
+    /// Why the notification failed, if it did.
+    pub notification_error: Option<String>,
+}
+
+/// The requester's rating of a completed request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Feedback {
+    /// A number from 1 to 5.
+    pub rating: Option<f64>,
+    /// Free text.
+    pub comment: Option<String>,
+    /// When the feedback was given.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A review request and its whole state. Serializes with the field names of
+/// the API (`type` for the content type).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReviewRequest {
+    /// The request's id.
+    pub id: RequestId,
+    /// The loop it was sent to.
+    pub loop_id: LoopId,
+    /// The account that created it.
+    pub creator_id: UserId,
+    /// The key used to create it.
+    pub api_key_id: Option<ApiKeyId>,
+    /// `time-sensitive` or `deferred`.
+    pub processing_type: ProcessingType,
+    /// `markdown` or `image`.
+    #[serde(rename = "type")]
+    pub content_type: ContentType,
+    /// How urgent it is.
+    pub priority: Priority,
+    /// What the reviewers are asked.
+    pub request_text: String,
+    /// The image to review, for `image` requests.
+    pub image_url: Option<String>,
+    /// Free-form data for reviewers.
+    pub context: Option<Value>,
+    /// Where the request came from.
+    pub platform: Platform,
+    /// Version of the sending platform.
+    pub platform_version: Option<String>,
+    /// What kind of answer is wanted.
+    pub response_type: crate::response::ResponseType,
+    /// Bounds of the answer, with defaults filled in.
+    pub response_config: Value,
+    /// The answer used when nobody answers in time.
+    pub default_response: Option<Value>,
+    /// Seconds from creation to timeout.
+    pub timeout_seconds: i64,
+    /// When the request times out.
+    pub timeout_at: DateTime<Utc>,
+    /// URL called when the request completes or times out.
+    pub callback_url: Option<String>,
+    /// Free-form data for the requester, stored and returned as given.
+    pub metadata: Option<Value>,
+    /// The reviewers it was sent to.
+    pub broadcasted_to: Vec<BroadcastEntry>,
+    /// When it was sent.
+    pub broadcasted_at: Option<DateTime<Utc>>,
+    /// Where it stands.
+    pub status: RequestStatus,
+    /// Who holds the claim (kept after completion, for the record).
+    pub claimed_by: Option<UserId>,
+    /// When it was claimed.
+    pub claimed_at: Option<DateTime<Utc>>,
+    /// Who answered.
+    pub response_by: Option<UserId>,
+    /// When the final answer was set (by a reviewer or by the timeout).
+    pub response_at: Option<DateTime<Utc>>,
+    /// The final answer.
+    pub response_data: Option<Value>,
+    /// Seconds from creation to a reviewer's answer.
+    pub response_time_seconds: Option<f64>,
+    /// When it was cancelled.
+    pub cancelled_at: Option<DateTime<Utc>>,
+    /// The requester's rating of the answer.
+    pub feedback: Option<Feedback>,
+    /// When it was created.
+    pub created_at: DateTime<Utc>,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+    /// Optimistic-concurrency counter: a store writes a change only if the
+    /// stored version is still the one the change was made from.
+    #[serde(skip)]
+    pub version: i64,
+}

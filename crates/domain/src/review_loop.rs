@@ -1,0 +1,376 @@
+//! Loops: named groups of human reviewers, and the values that describe them.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::error::ValidationError;
+use crate::id::{LoopId, UserId};
+use crate::member::{Member, MemberStatus};
+use crate::text::char_len;
+
+/// A loop's name: 1 to 100 characters after trimming.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct LoopName(String);
+
+impl LoopName {
+    /// Validates and trims a name.
+    pub fn parse(raw: &str) -> Result<Self, ValidationError> {
+        let name = raw.trim();
+        if name.is_empty() || char_len(name) > 100 {
+            return Err(ValidationError::field(
+                "name",
+                "name must be 1 to 100 characters",
+            ));
+        }
+        Ok(Self(name.to_owned()))
+    }
+
+    /// The name as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A loop's description: at most 500 characters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct LoopDescription(String);
+
+impl LoopDescription {
+    /// Validates a description; surrounding white space is dropped.
+    pub fn parse(raw: &str) -> Result<Self, ValidationError> {
+        let description = raw.trim();
+        if char_len(description) > 500 {
+            return Err(ValidationError::field(
+                "description",
+                "description must be at most 500 characters",
+            ));
+        }
+        Ok(Self(description.to_owned()))
+    }
+
+    /// The description as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A loop's icon: an icon identifier or emoji text, 1 to 64 characters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Icon(String);
+
+impl Icon {
+    /// The icon a loop gets when none is given.
+    pub const DEFAULT: &'static str = "🔁";
+
+    /// Validates an icon.
+    pub fn parse(raw: &str) -> Result<Self, ValidationError> {
+        let icon = raw.trim();
+        if icon.is_empty() || char_len(icon) > 64 {
+            return Err(ValidationError::field(
+                "icon",
+                "icon must be 1 to 64 characters",
+            ));
+        }
+        Ok(Self(icon.to_owned()))
+    }
+
+    /// The default icon.
+    pub fn default_icon() -> Self {
+        Self(Self::DEFAULT.to_owned())
+    }
+
+    /// The icon as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The 6-character code reviewers use to join a loop. Its alphabet leaves out
+/// characters that are easily confused when read aloud or off a screen
+/// (0/O, 1/I/L), and it is case-insensitive.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct InviteCode(String);
+
+impl InviteCode {
+    /// The characters a code is made of.
+    pub const ALPHABET: &'static [u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
+    /// A code's length.
+    pub const LENGTH: usize = 6;
+
+    /// Makes a code from 6 random bytes.
+    pub fn from_random(bytes: [u8; 6]) -> Self {
+        let code = bytes
+            .iter()
+            .map(|b| char::from(Self::ALPHABET[usize::from(*b) % Self::ALPHABET.len()]))
+            .collect();
+        Self(code)
+    }
+
+    /// Parses a code typed by a person: case and surrounding space are ignored.
+    /// `None` when it cannot be a code at all.
+    pub fn parse(raw: &str) -> Option<Self> {
+        let code = raw.trim().to_uppercase();
+        let valid = code.len() == Self::LENGTH
+            && code.bytes().all(|c| Self::ALPHABET.contains(&c));
+        valid.then_some(Self(code))
+    }
+
+    /// The code as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A named group of human reviewers. `members` holds everyone who has not
+/// been removed: the creator, active members and pending invitations.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Loop {
+    /// The loop's id.
+    pub id: LoopId,
+    /// Its name.
+    pub name: LoopName,
+    /// Its description, if any.
+    pub description: Option<LoopDescription>,
+    /// Its icon.
+    pub icon: Icon,
+    /// The account that created it.
+    pub creator_id: UserId,
+    /// The current code to join it.
+    pub invite_code: InviteCode,
+    /// Members that have not been removed.
+    pub members: Vec<Member>,
+    /// When it was created.
+    pub created_at: DateTime<Utc>,
+    /// When its name, description, icon or invite code last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// The fields of a new loop, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewLoop {
+    /// Its name.
+    pub name: LoopName,
+    /// Its description, if any.
+    pub description: Option<LoopDescription>,
+    /// Its icon.
+    pub icon: Icon,
+}
+
+impl NewLoop {
+    /// Validates the fields of a create-loop body; every failure is reported.
+    pub fn parse(
+        name: Option<&str>,
+        description: Option<&str>,
+        icon: Option<&str>,
+    ) -> Result<Self, ValidationError> {
+        let mut errors = ValidationError::default();
+        let name = match name {
+            Some(name) => errors.collect(LoopName::parse(name)),
+            None => {
+                errors.extend(ValidationError::field("name", "name is required"));
+                None
+            }
+        };
+        let description = description
+            .and_then(|d| errors.collect(LoopDescription::parse(d)))
+            .filter(|d| !d.as_str().is_empty());
+        let icon = match icon {
+            Some(icon) => errors.collect(Icon::parse(icon)),
+            None => Some(Icon::default_icon()),
+        };
+        errors.into_result()?;
+        match (name, icon) {
+            (Some(name), Some(icon)) => Ok(Self {
+                name,
+                description,
+                icon,
+            }),
+            _ => Err(ValidationError::field("name", "name is required")),
+        }
+    }
+}
+
+impl Loop {
+    /// A new loop whose creator is its first, active member.
+    pub fn create(
+        id: LoopId,
+        fields: NewLoop,
+        creator: Member,
+        invite_code: InviteCode,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            id,
+            name: fields.name,
+            description: fields.description,
+            icon: fields.icon,
+            creator_id: creator.user_id,
+            invite_code,
+            members: vec![creator],
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    /// True for the account that created the loop.
+    pub fn is_creator(&self, user: &UserId) -> bool {
+        &self.creator_id == user
+    }
+
+    /// The member entry of `user`, if it has one that was not removed.
+    pub fn member(&self, user: &UserId) -> Option<&Member> {
+        self.members.iter().find(|m| &m.user_id == user)
+    }
+
+    /// True for an active member (the creator always is one).
+    pub fn is_active_member(&self, user: &UserId) -> bool {
+        self.member(user)
+            .is_some_and(|m| m.status == MemberStatus::Active)
+    }
+
+    /// Who may see the loop: its creator and its active members.
+    pub fn is_visible_to(&self, user: &UserId) -> bool {
+        self.is_creator(user) || self.is_active_member(user)
+    }
+
+    /// Members who receive new requests.
+    pub fn active_members(&self) -> impl Iterator<Item = &Member> {
+        self.members
+            .iter()
+            .filter(|m| m.status == MemberStatus::Active)
+    }
+
+    /// Number of members, active and pending.
+    pub fn member_count(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Number of pending invitations.
+    pub fn pending_count(&self) -> usize {
+        self.members
+            .iter()
+            .filter(|m| m.status == MemberStatus::Pending)
+            .count()
+    }
+
+    /// Number of active members.
+    pub fn active_count(&self) -> usize {
+        self.active_members().count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::id::ObjectId;
+    use crate::Email;
+
+    fn now() -> DateTime<Utc> {
+        DateTime::from_timestamp(1_800_000_000, 0).unwrap()
+    }
+
+    fn user(n: u8) -> UserId {
+        UserId::new(ObjectId::from_parts(1, [n; 8]))
+    }
+
+    fn sample_loop() -> Loop {
+        let id = LoopId::new(ObjectId::from_parts(1, [9; 8]));
+        let creator = Member::creator(id, user(1), Email::parse("c@x.io").unwrap(), now());
+        let fields = NewLoop::parse(Some("Legal"), None, None).unwrap();
+        Loop::create(id, fields, creator, InviteCode::from_random([0; 6]), now())
+    }
+
+    #[test]
+    fn name_limits() {
+        assert!(LoopName::parse("a").is_ok());
+        assert!(LoopName::parse(&"é".repeat(100)).is_ok());
+        assert_eq!(
+            LoopName::parse(&"a".repeat(101)).unwrap_err().to_string(),
+            "name must be 1 to 100 characters"
+        );
+        assert!(LoopName::parse("   ").is_err());
+        assert_eq!(LoopName::parse("  Legal  ").unwrap().as_str(), "Legal");
+    }
+
+    #[test]
+    fn description_limits() {
+        assert!(LoopDescription::parse(&"d".repeat(500)).is_ok());
+        assert_eq!(
+            LoopDescription::parse(&"d".repeat(501)).unwrap_err().to_string(),
+            "description must be at most 500 characters"
+        );
+    }
+
+    #[test]
+    fn icon_defaults_and_limits() {
+        let fields = NewLoop::parse(Some("n"), None, None).unwrap();
+        assert_eq!(fields.icon.as_str(), "🔁");
+        assert!(Icon::parse("").is_err());
+        assert!(Icon::parse(&"x".repeat(65)).is_err());
+        assert_eq!(Icon::parse("📝").unwrap().as_str(), "📝");
+    }
+
+    #[test]
+    fn new_loop_reports_every_failure() {
+        let err = NewLoop::parse(None, Some(&"d".repeat(501)), Some("")).unwrap_err();
+        let fields: Vec<_> = err.errors.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["name", "description", "icon"]);
+        assert_eq!(
+            err.to_string(),
+            "name is required; description must be at most 500 characters; icon must be 1 to 64 characters"
+        );
+    }
+
+    #[test]
+    fn empty_description_is_no_description() {
+        let fields = NewLoop::parse(Some("n"), Some("  "), None).unwrap();
+        assert_eq!(fields.description, None);
+    }
+
+    #[test]
+    fn invite_codes_use_the_unambiguous_alphabet() {
+        let code = InviteCode::from_random([0, 30, 31, 255, 7, 100]);
+        assert_eq!(code.as_str().len(), 6);
+        for c in code.as_str().bytes() {
+            assert!(InviteCode::ALPHABET.contains(&c));
+        }
+        for banned in [b'0', b'O', b'1', b'I', b'L'] {
+            assert!(!InviteCode::ALPHABET.contains(&banned));
+        }
+    }
+
+    #[test]
+    fn invite_code_parse_ignores_case_and_refuses_junk() {
+        assert_eq!(InviteCode::parse(" abc234 ").unwrap().as_str(), "ABC234");
+        assert!(InviteCode::parse("ABC23").is_none());
+        assert!(InviteCode::parse("ABC2345").is_none());
+        assert!(InviteCode::parse("ABCDE0").is_none());
+    }
+
+    #[test]
+    fn creator_is_an_active_member_and_sees_the_loop() {
+        let lp = sample_loop();
+        assert!(lp.is_creator(&user(1)));
+        assert!(lp.is_active_member(&user(1)));
+        assert!(lp.is_visible_to(&user(1)));
+        assert!(!lp.is_visible_to(&user(2)));
+        assert_eq!((lp.member_count(), lp.pending_count(), lp.active_count()), (1, 0, 1));
+    }
+
+    #[test]
+    fn pending_members_do_not_see_the_loop_until_they_join() {
+        let mut lp = sample_loop();
+        let invited = Member::invited(lp.id, user(2), Email::parse("r@x.io").unwrap(), now());
+        lp.members.push(invited);
+        assert!(!lp.is_visible_to(&user(2)));
+        assert_eq!(lp.pending_count(), 1);
+        assert_eq!(lp.active_members().count(), 1);
+        lp.members[1].join(now()).unwrap();
+        assert!(lp.is_visible_to(&user(2)));
+        assert_eq!(lp.active_members().count(), 2);
+    }
+}

@@ -20,7 +20,7 @@ pub use event::{Event, EventType};
 pub use id::{ApiKeyId, EventId, InvalidId, LoopId, ObjectId, RequestId, UserId};
 pub use member::{Member, MemberStatus};
 pub use request::{
-    BroadcastEntry, ContentType, Feedback, Platform, Priority, ProcessingType, RequestInput,
+    BroadcastEntry, ChangeError, ContentType, Feedback, Platform, Priority, ProcessingType, RequestInput,
     RequestPatch, RequestStatus, ReviewRequest,
 };
 pub use response::{ResponseConfig, ResponseType};

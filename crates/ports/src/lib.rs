@@ -1,1 +1,17 @@
+//! The ports of reviewloop's core: what the use cases need from the world
+//! (storage with a transactional outbox, time, randomness, rate limiting, QR
+//! rendering), as traits. Adapters implement them; the `mock` feature adds
+//! mockall mocks for unit tests of the services.
 
+mod error;
+mod stores;
+mod system;
+
+pub use error::StoreError;
+pub use stores::{AccountStore, LoopStore, RequestPage, RequestQuery, RequestSort, RequestStore};
+pub use system::{Clock, IdSource, QrError, QrRenderer, RateLimitStatus, RateLimiter};
+
+#[cfg(feature = "mock")]
+pub use stores::{MockAccountStore, MockLoopStore, MockRequestStore};
+#[cfg(feature = "mock")]
+pub use system::{MockClock, MockIdSource, MockQrRenderer, MockRateLimiter};

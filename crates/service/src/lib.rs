@@ -1,1 +1,23 @@
+//! reviewloop's use cases, written against the ports only: accounts and API
+//! keys, loops and membership, review requests and their lifecycle. Every
+//! rule about who may do what lives here, so every adapter and every
+//! surface gets it for free.
 
+mod accounts;
+mod auth;
+mod error;
+mod loops;
+mod ports;
+mod principal;
+mod requests;
+
+#[cfg(test)]
+mod testkit;
+
+pub use accounts::{AccountService, CreatedKey, NewKey};
+pub use auth::Authenticator;
+pub use error::{messages, ServiceError};
+pub use loops::{LoopInvite, LoopPatch, LoopService, RemovedMember};
+pub use ports::Ports;
+pub use principal::Principal;
+pub use requests::{CreatedRequest, ListRequestsInput, RequestService};

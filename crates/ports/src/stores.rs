@@ -1,0 +1,134 @@
+//! Storage ports. Every method that changes state takes the events that
+//! change emits and writes both in one transaction (transactional outbox).
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use reviewloop_domain::{
+    ApiKey, ApiKeyId, Email, Event, InviteCode, Loop, LoopId, Member, Priority, RequestId,
+    RequestStatus, ReviewRequest, User, UserId,
+};
+
+use crate::StoreError;
+
+/// Accounts and API keys.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait AccountStore: Send + Sync {
+    /// The account with this email.
+    async fn user_by_email(&self, email: &Email) -> Result<Option<User>, StoreError>;
+    /// The account with this id.
+    async fn user_by_id(&self, id: &UserId) -> Result<Option<User>, StoreError>;
+    /// Adds an account; `Conflict` when the email is taken.
+    async fn insert_user(&self, user: &User) -> Result<(), StoreError>;
+    /// Adds an account and its first key, but only if there is no account
+    /// at all yet. Returns whether it did.
+    async fn insert_first_user(&self, user: &User, key: &ApiKey) -> Result<bool, StoreError>;
+    /// Adds a key.
+    async fn insert_api_key(&self, key: &ApiKey) -> Result<(), StoreError>;
+    /// The key with this hash, with its account.
+    async fn api_key_by_hash(&self, hash: &str) -> Result<Option<(ApiKey, User)>, StoreError>;
+    /// Every key of an account, newest first.
+    async fn api_keys_of(&self, user: &UserId) -> Result<Vec<ApiKey>, StoreError>;
+    /// Revokes a key; `None` when there is no such key.
+    async fn revoke_api_key(
+        &self,
+        id: &ApiKeyId,
+        at: DateTime<Utc>,
+    ) -> Result<Option<ApiKey>, StoreError>;
+}
+
+/// Loops and their members.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait LoopStore: Send + Sync {
+    /// Adds a loop with its members; `Conflict` when the invite code is taken.
+    async fn insert_loop(&self, lp: &Loop, events: &[Event]) -> Result<(), StoreError>;
+    /// A loop with its members that were not removed.
+    async fn loop_by_id(&self, id: &LoopId) -> Result<Option<Loop>, StoreError>;
+    /// The loop whose current invite code this is.
+    async fn loop_by_invite_code(&self, code: &InviteCode) -> Result<Option<Loop>, StoreError>;
+    /// Loops the account created, newest first.
+    async fn loops_created_by(&self, user: &UserId) -> Result<Vec<Loop>, StoreError>;
+    /// Writes name, description, icon, invite code and `updated_at`;
+    /// `Conflict` when the invite code is taken.
+    async fn update_loop(&self, lp: &Loop) -> Result<(), StoreError>;
+    /// Deletes a loop with its members, requests and feedback. With
+    /// `refuse_if_open`, answers `Conflict` instead when the loop still has
+    /// pending or claimed requests (checked in the same transaction).
+    async fn delete_loop(
+        &self,
+        id: &LoopId,
+        refuse_if_open: bool,
+        events: &[Event],
+    ) -> Result<(), StoreError>;
+    /// A user's membership of a loop, removed ones included.
+    async fn member(&self, loop_id: &LoopId, user: &UserId) -> Result<Option<Member>, StoreError>;
+    /// Adds or replaces a membership.
+    async fn save_member(&self, member: &Member, events: &[Event]) -> Result<(), StoreError>;
+}
+
+/// Orders of the request lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RequestSort {
+    /// Newest first (the default).
+    #[default]
+    CreatedAtDesc,
+    /// Oldest first.
+    CreatedAtAsc,
+    /// Most urgent first, then newest.
+    PriorityDesc,
+    /// By status name, then newest.
+    StatusAsc,
+}
+
+/// A filtered page of the requests an account created.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestQuery {
+    /// Whose requests.
+    pub creator: UserId,
+    /// Only this status.
+    pub status: Option<RequestStatus>,
+    /// Only this priority.
+    pub priority: Option<Priority>,
+    /// Only this loop.
+    pub loop_id: Option<LoopId>,
+    /// Page size.
+    pub limit: u32,
+    /// Rows to skip.
+    pub offset: u32,
+    /// Order.
+    pub sort: RequestSort,
+}
+
+/// One page and the number of rows matching the filters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestPage {
+    /// The page.
+    pub requests: Vec<ReviewRequest>,
+    /// Every row that matches, on all pages.
+    pub total: u64,
+}
+
+/// Review requests.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait RequestStore: Send + Sync {
+    /// Adds a request with its broadcast entries.
+    async fn insert_request(&self, request: &ReviewRequest, events: &[Event]) -> Result<(), StoreError>;
+    /// A request with its broadcast entries.
+    async fn request_by_id(&self, id: &RequestId) -> Result<Option<ReviewRequest>, StoreError>;
+    /// Writes a changed request if the stored version is still
+    /// `request.version` (then bumps it); `Conflict` when another writer got
+    /// there first, `NotFound` when the request is gone.
+    async fn update_request(&self, request: &ReviewRequest, events: &[Event]) -> Result<(), StoreError>;
+    /// A filtered, ordered page of an account's requests.
+    async fn list_requests(&self, query: &RequestQuery) -> Result<RequestPage, StoreError>;
+    /// Pending and claimed requests of a loop.
+    async fn open_requests_in_loop(&self, loop_id: &LoopId) -> Result<Vec<ReviewRequest>, StoreError>;
+    /// What `user` can still act on: requests broadcast to it that are
+    /// pending, or claimed by it, in loops where it is still an active
+    /// member; most urgent first, then oldest first.
+    async fn inbox(&self, user: &UserId, limit: u32, offset: u32) -> Result<Vec<ReviewRequest>, StoreError>;
+    /// Open requests whose `timeout_at` is at or before `now`, soonest first.
+    async fn due_requests(&self, now: DateTime<Utc>, limit: u32) -> Result<Vec<ReviewRequest>, StoreError>;
+}

@@ -1,0 +1,274 @@
+//! Accounts and API keys: what the CLI administers and the first start
+//! bootstraps. Keys are random, shown once, and stored only as a SHA-256
+//! hash; a fast hash is enough because a key carries 192 random bits.
+
+use reviewloop_domain::{AccountStatus, ApiKey, ApiKeyId, Email, Permission, User, UserId};
+use reviewloop_ports::StoreError;
+use sha2::{Digest, Sha256};
+
+use crate::error::ServiceError;
+use crate::ports::Ports;
+
+/// The email of the account created on first start.
+pub const BOOTSTRAP_EMAIL: &str = "admin@localhost";
+/// Calls per hour a key gets when none is given.
+pub const DEFAULT_RATE_LIMIT: u32 = 100;
+const MAX_RATE_LIMIT: u32 = 10_000_000;
+const KEY_PREFIX: &str = "rl_";
+
+/// Hex SHA-256 of a plain API key: what the store keeps and looks up.
+pub(crate) fn hash_key(plain: &str) -> String {
+    hex::encode(Sha256::digest(plain.as_bytes()))
+}
+
+/// A new active account with its own callback signing secret.
+pub(crate) fn new_user(ports: &Ports, email: Email) -> User {
+    let now = ports.clock.now();
+    User {
+        id: UserId::new(ports.ids.object_id(now)),
+        email,
+        status: AccountStatus::Active,
+        signing_secret: format!("whsec_{}", ports.ids.secret_hex(32)),
+        created_at: now,
+    }
+}
+
+/// The account of `email`, created if it has none yet.
+pub(crate) async fn find_or_create_user(ports: &Ports, email: Email) -> Result<User, ServiceError> {
+    if let Some(user) = ports.accounts.user_by_email(&email).await? {
+        return Ok(user);
+    }
+    let user = new_user(ports, email.clone());
+    match ports.accounts.insert_user(&user).await {
+        Ok(()) => Ok(user),
+        // Someone created it in the meantime: use theirs.
+        Err(StoreError::Conflict(_)) => ports
+            .accounts
+            .user_by_email(&email)
+            .await?
+            .ok_or_else(|| ServiceError::Unexpected("user vanished after email conflict".into())),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// What to create a key with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewKey {
+    /// The account, created if missing.
+    pub email: String,
+    /// Comma-separated permissions; all four when `None`.
+    pub permissions: Option<String>,
+    /// Calls per hour; 100 when `None`.
+    pub rate_limit: Option<u32>,
+    /// A label.
+    pub name: Option<String>,
+}
+
+/// A key just created: the only time its plain text exists.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreatedKey {
+    /// The key to put in `Authorization: Bearer`.
+    pub plain: String,
+    /// The stored key.
+    pub key: ApiKey,
+    /// Its account.
+    pub user: User,
+}
+
+/// Account and key administration.
+#[derive(Clone)]
+pub struct AccountService {
+    ports: Ports,
+}
+
+impl AccountService {
+    /// A service over `ports`.
+    pub fn new(ports: Ports) -> Self {
+        Self { ports }
+    }
+
+    fn new_key(&self, user: &User, permissions: Vec<Permission>, rate_limit: u32, name: Option<String>) -> (String, ApiKey) {
+        let now = self.ports.clock.now();
+        let plain = format!("{KEY_PREFIX}{}", self.ports.ids.secret_hex(24));
+        let key = ApiKey {
+            id: ApiKeyId::new(self.ports.ids.object_id(now)),
+            user_id: user.id,
+            name: name.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()),
+            key_hash: hash_key(&plain),
+            prefix: plain.chars().take(KEY_PREFIX.len() + 6).collect(),
+            permissions,
+            rate_limit,
+            created_at: now,
+            revoked_at: None,
+        };
+        (plain, key)
+    }
+
+    /// Creates an account; refuses an email that already has one.
+    pub async fn create_user(&self, email: &str) -> Result<User, ServiceError> {
+        let email = Email::parse(email)?;
+        let user = new_user(&self.ports, email);
+        match self.ports.accounts.insert_user(&user).await {
+            Ok(()) => Ok(user),
+            Err(StoreError::Conflict(_)) => Err(ServiceError::Conflict(format!(
+                "A user with email {} already exists",
+                user.email
+            ))),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Creates a key, and its account if the email has none yet.
+    pub async fn create_key(&self, new: NewKey) -> Result<CreatedKey, ServiceError> {
+        let email = Email::parse(&new.email)?;
+        let permissions = match new.permissions.as_deref() {
+            Some(list) => Permission::parse_list(list)?,
+            None => Permission::ALL.to_vec(),
+        };
+        let rate_limit = new.rate_limit.unwrap_or(DEFAULT_RATE_LIMIT);
+        if !(1..=MAX_RATE_LIMIT).contains(&rate_limit) {
+            return Err(reviewloop_domain::ValidationError::field(
+                "rate_limit",
+                format!("rate_limit must be from 1 to {MAX_RATE_LIMIT} calls per hour"),
+            )
+            .into());
+        }
+        let user = find_or_create_user(&self.ports, email).await?;
+        let (plain, key) = self.new_key(&user, permissions, rate_limit, new.name);
+        self.ports.accounts.insert_api_key(&key).await?;
+        Ok(CreatedKey { plain, key, user })
+    }
+
+    /// The keys of an account, newest first.
+    pub async fn list_keys(&self, email: &str) -> Result<(User, Vec<ApiKey>), ServiceError> {
+        let email = Email::parse(email)?;
+        let user = self
+            .ports
+            .accounts
+            .user_by_email(&email)
+            .await?
+            .ok_or(ServiceError::NotFound("User not found"))?;
+        let keys = self.ports.accounts.api_keys_of(&user.id).await?;
+        Ok((user, keys))
+    }
+
+    /// Revokes a key; it stops working at once.
+    pub async fn revoke_key(&self, id: &str) -> Result<ApiKey, ServiceError> {
+        let id = ApiKeyId::parse(id).map_err(|e| ServiceError::Refused(e.to_string()))?;
+        let now = self.ports.clock.now();
+        self.ports
+            .accounts
+            .revoke_api_key(&id, now)
+            .await?
+            .ok_or(ServiceError::NotFound("API key not found"))
+    }
+
+    /// On a database with no account at all, creates `admin@localhost` with
+    /// every permission and returns its key; otherwise `None`.
+    pub async fn bootstrap(&self) -> Result<Option<CreatedKey>, ServiceError> {
+        let email = Email::parse(BOOTSTRAP_EMAIL)?;
+        let user = new_user(&self.ports, email);
+        let (plain, key) = self.new_key(&user, Permission::ALL.to_vec(), DEFAULT_RATE_LIMIT, Some("bootstrap".into()));
+        if self.ports.accounts.insert_first_user(&user, &key).await? {
+            Ok(Some(CreatedKey { plain, key, user }))
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::Kit;
+    use mockall::predicate::eq;
+
+    #[tokio::test]
+    async fn create_key_makes_the_account_and_stores_only_a_hash() {
+        let mut kit = Kit::new();
+        kit.accounts.expect_user_by_email().returning(|_| Ok(None));
+        kit.accounts.expect_insert_user().times(1).returning(|_| Ok(()));
+        kit.accounts
+            .expect_insert_api_key()
+            .withf(|k| k.permissions == Permission::ALL && k.rate_limit == 100 && k.key_hash.len() == 64)
+            .times(1)
+            .returning(|_| Ok(()));
+        let created = AccountService::new(kit.ports())
+            .create_key(NewKey { email: "Ann@X.io".into(), permissions: None, rate_limit: None, name: None })
+            .await
+            .unwrap();
+        assert!(created.plain.starts_with("rl_"));
+        assert_eq!(created.key.key_hash, hash_key(&created.plain));
+        assert_ne!(created.key.key_hash, created.plain);
+        assert_eq!(created.user.email.as_str(), "ann@x.io");
+        assert!(created.plain.starts_with(&created.key.prefix));
+    }
+
+    #[tokio::test]
+    async fn create_key_reuses_an_existing_account() {
+        let mut kit = Kit::new();
+        let existing = kit.user(5, "bob@x.io");
+        let id = existing.id;
+        kit.accounts.expect_user_by_email().returning(move |_| Ok(Some(existing.clone())));
+        kit.accounts.expect_insert_user().never();
+        kit.accounts.expect_insert_api_key().withf(move |k| k.user_id == id).returning(|_| Ok(()));
+        let created = AccountService::new(kit.ports())
+            .create_key(NewKey {
+                email: "bob@x.io".into(),
+                permissions: Some("loops:read".into()),
+                rate_limit: Some(7),
+                name: Some(" ci ".into()),
+            })
+            .await
+            .unwrap();
+        assert_eq!(created.key.permissions, [Permission::LoopsRead]);
+        assert_eq!((created.key.rate_limit, created.key.name.as_deref()), (7, Some("ci")));
+    }
+
+    #[tokio::test]
+    async fn create_key_refuses_bad_input_before_touching_the_store() {
+        let kit = Kit::new();
+        let service = AccountService::new(kit.ports());
+        for new in [
+            NewKey { email: "nope".into(), permissions: None, rate_limit: None, name: None },
+            NewKey { email: "a@x.io".into(), permissions: Some("root".into()), rate_limit: None, name: None },
+            NewKey { email: "a@x.io".into(), permissions: None, rate_limit: Some(0), name: None },
+        ] {
+            assert!(matches!(service.create_key(new).await, Err(ServiceError::Invalid(_))));
+        }
+    }
+
+    #[tokio::test]
+    async fn create_user_refuses_a_taken_email() {
+        let mut kit = Kit::new();
+        kit.accounts.expect_insert_user().returning(|_| Err(StoreError::Conflict("email".into())));
+        let err = AccountService::new(kit.ports()).create_user("a@x.io").await.unwrap_err();
+        assert_eq!(err.to_string(), "A user with email a@x.io already exists");
+    }
+
+    #[tokio::test]
+    async fn bootstrap_only_on_an_empty_database() {
+        let mut kit = Kit::new();
+        kit.accounts
+            .expect_insert_first_user()
+            .withf(|u, k| u.email.as_str() == BOOTSTRAP_EMAIL && k.permissions == Permission::ALL)
+            .times(1)
+            .returning(|_, _| Ok(true));
+        let created = AccountService::new(kit.ports()).bootstrap().await.unwrap().unwrap();
+        assert_eq!(created.user.email.as_str(), BOOTSTRAP_EMAIL);
+
+        let mut kit = Kit::new();
+        kit.accounts.expect_insert_first_user().returning(|_, _| Ok(false));
+        assert!(AccountService::new(kit.ports()).bootstrap().await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn revoke_unknown_or_malformed_key() {
+        let mut kit = Kit::new();
+        let id = ApiKeyId::parse("0123456789abcdef01234567").unwrap();
+        kit.accounts.expect_revoke_api_key().with(eq(id), mockall::predicate::always()).returning(|_, _| Ok(None));
+        let service = AccountService::new(kit.ports());
+        assert!(matches!(service.revoke_key("0123456789abcdef01234567").await, Err(ServiceError::NotFound(_))));
+        assert!(matches!(service.revoke_key("xyz").await, Err(ServiceError::Refused(_))));
+    }
+}

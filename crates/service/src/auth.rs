@@ -1,0 +1,152 @@
+//! Authentication and rate limiting of API calls.
+
+use reviewloop_domain::AccountStatus;
+use reviewloop_ports::RateLimitStatus;
+
+use crate::accounts::hash_key;
+use crate::error::{messages, ServiceError};
+use crate::ports::Ports;
+use crate::principal::Principal;
+
+/// Turns a bearer token into a [`Principal`] and counts the call.
+#[derive(Clone)]
+pub struct Authenticator {
+    ports: Ports,
+}
+
+impl Authenticator {
+    /// An authenticator over `ports`.
+    pub fn new(ports: Ports) -> Self {
+        Self { ports }
+    }
+
+    /// Checks the `Authorization` header's value and counts one call against
+    /// the key's hourly limit. Unknown, revoked or malformed keys get 401,
+    /// suspended accounts 403, keys over their limit 429 (with the limit's
+    /// state, so the caller can say when to retry).
+    pub async fn authenticate(
+        &self,
+        authorization: Option<&str>,
+    ) -> Result<(Principal, RateLimitStatus), ServiceError> {
+        let token = authorization
+            .and_then(|h| {
+                let (scheme, token) = h.trim().split_once(' ')?;
+                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+            })
+            .filter(|t| !t.is_empty())
+            .ok_or(ServiceError::Unauthenticated(messages::MISSING_KEY))?;
+        let (key, user) = self
+            .ports
+            .accounts
+            .api_key_by_hash(&hash_key(token))
+            .await?
+            .filter(|(key, _)| key.revoked_at.is_none())
+            .ok_or(ServiceError::Unauthenticated(messages::INVALID_KEY))?;
+        if user.status == AccountStatus::Suspended {
+            return Err(ServiceError::Forbidden(messages::ACCOUNT_SUSPENDED.into()));
+        }
+        let now = self.ports.clock.now();
+        let status = self.ports.limiter.hit(&key.id, key.rate_limit, now).await?;
+        if !status.allowed {
+            return Err(ServiceError::RateLimited(status));
+        }
+        let principal = Principal {
+            user_id: user.id,
+            email: user.email,
+            account_status: user.status,
+            api_key_id: key.id,
+            permissions: key.permissions,
+            rate_limit: key.rate_limit,
+        };
+        Ok((principal, status))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::Kit;
+    use reviewloop_domain::{ApiKey, ApiKeyId, Permission};
+
+    fn key_for(kit: &Kit, revoked: bool) -> ApiKey {
+        ApiKey {
+            id: ApiKeyId::new(kit.oid(40)),
+            user_id: kit.user(1, "a@x.io").id,
+            name: None,
+            key_hash: hash_key("rl_good"),
+            prefix: "rl_goo".into(),
+            permissions: vec![Permission::LoopsRead],
+            rate_limit: 2,
+            created_at: kit.now,
+            revoked_at: revoked.then_some(kit.now),
+        }
+    }
+
+    fn allowing(kit: &mut Kit, allowed: bool) {
+        let now = kit.now;
+        kit.limiter.expect_hit().returning(move |_, limit, _| {
+            Ok(RateLimitStatus { limit, remaining: 0, reset_at: now, allowed })
+        });
+    }
+
+    #[tokio::test]
+    async fn a_good_key_yields_its_account_and_permissions() {
+        let mut kit = Kit::new();
+        let key = key_for(&kit, false);
+        let user = kit.user(1, "a@x.io");
+        kit.accounts
+            .expect_api_key_by_hash()
+            .withf(|h| h == hash_key("rl_good"))
+            .returning(move |_| Ok(Some((key.clone(), user.clone()))));
+        allowing(&mut kit, true);
+        let (principal, status) = Authenticator::new(kit.ports())
+            .authenticate(Some("Bearer rl_good"))
+            .await
+            .unwrap();
+        assert_eq!(principal.email.as_str(), "a@x.io");
+        assert_eq!(principal.permissions, [Permission::LoopsRead]);
+        assert_eq!(status.limit, 2);
+        assert!(principal.require(Permission::LoopsRead).is_ok());
+        assert_eq!(
+            principal.require(Permission::LoopsWrite).unwrap_err().to_string(),
+            "Insufficient permissions: requires loops:write"
+        );
+    }
+
+    #[tokio::test]
+    async fn missing_malformed_unknown_and_revoked_keys_are_401() {
+        let mut kit = Kit::new();
+        let revoked = key_for(&kit, true);
+        let user = kit.user(1, "a@x.io");
+        kit.accounts.expect_api_key_by_hash().returning(move |h| {
+            Ok((h == hash_key("rl_good")).then(|| (revoked.clone(), user.clone())))
+        });
+        let auth = Authenticator::new(kit.ports());
+        for header in [None, Some(""), Some("Basic abc"), Some("Bearer "), Some("Bearer rl_bad"), Some("Bearer rl_good")] {
+            let err = auth.authenticate(header).await.unwrap_err();
+            assert!(matches!(err, ServiceError::Unauthenticated(_)), "{header:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn over_the_limit_is_429_with_the_limit_state() {
+        let mut kit = Kit::new();
+        let key = key_for(&kit, false);
+        let user = kit.user(1, "a@x.io");
+        kit.accounts.expect_api_key_by_hash().returning(move |_| Ok(Some((key.clone(), user.clone()))));
+        allowing(&mut kit, false);
+        let err = Authenticator::new(kit.ports()).authenticate(Some("bearer rl_good")).await.unwrap_err();
+        assert!(matches!(err, ServiceError::RateLimited(s) if s.limit == 2 && !s.allowed));
+    }
+
+    #[tokio::test]
+    async fn suspended_accounts_are_refused() {
+        let mut kit = Kit::new();
+        let key = key_for(&kit, false);
+        let mut user = kit.user(1, "a@x.io");
+        user.status = AccountStatus::Suspended;
+        kit.accounts.expect_api_key_by_hash().returning(move |_| Ok(Some((key.clone(), user.clone()))));
+        let err = Authenticator::new(kit.ports()).authenticate(Some("Bearer rl_good")).await.unwrap_err();
+        assert!(matches!(err, ServiceError::Forbidden(m) if m == "Account suspended"));
+    }
+}

@@ -1,0 +1,96 @@
+//! The errors of the use cases. Each variant stands for one kind of outcome
+//! a client must tell apart; the HTTP edge maps each to one status code.
+
+use reviewloop_domain::{ChangeError, TransitionError, ValidationError};
+use reviewloop_ports::{RateLimitStatus, StoreError};
+
+/// Messages the specification fixes word for word, and a few of our own
+/// that several use cases share.
+pub mod messages {
+    /// The loop does not exist or the caller may not see it.
+    pub const LOOP_NOT_FOUND: &str = "Loop not found";
+    /// The request does not exist or the caller may not see it.
+    pub const REQUEST_NOT_FOUND: &str = "Request not found";
+    /// A member tried a creator-only operation.
+    pub const LOOP_ACCESS_DENIED: &str = "Access denied to this loop";
+    /// Someone other than the requester tried a requester-only operation.
+    pub const REQUEST_ACCESS_DENIED: &str = "Access denied to this request";
+    /// A non-creator tried to remove a member.
+    pub const ONLY_CREATOR_REMOVES: &str = "Only loop creator can remove members";
+    /// The creator tried to remove itself.
+    pub const CREATOR_CANNOT_REMOVE_SELF: &str = "Loop creator cannot remove themselves";
+    /// The member to remove is not in the loop.
+    pub const MEMBER_NOT_FOUND: &str = "Member not found in this loop";
+    /// Deleting a loop that still has open requests, without `force`.
+    pub const LOOP_HAS_ACTIVE_REQUESTS: &str = "Cannot delete loop with active requests";
+    /// No live loop has this code.
+    pub const INVALID_INVITE_CODE: &str = "Invalid invite code";
+    /// The Authorization header is absent or not a Bearer token.
+    pub const MISSING_KEY: &str = "Missing API key: send Authorization: Bearer <key>";
+    /// The key is unknown or revoked.
+    pub const INVALID_KEY: &str = "Invalid or revoked API key";
+    /// The key's account is suspended.
+    pub const ACCOUNT_SUSPENDED: &str = "Account suspended";
+    /// The key used up its hourly allowance.
+    pub const RATE_LIMITED: &str = "Rate limit exceeded";
+}
+
+/// Why a use case did not succeed.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// The input is invalid; the message names every bad field. (400)
+    #[error("{0}")]
+    Invalid(#[from] ValidationError),
+    /// A rule refuses the operation in the resource's current state. (400)
+    #[error("{0}")]
+    Refused(String),
+    /// No usable credentials. (401)
+    #[error("{0}")]
+    Unauthenticated(&'static str),
+    /// Known caller, not allowed. (403)
+    #[error("{0}")]
+    Forbidden(String),
+    /// Absent, or invisible to the caller. (404)
+    #[error("{0}")]
+    NotFound(&'static str),
+    /// Lost to the resource's state or to another writer. (409)
+    #[error("{0}")]
+    Conflict(String),
+    /// Over the key's hourly limit. (429)
+    #[error("{}", messages::RATE_LIMITED)]
+    RateLimited(RateLimitStatus),
+    /// The store is overloaded or down; the client may retry. (503)
+    #[error("Service temporarily unavailable")]
+    Unavailable(String),
+    /// A bug or damaged data; logged in full, shown as a bare 500.
+    #[error("Internal server error")]
+    Unexpected(String),
+}
+
+impl From<StoreError> for ServiceError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::Unavailable(cause) => Self::Unavailable(cause),
+            other => Self::Unexpected(other.to_string()),
+        }
+    }
+}
+
+impl From<TransitionError> for ServiceError {
+    fn from(error: TransitionError) -> Self {
+        match error {
+            TransitionError::WrongStatus { .. } => Self::Refused(error.to_string()),
+            TransitionError::NotDue => Self::Unexpected(error.to_string()),
+            _ => Self::Conflict(error.to_string()),
+        }
+    }
+}
+
+impl From<ChangeError> for ServiceError {
+    fn from(error: ChangeError) -> Self {
+        match error {
+            ChangeError::Transition(e) => e.into(),
+            ChangeError::Invalid(e) => e.into(),
+        }
+    }
+}

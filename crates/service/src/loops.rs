@@ -1,0 +1,329 @@
+//! Loop use cases: creating and changing loops, membership, invite codes.
+
+use reviewloop_domain::review_loop::NewLoop;
+use reviewloop_domain::{
+    Email, Event, EventType, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, Member,
+    Permission, UserId,
+};
+use reviewloop_ports::StoreError;
+
+use crate::accounts::find_or_create_user;
+use crate::error::{messages, ServiceError};
+use crate::ports::Ports;
+use crate::principal::Principal;
+
+/// How many fresh invite codes to try before giving up on a collision.
+const CODE_ATTEMPTS: usize = 8;
+
+/// A loop with what reviewers need to join it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopInvite {
+    /// The loop.
+    pub lp: Loop,
+    /// `PUBLIC_URL/join/CODE`.
+    pub join_url: String,
+    /// `PUBLIC_URL/v1/qr/CODE.png`.
+    pub qr_code_url: String,
+    /// The QR code of `join_url`, as PNG.
+    pub qr_png: Vec<u8>,
+}
+
+/// A change to a loop. `description: Some(None)` clears it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoopPatch {
+    /// New name.
+    pub name: Option<String>,
+    /// New description, or `Some(None)` to clear it.
+    pub description: Option<Option<String>>,
+    /// New icon.
+    pub icon: Option<String>,
+}
+
+/// The outcome of removing a member.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemovedMember {
+    /// The loop.
+    pub loop_id: LoopId,
+    /// Who was removed.
+    pub user_id: UserId,
+    /// When.
+    pub removed_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// Loop use cases.
+#[derive(Clone)]
+pub struct LoopService {
+    ports: Ports,
+    public_url: String,
+}
+
+impl LoopService {
+    /// A service whose join links start with `public_url`.
+    pub fn new(ports: Ports, public_url: &str) -> Self {
+        Self {
+            ports,
+            public_url: public_url.trim_end_matches('/').to_owned(),
+        }
+    }
+
+    /// The join link of a code.
+    pub fn join_url(&self, code: &InviteCode) -> String {
+        format!("{}/join/{}", self.public_url, code.as_str())
+    }
+
+    fn invite_for(&self, lp: Loop) -> Result<LoopInvite, ServiceError> {
+        let join_url = self.join_url(&lp.invite_code);
+        let qr_png = self
+            .ports
+            .qr
+            .png(&join_url)
+            .map_err(|e| ServiceError::Unexpected(e.to_string()))?;
+        Ok(LoopInvite {
+            qr_code_url: format!("{}/v1/qr/{}.png", self.public_url, lp.invite_code.as_str()),
+            join_url,
+            qr_png,
+            lp,
+        })
+    }
+
+    /// A loop the caller may see (creator or active member), else 404.
+    async fn visible_loop(&self, caller: &Principal, id: &LoopId) -> Result<Loop, ServiceError> {
+        self.ports
+            .loops
+            .loop_by_id(id)
+            .await?
+            .filter(|lp| lp.is_visible_to(&caller.user_id))
+            .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))
+    }
+
+    /// A loop the caller created: 404 if invisible, 403 with `denied` if
+    /// the caller is only a member.
+    async fn own_loop(&self, caller: &Principal, id: &LoopId, denied: &str) -> Result<Loop, ServiceError> {
+        let lp = self.visible_loop(caller, id).await?;
+        if lp.is_creator(&caller.user_id) {
+            Ok(lp)
+        } else {
+            Err(ServiceError::Forbidden(denied.to_owned()))
+        }
+    }
+
+    /// Creates a loop whose creator is its first active member.
+    pub async fn create(
+        &self,
+        caller: &Principal,
+        name: Option<&str>,
+        description: Option<&str>,
+        icon: Option<&str>,
+    ) -> Result<LoopInvite, ServiceError> {
+        caller.require(Permission::LoopsWrite)?;
+        let fields = NewLoop::parse(name, description, icon)?;
+        let now = self.ports.clock.now();
+        let id = LoopId::new(self.ports.ids.object_id(now));
+        let creator = Member::creator(id, caller.user_id, caller.email.clone(), now);
+        for _ in 0..CODE_ATTEMPTS {
+            let lp = Loop::create(id, fields.clone(), creator.clone(), self.ports.ids.invite_code(), now);
+            match self.ports.loops.insert_loop(&lp, &[]).await {
+                Ok(()) => return self.invite_for(lp),
+                Err(StoreError::Conflict(_)) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(ServiceError::Unexpected("no free invite code after several attempts".into()))
+    }
+
+    /// The loops the caller created, newest first.
+    pub async fn list(&self, caller: &Principal) -> Result<Vec<Loop>, ServiceError> {
+        caller.require(Permission::LoopsRead)?;
+        Ok(self.ports.loops.loops_created_by(&caller.user_id).await?)
+    }
+
+    /// One loop, with its members.
+    pub async fn get(&self, caller: &Principal, id: &LoopId) -> Result<Loop, ServiceError> {
+        caller.require(Permission::LoopsRead)?;
+        self.visible_loop(caller, id).await
+    }
+
+    /// Changes name, description or icon (creator only).
+    pub async fn update(&self, caller: &Principal, id: &LoopId, patch: LoopPatch) -> Result<Loop, ServiceError> {
+        caller.require(Permission::LoopsWrite)?;
+        if patch == LoopPatch::default() {
+            return Err(reviewloop_domain::ValidationError::field(
+                "body",
+                "nothing to update: send name, description or icon",
+            )
+            .into());
+        }
+        let mut errors = reviewloop_domain::ValidationError::default();
+        let name = patch.name.as_deref().and_then(|n| errors.collect(LoopName::parse(n)));
+        let description = patch.description.map(|d| {
+            d.and_then(|d| errors.collect(LoopDescription::parse(&d)))
+                .filter(|d| !d.as_str().is_empty())
+        });
+        let icon = patch.icon.as_deref().and_then(|i| errors.collect(Icon::parse(i)));
+        errors.into_result()?;
+
+        let mut lp = self.own_loop(caller, id, messages::LOOP_ACCESS_DENIED).await?;
+        if let Some(name) = name {
+            lp.name = name;
+        }
+        if let Some(description) = description {
+            lp.description = description;
+        }
+        if let Some(icon) = icon {
+            lp.icon = icon;
+        }
+        lp.updated_at = self.ports.clock.now();
+        self.ports.loops.update_loop(&lp).await?;
+        Ok(lp)
+    }
+
+    /// Deletes a loop with its members and requests (creator only). Open
+    /// requests refuse the deletion unless `force`, which cancels them first.
+    pub async fn delete(&self, caller: &Principal, id: &LoopId, force: bool) -> Result<LoopId, ServiceError> {
+        caller.require(Permission::LoopsWrite)?;
+        let lp = self.own_loop(caller, id, messages::LOOP_ACCESS_DENIED).await?;
+        let now = self.ports.clock.now();
+        let mut events = Vec::new();
+        if force {
+            for mut request in self.ports.requests.open_requests_in_loop(id).await? {
+                request.cancel(now)?;
+                events.push(Event::for_request(
+                    self.ports.event_id(now),
+                    EventType::RequestCancelled,
+                    &request,
+                    &lp,
+                    None,
+                    now,
+                ));
+            }
+        }
+        events.push(Event::for_loop(self.ports.event_id(now), EventType::LoopDeleted, &lp, None, now));
+        match self.ports.loops.delete_loop(id, !force, &events).await {
+            Ok(()) => Ok(lp.id),
+            Err(StoreError::Conflict(_)) => Err(ServiceError::Refused(messages::LOOP_HAS_ACTIVE_REQUESTS.into())),
+            Err(StoreError::NotFound) => Err(ServiceError::NotFound(messages::LOOP_NOT_FOUND)),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The loop with its members (any member may look).
+    pub async fn members(&self, caller: &Principal, id: &LoopId) -> Result<Loop, ServiceError> {
+        self.get(caller, id).await
+    }
+
+    /// Removes a member (creator only; the creator stays).
+    pub async fn remove_member(
+        &self,
+        caller: &Principal,
+        id: &LoopId,
+        user: &UserId,
+    ) -> Result<RemovedMember, ServiceError> {
+        caller.require(Permission::LoopsWrite)?;
+        let lp = self.own_loop(caller, id, messages::ONLY_CREATOR_REMOVES).await?;
+        if lp.is_creator(user) {
+            return Err(ServiceError::Refused(messages::CREATOR_CANNOT_REMOVE_SELF.into()));
+        }
+        let mut member = lp
+            .member(user)
+            .cloned()
+            .ok_or(ServiceError::NotFound(messages::MEMBER_NOT_FOUND))?;
+        let now = self.ports.clock.now();
+        member.remove(now)?;
+        let event = Event::for_loop(self.ports.event_id(now), EventType::LoopMemberLeft, &lp, Some(&member), now);
+        self.ports.loops.save_member(&member, &[event]).await?;
+        Ok(RemovedMember { loop_id: lp.id, user_id: *user, removed_at: now })
+    }
+
+    /// Joins the loop of an invite code: a new or pending member becomes
+    /// active; joining again changes nothing.
+    pub async fn join(&self, caller: &Principal, code: &str) -> Result<(Loop, Member), ServiceError> {
+        caller.require(Permission::LoopsWrite)?;
+        let code = InviteCode::parse(code).ok_or(ServiceError::NotFound(messages::INVALID_INVITE_CODE))?;
+        let mut lp = self
+            .ports
+            .loops
+            .loop_by_invite_code(&code)
+            .await?
+            .ok_or(ServiceError::NotFound(messages::INVALID_INVITE_CODE))?;
+        let now = self.ports.clock.now();
+        let (member, changed) = match self.ports.loops.member(&lp.id, &caller.user_id).await? {
+            Some(mut member) => {
+                let changed = member.join(now)?;
+                (member, changed)
+            }
+            None => (Member::joined(lp.id, caller.user_id, caller.email.clone(), now), true),
+        };
+        if changed {
+            let event = Event::for_loop(self.ports.event_id(now), EventType::LoopMemberJoined, &lp, Some(&member), now);
+            self.ports.loops.save_member(&member, &[event]).await?;
+            lp.members.retain(|m| m.user_id != member.user_id);
+            lp.members.push(member.clone());
+        }
+        Ok((lp, member))
+    }
+
+    /// Invites someone by email (creator only): a pending member who turns
+    /// active on joining with the code. Their account is created if needed.
+    pub async fn invite(&self, caller: &Principal, id: &LoopId, email: &str) -> Result<Member, ServiceError> {
+        caller.require(Permission::LoopsWrite)?;
+        let email = Email::parse(email)?;
+        let lp = self.own_loop(caller, id, messages::LOOP_ACCESS_DENIED).await?;
+        let user = find_or_create_user(&self.ports, email).await?;
+        let now = self.ports.clock.now();
+        let member = match self.ports.loops.member(&lp.id, &user.id).await? {
+            Some(member) if member.status == reviewloop_domain::MemberStatus::Active => {
+                return Err(ServiceError::Conflict("User is already an active member of this loop".into()))
+            }
+            Some(mut member) => {
+                if !member.reinvite(now) {
+                    return Ok(member);
+                }
+                member
+            }
+            None => Member::invited(lp.id, user.id, user.email, now),
+        };
+        self.ports.loops.save_member(&member, &[]).await?;
+        Ok(member)
+    }
+
+    /// Gives the loop a new invite code (creator only); the old one stops working.
+    pub async fn regenerate_code(&self, caller: &Principal, id: &LoopId) -> Result<LoopInvite, ServiceError> {
+        caller.require(Permission::LoopsWrite)?;
+        let mut lp = self.own_loop(caller, id, messages::LOOP_ACCESS_DENIED).await?;
+        lp.updated_at = self.ports.clock.now();
+        for _ in 0..CODE_ATTEMPTS {
+            lp.invite_code = self.ports.ids.invite_code();
+            match self.ports.loops.update_loop(&lp).await {
+                Ok(()) => return self.invite_for(lp),
+                Err(StoreError::Conflict(_)) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(ServiceError::Unexpected("no free invite code after several attempts".into()))
+    }
+
+    /// The QR code PNG of a live invite code (public: the code is the secret).
+    pub async fn qr_png(&self, code: &str) -> Result<Vec<u8>, ServiceError> {
+        let code = InviteCode::parse(code).ok_or(ServiceError::NotFound(messages::INVALID_INVITE_CODE))?;
+        let lp = self
+            .ports
+            .loops
+            .loop_by_invite_code(&code)
+            .await?
+            .ok_or(ServiceError::NotFound(messages::INVALID_INVITE_CODE))?;
+        Ok(self.invite_for(lp)?.qr_png)
+    }
+
+    /// The loop behind a live invite code, for the public join page.
+    pub async fn loop_for_code(&self, code: &str) -> Result<Loop, ServiceError> {
+        let code = InviteCode::parse(code).ok_or(ServiceError::NotFound(messages::INVALID_INVITE_CODE))?;
+        self.ports
+            .loops
+            .loop_by_invite_code(&code)
+            .await?
+            .ok_or(ServiceError::NotFound(messages::INVALID_INVITE_CODE))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,33 @@
+//! The bundle of ports the services share, built once by the composition root.
+
+use std::sync::Arc;
+
+use reviewloop_domain::EventId;
+use reviewloop_ports::{
+    AccountStore, Clock, IdSource, LoopStore, QrRenderer, RateLimiter, RequestStore,
+};
+
+/// Every port, behind `Arc`s so services clone it cheaply.
+#[derive(Clone)]
+pub struct Ports {
+    /// Accounts and keys.
+    pub accounts: Arc<dyn AccountStore>,
+    /// Loops and members.
+    pub loops: Arc<dyn LoopStore>,
+    /// Review requests.
+    pub requests: Arc<dyn RequestStore>,
+    /// Time.
+    pub clock: Arc<dyn Clock>,
+    /// Randomness.
+    pub ids: Arc<dyn IdSource>,
+    /// QR codes.
+    pub qr: Arc<dyn QrRenderer>,
+    /// Per-key call counting.
+    pub limiter: Arc<dyn RateLimiter>,
+}
+
+impl Ports {
+    pub(crate) fn event_id(&self, now: chrono::DateTime<chrono::Utc>) -> EventId {
+        EventId::new(self.ids.object_id(now))
+    }
+}

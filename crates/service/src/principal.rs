@@ -1,0 +1,35 @@
+//! Who is calling: the account and key behind an authenticated request.
+
+use reviewloop_domain::{AccountStatus, ApiKeyId, Email, Permission, UserId};
+
+use crate::error::ServiceError;
+
+/// The caller, as established by its API key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Principal {
+    /// The account.
+    pub user_id: UserId,
+    /// The account's email.
+    pub email: Email,
+    /// The account's status.
+    pub account_status: AccountStatus,
+    /// The key used.
+    pub api_key_id: ApiKeyId,
+    /// What the key may do.
+    pub permissions: Vec<Permission>,
+    /// The key's hourly limit.
+    pub rate_limit: u32,
+}
+
+impl Principal {
+    /// Refuses with 403 unless the key carries `permission`.
+    pub fn require(&self, permission: Permission) -> Result<(), ServiceError> {
+        if self.permissions.contains(&permission) {
+            Ok(())
+        } else {
+            Err(ServiceError::Forbidden(format!(
+                "Insufficient permissions: requires {permission}"
+            )))
+        }
+    }
+}

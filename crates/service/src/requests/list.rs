@@ -1,0 +1,76 @@
+//! Parsing of the request-list query: filters, order and page.
+
+use reviewloop_domain::{LoopId, Priority, RequestStatus, UserId, ValidationError};
+use reviewloop_ports::{RequestQuery, RequestSort};
+
+const DEFAULT_LIMIT: u32 = 50;
+const MAX_LIMIT: u32 = 200;
+
+/// The list query as the client sent it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ListRequestsInput {
+    /// A request status.
+    pub status: Option<String>,
+    /// A priority.
+    pub priority: Option<String>,
+    /// A loop id.
+    pub loop_id: Option<String>,
+    /// 1 to 200; 50 by default.
+    pub limit: Option<String>,
+    /// 0 or more.
+    pub offset: Option<String>,
+    /// `created_at_desc` (default), `created_at_asc`, `priority_desc`, `status_asc`.
+    pub sort: Option<String>,
+}
+
+fn whole(field: &str, raw: &str, range: std::ops::RangeInclusive<u32>) -> Result<u32, ValidationError> {
+    raw.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|n| range.contains(n))
+        .ok_or_else(|| {
+            ValidationError::field(
+                field,
+                format!("{field} must be a whole number from {} to {}", range.start(), range.end()),
+            )
+        })
+}
+
+impl ListRequestsInput {
+    /// Validates every parameter; unknown values are refused, not ignored.
+    pub fn into_query(self, creator: UserId) -> Result<RequestQuery, ValidationError> {
+        let mut errors = ValidationError::default();
+        let status = self.status.as_deref().and_then(|s| errors.collect(RequestStatus::parse(s)));
+        let priority = self.priority.as_deref().and_then(|p| errors.collect(Priority::parse(p)));
+        let loop_id = self.loop_id.as_deref().and_then(|id| {
+            errors.collect(LoopId::parse(id).map_err(|_| {
+                ValidationError::field("loop_id", "loop_id must be 24 hexadecimal characters")
+            }))
+        });
+        let limit = self.limit.as_deref().and_then(|l| errors.collect(whole("limit", l, 1..=MAX_LIMIT)));
+        let offset = self.offset.as_deref().and_then(|o| errors.collect(whole("offset", o, 0..=u32::MAX)));
+        let sort = match self.sort.as_deref() {
+            None | Some("created_at_desc") => RequestSort::CreatedAtDesc,
+            Some("created_at_asc") => RequestSort::CreatedAtAsc,
+            Some("priority_desc") => RequestSort::PriorityDesc,
+            Some("status_asc") => RequestSort::StatusAsc,
+            Some(_) => {
+                errors.extend(ValidationError::field(
+                    "sort",
+                    "sort must be one of created_at_desc, created_at_asc, priority_desc, status_asc",
+                ));
+                RequestSort::CreatedAtDesc
+            }
+        };
+        errors.into_result()?;
+        Ok(RequestQuery {
+            creator,
+            status,
+            priority,
+            loop_id,
+            limit: limit.unwrap_or(DEFAULT_LIMIT),
+            offset: offset.unwrap_or(0),
+            sort,
+        })
+    }
+}

@@ -1,0 +1,309 @@
+//! Review request use cases: the requester's side (create, read, list,
+//! change, cancel, rate) and the reviewer's side (inbox, claim, release,
+//! respond), plus the timeout that ends what nobody answered.
+//!
+//! Changes use optimistic concurrency: read, apply the domain transition,
+//! write only if nobody else wrote in between, else read again and retry.
+//! Two reviewers racing for one request therefore see exactly one winner.
+
+mod list;
+#[cfg(test)]
+pub(crate) mod tests;
+
+pub use list::ListRequestsInput;
+
+use chrono::{DateTime, Utc};
+use reviewloop_domain::{
+    BroadcastEntry, Event, EventType, Loop, LoopId, Permission, RequestId, RequestInput,
+    RequestPatch, ReviewRequest,
+};
+use reviewloop_ports::{RequestPage, StoreError};
+use serde_json::Value;
+
+use crate::error::{messages, ServiceError};
+use crate::ports::Ports;
+use crate::principal::Principal;
+
+/// How often a change is retried after losing a race before giving up.
+const WRITE_ATTEMPTS: usize = 5;
+/// Inbox page size when none is asked for, and the largest allowed.
+const INBOX_DEFAULT_LIMIT: u32 = 50;
+const INBOX_MAX_LIMIT: u32 = 200;
+
+/// A request just created, with where to poll for its answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreatedRequest {
+    /// The request.
+    pub request: ReviewRequest,
+    /// `PUBLIC_URL/v1/api/requests/ID`.
+    pub polling_url: String,
+}
+
+/// Who may make a change.
+#[derive(Clone, Copy)]
+enum Actor {
+    /// The request's creator (update, cancel, feedback).
+    Requester,
+    /// A reviewer it was broadcast to who is still an active member.
+    Reviewer,
+}
+
+/// Review request use cases.
+#[derive(Clone)]
+pub struct RequestService {
+    ports: Ports,
+    public_url: String,
+}
+
+impl RequestService {
+    /// A service whose polling URLs start with `public_url`.
+    pub fn new(ports: Ports, public_url: &str) -> Self {
+        Self {
+            ports,
+            public_url: public_url.trim_end_matches('/').to_owned(),
+        }
+    }
+
+    async fn loop_of(&self, request: &ReviewRequest) -> Result<Option<Loop>, ServiceError> {
+        Ok(self.ports.loops.loop_by_id(&request.loop_id).await?)
+    }
+
+    /// Loads a request with its loop and checks the caller may see it (else
+    /// 404) and, for `actor`, act on it (else 403 for a requester-only
+    /// change by a reviewer; 404 for a reviewer-side change by a stranger).
+    async fn load(
+        &self,
+        caller: &Principal,
+        id: &RequestId,
+        actor: Option<Actor>,
+    ) -> Result<(ReviewRequest, Loop), ServiceError> {
+        let not_found = || ServiceError::NotFound(messages::REQUEST_NOT_FOUND);
+        let request = self.ports.requests.request_by_id(id).await?.ok_or_else(not_found)?;
+        let lp = self.loop_of(&request).await?.ok_or_else(not_found)?;
+        let is_creator = request.creator_id == caller.user_id;
+        let is_reviewer = request.was_broadcast_to(&caller.user_id) && lp.is_active_member(&caller.user_id);
+        match actor {
+            None if is_creator || is_reviewer => Ok((request, lp)),
+            Some(Actor::Requester) if is_creator => Ok((request, lp)),
+            Some(Actor::Requester) if is_reviewer => {
+                Err(ServiceError::Forbidden(messages::REQUEST_ACCESS_DENIED.into()))
+            }
+            Some(Actor::Reviewer) if is_reviewer => Ok((request, lp)),
+            _ => Err(not_found()),
+        }
+    }
+
+    /// Applies `change` and writes the result with its events, retrying on
+    /// a lost race. `change` returns the events to emit (none: nothing to write).
+    async fn change<F>(
+        &self,
+        caller: &Principal,
+        id: &RequestId,
+        actor: Actor,
+        mut change: F,
+    ) -> Result<ReviewRequest, ServiceError>
+    where
+        F: FnMut(&mut ReviewRequest, &Loop, DateTime<Utc>) -> Result<Option<EventType>, ServiceError>,
+    {
+        for _ in 0..WRITE_ATTEMPTS {
+            let (mut request, lp) = self.load(caller, id, Some(actor)).await?;
+            let now = self.ports.clock.now();
+            let event_type = change(&mut request, &lp, now)?;
+            let events: Vec<Event> = event_type
+                .map(|kind| {
+                    let reviewer = matches!(actor, Actor::Reviewer).then_some((&caller.user_id, &caller.email));
+                    Event::for_request(self.ports.event_id(now), kind, &request, &lp, reviewer, now)
+                })
+                .into_iter()
+                .collect();
+            match self.ports.requests.update_request(&request, &events).await {
+                Ok(()) => {
+                    request.version += 1;
+                    return Ok(request);
+                }
+                Err(StoreError::Conflict(_)) => continue,
+                Err(StoreError::NotFound) => return Err(ServiceError::NotFound(messages::REQUEST_NOT_FOUND)),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(ServiceError::Conflict("Request is being changed by someone else; try again".into()))
+    }
+
+    /// Creates a request in a loop the caller can see and broadcasts it to
+    /// the loop's active members, in one transaction with `request.created`.
+    pub async fn create(
+        &self,
+        caller: &Principal,
+        loop_id: &LoopId,
+        input: RequestInput,
+    ) -> Result<CreatedRequest, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        let lp = self
+            .ports
+            .loops
+            .loop_by_id(loop_id)
+            .await?
+            .filter(|lp| lp.is_visible_to(&caller.user_id))
+            .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))?;
+        let fields = input.validate()?;
+        let now = self.ports.clock.now();
+        // The notification is the inbox entry, written in the same
+        // transaction; no other channel exists, so it cannot fail separately.
+        let broadcasts = lp
+            .active_members()
+            .map(|m| BroadcastEntry {
+                user_id: m.user_id,
+                email: m.email.clone(),
+                role: "member".into(),
+                notification_sent: true,
+                notification_error: None,
+            })
+            .collect();
+        let id = RequestId::new(self.ports.ids.object_id(now));
+        let request = ReviewRequest::create(id, lp.id, caller.user_id, Some(caller.api_key_id), fields, broadcasts, now);
+        let event = Event::for_request(self.ports.event_id(now), EventType::RequestCreated, &request, &lp, None, now);
+        self.ports.requests.insert_request(&request, &[event]).await?;
+        Ok(CreatedRequest {
+            polling_url: format!("{}/v1/api/requests/{}", self.public_url, request.id),
+            request,
+        })
+    }
+
+    /// One request the caller created or was sent.
+    pub async fn get(&self, caller: &Principal, id: &RequestId) -> Result<ReviewRequest, ServiceError> {
+        caller.require(Permission::RequestsRead)?;
+        Ok(self.load(caller, id, None).await?.0)
+    }
+
+    /// A page of the requests the caller created.
+    pub async fn list(&self, caller: &Principal, input: ListRequestsInput) -> Result<RequestPage, ServiceError> {
+        caller.require(Permission::RequestsRead)?;
+        let query = input.into_query(caller.user_id)?;
+        Ok(self.ports.requests.list_requests(&query).await?)
+    }
+
+    /// A page of the requests the caller created in one loop it can see.
+    pub async fn list_in_loop(
+        &self,
+        caller: &Principal,
+        loop_id: &LoopId,
+        mut input: ListRequestsInput,
+    ) -> Result<RequestPage, ServiceError> {
+        caller.require(Permission::RequestsRead)?;
+        self.ports
+            .loops
+            .loop_by_id(loop_id)
+            .await?
+            .filter(|lp| lp.is_visible_to(&caller.user_id))
+            .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))?;
+        input.loop_id = Some(loop_id.to_string());
+        let query = input.into_query(caller.user_id)?;
+        Ok(self.ports.requests.list_requests(&query).await?)
+    }
+
+    /// Changes a pending request (requester only).
+    pub async fn update(&self, caller: &Principal, id: &RequestId, patch: RequestPatch) -> Result<ReviewRequest, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        self.change(caller, id, Actor::Requester, |request, _, now| {
+            request.update(patch.clone(), now)?;
+            Ok(None)
+        })
+        .await
+    }
+
+    /// Cancels a pending or claimed request (requester only).
+    pub async fn cancel(&self, caller: &Principal, id: &RequestId) -> Result<ReviewRequest, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        self.change(caller, id, Actor::Requester, |request, _, now| {
+            request.cancel(now)?;
+            Ok(Some(EventType::RequestCancelled))
+        })
+        .await
+    }
+
+    /// Rates a completed request (requester only); replaces earlier feedback.
+    pub async fn feedback(
+        &self,
+        caller: &Principal,
+        id: &RequestId,
+        rating: Option<f64>,
+        comment: Option<String>,
+    ) -> Result<ReviewRequest, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        self.change(caller, id, Actor::Requester, |request, _, now| {
+            request.give_feedback(rating, comment.clone(), now)?;
+            Ok(None)
+        })
+        .await
+    }
+
+    /// What the caller can still act on, most urgent first, then oldest.
+    pub async fn inbox(&self, caller: &Principal, limit: Option<u32>, offset: Option<u32>) -> Result<Vec<ReviewRequest>, ServiceError> {
+        caller.require(Permission::RequestsRead)?;
+        let limit = limit.unwrap_or(INBOX_DEFAULT_LIMIT);
+        if !(1..=INBOX_MAX_LIMIT).contains(&limit) {
+            return Err(reviewloop_domain::ValidationError::field(
+                "limit",
+                format!("limit must be a whole number from 1 to {INBOX_MAX_LIMIT}"),
+            )
+            .into());
+        }
+        Ok(self.ports.requests.inbox(&caller.user_id, limit, offset.unwrap_or(0)).await?)
+    }
+
+    /// Claims a request for the caller.
+    pub async fn claim(&self, caller: &Principal, id: &RequestId) -> Result<ReviewRequest, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        let by = caller.user_id;
+        self.change(caller, id, Actor::Reviewer, |request, _, now| {
+            Ok(request.claim(by, now)?.then_some(EventType::RequestClaimed))
+        })
+        .await
+    }
+
+    /// Gives back a claim the caller holds.
+    pub async fn release(&self, caller: &Principal, id: &RequestId) -> Result<ReviewRequest, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        let by = caller.user_id;
+        self.change(caller, id, Actor::Reviewer, |request, _, now| {
+            request.release(by, now)?;
+            Ok(None)
+        })
+        .await
+    }
+
+    /// Answers a request: from pending, or from a claim the caller holds.
+    pub async fn respond(&self, caller: &Principal, id: &RequestId, answer: Option<Value>) -> Result<ReviewRequest, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        let answer = answer.ok_or_else(|| {
+            reviewloop_domain::ValidationError::field("response_data", "response_data is required")
+        })?;
+        let by = caller.user_id;
+        self.change(caller, id, Actor::Reviewer, |request, _, now| {
+            request.respond(by, answer.clone(), now)?;
+            Ok(Some(EventType::RequestCompleted))
+        })
+        .await
+    }
+
+    /// Times out every open request that is due, up to `batch` of them, and
+    /// returns how many it ended. A request another writer changed first
+    /// (answered, cancelled, or timed out by another instance) is skipped.
+    pub async fn time_out_due(&self, batch: u32) -> Result<usize, ServiceError> {
+        let now = self.ports.clock.now();
+        let mut ended = 0;
+        for mut request in self.ports.requests.due_requests(now, batch).await? {
+            if request.time_out(now).is_err() {
+                continue;
+            }
+            let Some(lp) = self.loop_of(&request).await? else { continue };
+            let event = Event::for_request(self.ports.event_id(now), EventType::RequestTimeout, &request, &lp, None, now);
+            match self.ports.requests.update_request(&request, &[event]).await {
+                Ok(()) => ended += 1,
+                Err(StoreError::Conflict(_) | StoreError::NotFound) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(ended)
+    }
+}

@@ -1,0 +1,296 @@
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use chrono::Duration;
+use reviewloop_domain::{LoopId, Permission, RequestStatus};
+use serde_json::json;
+
+use super::*;
+use crate::testkit::Kit;
+
+const URL: &str = "http://127.0.0.1:8080";
+
+fn input() -> RequestInput {
+    RequestInput {
+        request_text: Some("Publish?".into()),
+        content_type: Some("markdown".into()),
+        response_type: Some("single_select".into()),
+        response_config: Some(json!({"options": ["yes", "no"]})),
+        priority: Some("high".into()),
+        processing_type: Some("time-sensitive".into()),
+        timeout_seconds: Some(json!(60)),
+        default_response: Some(json!("no")),
+        ..RequestInput::default()
+    }
+}
+
+/// A pending request in `kit.a_loop`, created by user 1, sent to users 1, 2 and 3.
+pub(crate) fn a_request(kit: &Kit) -> ReviewRequest {
+    let broadcasts = [1u8, 2, 3]
+        .iter()
+        .map(|n| BroadcastEntry {
+            user_id: kit.user_id(*n),
+            email: Kit::email(*n),
+            role: "member".into(),
+            notification_sent: true,
+            notification_error: None,
+        })
+        .collect();
+    ReviewRequest::create(
+        RequestId::new(kit.oid(60)),
+        LoopId::new(kit.oid(50)),
+        kit.user_id(1),
+        None,
+        input().validate().unwrap(),
+        broadcasts,
+        kit.now,
+    )
+}
+
+fn service(kit: Kit) -> RequestService {
+    RequestService::new(kit.ports(), URL)
+}
+
+/// Serves `request` (and then `later`, if given, from the second read on)
+/// and the loop with active members 2 and 3.
+fn serve(kit: &mut Kit, request: ReviewRequest, later: Option<ReviewRequest>) {
+    let lp = kit.a_loop(&[2, 3], &[]);
+    kit.loops.expect_loop_by_id().returning(move |_| Ok(Some(lp.clone())));
+    let reads = Arc::new(AtomicUsize::new(0));
+    kit.requests.expect_request_by_id().returning(move |_| {
+        let n = reads.fetch_add(1, Ordering::SeqCst);
+        Ok(Some(match (&later, n) {
+            (Some(later), n) if n > 0 => later.clone(),
+            _ => request.clone(),
+        }))
+    });
+}
+
+#[tokio::test]
+async fn create_broadcasts_to_active_members_with_a_created_event() {
+    let mut kit = Kit::new();
+    let lp = kit.a_loop(&[2], &[3]);
+    let loop_id = lp.id;
+    kit.loops.expect_loop_by_id().returning(move |_| Ok(Some(lp.clone())));
+    let (u1, u2) = (kit.user_id(1), kit.user_id(2));
+    kit.requests
+        .expect_insert_request()
+        .withf(move |r, events| {
+            let to: Vec<_> = r.broadcasted_to.iter().map(|b| b.user_id).collect();
+            to == [u1, u2]
+                && r.status == RequestStatus::Pending
+                && events.len() == 1
+                && events[0].event_type == EventType::RequestCreated
+                && events[0].data["request"]["id"] == json!(r.id)
+        })
+        .times(1)
+        .returning(|_, _| Ok(()));
+    let caller = kit.principal(1);
+    let now = kit.now;
+    let created = service(kit).create(&caller, &loop_id, input()).await.unwrap();
+    assert_eq!(created.request.timeout_at, now + Duration::seconds(60));
+    assert_eq!(created.request.api_key_id, Some(caller.api_key_id));
+    assert_eq!(created.polling_url, format!("{URL}/v1/api/requests/{}", created.request.id));
+}
+
+#[tokio::test]
+async fn create_refuses_invisible_loops_and_invalid_bodies() {
+    let mut kit = Kit::new();
+    let lp = kit.a_loop(&[2], &[3]);
+    let loop_id = lp.id;
+    kit.loops.expect_loop_by_id().returning(move |_| Ok(Some(lp.clone())));
+    kit.requests.expect_insert_request().never();
+    let (creator, pending, stranger) = (kit.principal(1), kit.principal(3), kit.principal(9));
+    let svc = service(kit);
+    for caller in [pending, stranger] {
+        let err = svc.create(&caller, &loop_id, input()).await.unwrap_err();
+        assert!(matches!(err, ServiceError::NotFound("Loop not found")));
+    }
+    let bad = RequestInput { priority: Some("urgent".into()), ..input() };
+    let err = svc.create(&creator, &loop_id, bad).await.unwrap_err();
+    assert_eq!(err.to_string(), "priority must be one of low, medium, high, critical");
+}
+
+#[tokio::test]
+async fn create_needs_requests_write() {
+    let kit = Kit::new();
+    let mut caller = kit.principal(1);
+    caller.permissions = vec![Permission::RequestsRead];
+    let err = service(kit).create(&caller, &LoopId::new(caller.api_key_id.object_id()), input()).await.unwrap_err();
+    assert_eq!(err.to_string(), "Insufficient permissions: requires requests:write");
+}
+
+#[tokio::test]
+async fn reviewers_see_requests_strangers_and_removed_members_do_not() {
+    let mut kit = Kit::new();
+    let request = a_request(&kit);
+    let id = request.id;
+    // user 3 was sent the request but is no longer an active member: a_loop(&[2]) only.
+    let lp = kit.a_loop(&[2], &[]);
+    kit.loops.expect_loop_by_id().returning(move |_| Ok(Some(lp.clone())));
+    kit.requests.expect_request_by_id().returning(move |_| Ok(Some(request.clone())));
+    let (creator, reviewer, removed, stranger) = (kit.principal(1), kit.principal(2), kit.principal(3), kit.principal(9));
+    let svc = service(kit);
+    assert!(svc.get(&creator, &id).await.is_ok());
+    assert!(svc.get(&reviewer, &id).await.is_ok());
+    for caller in [removed, stranger] {
+        assert!(matches!(svc.get(&caller, &id).await, Err(ServiceError::NotFound("Request not found"))));
+    }
+}
+
+#[tokio::test]
+async fn reviewers_may_not_cancel_and_the_requester_cancels_with_an_event() {
+    let mut kit = Kit::new();
+    let request = a_request(&kit);
+    let id = request.id;
+    serve(&mut kit, request, None);
+    kit.requests
+        .expect_update_request()
+        .withf(|r, events| r.status == RequestStatus::Cancelled && events[0].event_type == EventType::RequestCancelled)
+        .times(1)
+        .returning(|_, _| Ok(()));
+    let (creator, reviewer) = (kit.principal(1), kit.principal(2));
+    let svc = service(kit);
+    let err = svc.cancel(&reviewer, &id).await.unwrap_err();
+    assert!(matches!(err, ServiceError::Forbidden(m) if m == "Access denied to this request"));
+    let cancelled = svc.cancel(&creator, &id).await.unwrap();
+    assert!(cancelled.cancelled_at.is_some());
+}
+
+#[tokio::test]
+async fn cancelling_a_final_request_is_refused_with_400() {
+    let mut kit = Kit::new();
+    let mut request = a_request(&kit);
+    request.respond(kit.user_id(2), json!("yes"), kit.now).unwrap();
+    let id = request.id;
+    serve(&mut kit, request, None);
+    kit.requests.expect_update_request().never();
+    let creator = kit.principal(1);
+    let err = service(kit).cancel(&creator, &id).await.unwrap_err();
+    assert!(matches!(err, ServiceError::Refused(m) if m.contains("only pending or claimed")));
+}
+
+#[tokio::test]
+async fn a_lost_claim_race_rereads_and_answers_409() {
+    let mut kit = Kit::new();
+    let pending = a_request(&kit);
+    let mut taken = pending.clone();
+    taken.claim(kit.user_id(3), kit.now).unwrap();
+    taken.version = 1;
+    let id = pending.id;
+    serve(&mut kit, pending, Some(taken));
+    kit.requests
+        .expect_update_request()
+        .times(1)
+        .returning(|_, _| Err(StoreError::Conflict("version".into())));
+    let reviewer = kit.principal(2);
+    let err = service(kit).claim(&reviewer, &id).await.unwrap_err();
+    assert!(matches!(err, ServiceError::Conflict(m) if m == "Request already claimed"));
+}
+
+#[tokio::test]
+async fn claim_writes_a_claimed_event_naming_the_reviewer() {
+    let mut kit = Kit::new();
+    let request = a_request(&kit);
+    let id = request.id;
+    serve(&mut kit, request, None);
+    kit.requests
+        .expect_update_request()
+        .withf(|r, events| {
+            r.status == RequestStatus::Claimed
+                && events[0].event_type == EventType::RequestClaimed
+                && events[0].data["reviewer"]["email"] == "u2@x.io"
+        })
+        .times(1)
+        .returning(|_, _| Ok(()));
+    let reviewer = kit.principal(2);
+    let claimed = service(kit).claim(&reviewer, &id).await.unwrap();
+    assert_eq!(claimed.claimed_by, Some(reviewer.user_id));
+}
+
+#[tokio::test]
+async fn respond_validates_the_answer_and_completes() {
+    let mut kit = Kit::new();
+    let request = a_request(&kit);
+    let id = request.id;
+    serve(&mut kit, request, None);
+    kit.requests
+        .expect_update_request()
+        .withf(|r, events| r.status == RequestStatus::Completed && events[0].event_type == EventType::RequestCompleted)
+        .times(1)
+        .returning(|_, _| Ok(()));
+    let (reviewer, stranger) = (kit.principal(2), kit.principal(9));
+    let svc = service(kit);
+    let err = svc.respond(&reviewer, &id, Some(json!("maybe"))).await.unwrap_err();
+    assert!(matches!(err, ServiceError::Invalid(_)));
+    assert!(matches!(svc.respond(&reviewer, &id, None).await, Err(ServiceError::Invalid(_))));
+    assert!(matches!(svc.respond(&stranger, &id, Some(json!("yes"))).await, Err(ServiceError::NotFound(_))));
+    let done = svc.respond(&reviewer, &id, Some(json!("yes"))).await.unwrap();
+    assert_eq!(done.response_data, Some(json!("yes")));
+}
+
+#[tokio::test]
+async fn due_requests_time_out_once_and_lost_races_are_skipped() {
+    let mut kit = Kit::new();
+    let first = a_request(&kit);
+    let mut second = a_request(&kit);
+    second.id = RequestId::new(kit.oid(61));
+    kit.now += Duration::seconds(61);
+    let lp = kit.a_loop(&[2, 3], &[]);
+    kit.loops.expect_loop_by_id().returning(move |_| Ok(Some(lp.clone())));
+    let second_id = second.id;
+    kit.requests.expect_due_requests().returning(move |_, _| Ok(vec![first.clone(), second.clone()]));
+    kit.requests.expect_update_request().times(2).returning(move |r, events| {
+        assert_eq!(r.status, RequestStatus::Timeout);
+        assert_eq!(r.response_data, Some(json!("no")));
+        assert_eq!(events[0].event_type, EventType::RequestTimeout);
+        if r.id == second_id {
+            Err(StoreError::Conflict("answered meanwhile".into()))
+        } else {
+            Ok(())
+        }
+    });
+    assert_eq!(service(kit).time_out_due(100).await.unwrap(), 1);
+}
+
+#[tokio::test]
+async fn list_parameters_are_validated() {
+    let kit = Kit::new();
+    let caller = kit.principal(1);
+    let svc = service(kit);
+    let bad = ListRequestsInput {
+        status: Some("done".into()),
+        limit: Some("500".into()),
+        sort: Some("random".into()),
+        loop_id: Some("x".into()),
+        ..ListRequestsInput::default()
+    };
+    let err = svc.list(&caller, bad).await.unwrap_err();
+    let ServiceError::Invalid(err) = err else { panic!("expected 400") };
+    let fields: Vec<_> = err.errors.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(fields, ["status", "loop_id", "limit", "sort"]);
+}
+
+#[tokio::test]
+async fn list_passes_the_parsed_query_to_the_store() {
+    let mut kit = Kit::new();
+    let creator = kit.user_id(1);
+    kit.requests
+        .expect_list_requests()
+        .withf(move |q| {
+            q.creator == creator
+                && q.status == Some(RequestStatus::Pending)
+                && q.limit == 50
+                && q.offset == 10
+                && q.sort == reviewloop_ports::RequestSort::PriorityDesc
+        })
+        .returning(|_| Ok(RequestPage { requests: vec![], total: 0 }));
+    let caller = kit.principal(1);
+    let input = ListRequestsInput {
+        status: Some("pending".into()),
+        offset: Some("10".into()),
+        sort: Some("priority_desc".into()),
+        ..ListRequestsInput::default()
+    };
+    assert_eq!(service(kit).list(&caller, input).await.unwrap().total, 0);
+}

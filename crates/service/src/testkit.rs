@@ -1,0 +1,136 @@
+//! Test doubles shared by the services' unit tests: mocked stores, a fixed
+//! clock and predictable ids.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use reviewloop_domain::review_loop::NewLoop;
+use reviewloop_domain::{
+    AccountStatus, Email, InviteCode, Loop, LoopId, Member, ObjectId, User, UserId,
+};
+use reviewloop_ports::{
+    Clock, IdSource, MockAccountStore, MockLoopStore, MockQrRenderer, MockRateLimiter,
+    MockRequestStore,
+};
+
+use crate::ports::Ports;
+
+pub(crate) struct FixedClock(pub DateTime<Utc>);
+
+impl Clock for FixedClock {
+    fn now(&self) -> DateTime<Utc> {
+        self.0
+    }
+}
+
+/// Ids 0x64.., 0x65.., … in order of creation; invite codes from a script.
+pub(crate) struct SeqIds {
+    next: AtomicU8,
+    codes: Vec<&'static str>,
+    next_code: AtomicU8,
+}
+
+impl IdSource for SeqIds {
+    fn object_id(&self, now: DateTime<Utc>) -> ObjectId {
+        ObjectId::from_parts(now.timestamp(), [self.next.fetch_add(1, Ordering::SeqCst); 8])
+    }
+
+    fn invite_code(&self) -> InviteCode {
+        let i = usize::from(self.next_code.fetch_add(1, Ordering::SeqCst));
+        let code = self.codes.get(i).or(self.codes.last()).copied().unwrap_or("ABCDEF");
+        InviteCode::parse(code).unwrap_or_else(|| InviteCode::from_random([0; 6]))
+    }
+
+    fn secret_hex(&self, bytes: usize) -> String {
+        "ab".repeat(bytes)
+    }
+}
+
+pub(crate) struct Kit {
+    pub accounts: MockAccountStore,
+    pub loops: MockLoopStore,
+    pub requests: MockRequestStore,
+    pub limiter: MockRateLimiter,
+    pub qr: MockQrRenderer,
+    pub now: DateTime<Utc>,
+    pub codes: Vec<&'static str>,
+}
+
+impl Kit {
+    pub fn new() -> Self {
+        Self {
+            accounts: MockAccountStore::new(),
+            loops: MockLoopStore::new(),
+            requests: MockRequestStore::new(),
+            limiter: MockRateLimiter::new(),
+            qr: MockQrRenderer::new(),
+            now: DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default(),
+            codes: vec!["ABCDEF"],
+        }
+    }
+
+    pub fn ports(self) -> Ports {
+        Ports {
+            accounts: Arc::new(self.accounts),
+            loops: Arc::new(self.loops),
+            requests: Arc::new(self.requests),
+            clock: Arc::new(FixedClock(self.now)),
+            ids: Arc::new(SeqIds {
+                next: AtomicU8::new(100),
+                codes: self.codes,
+                next_code: AtomicU8::new(0),
+            }),
+            qr: Arc::new(self.qr),
+            limiter: Arc::new(self.limiter),
+        }
+    }
+
+    pub fn oid(&self, n: u8) -> ObjectId {
+        ObjectId::from_parts(1, [n; 8])
+    }
+
+    pub fn user_id(&self, n: u8) -> UserId {
+        UserId::new(self.oid(n))
+    }
+
+    pub fn user(&self, n: u8, email: &str) -> User {
+        User {
+            id: self.user_id(n),
+            email: Email::parse(email).unwrap_or_else(|_| panic!("bad test email {email}")),
+            status: AccountStatus::Active,
+            signing_secret: "whsec_test".into(),
+            created_at: self.now,
+        }
+    }
+
+    pub fn email(n: u8) -> Email {
+        Email::parse(&format!("u{n}@x.io")).unwrap_or_else(|_| panic!("bad email"))
+    }
+
+    /// A loop created by user 1, with active members `active` and pending `pending`.
+    pub fn a_loop(&self, active: &[u8], pending: &[u8]) -> Loop {
+        let id = LoopId::new(self.oid(50));
+        let creator = Member::creator(id, self.user_id(1), Self::email(1), self.now);
+        let fields = NewLoop::parse(Some("Reviewers"), None, None).unwrap_or_else(|_| panic!("name"));
+        let mut lp = Loop::create(id, fields, creator, InviteCode::from_random([3; 6]), self.now);
+        for n in active {
+            lp.members.push(Member::joined(id, self.user_id(*n), Self::email(*n), self.now));
+        }
+        for n in pending {
+            lp.members.push(Member::invited(id, self.user_id(*n), Self::email(*n), self.now));
+        }
+        lp
+    }
+
+    pub fn principal(&self, n: u8) -> crate::Principal {
+        crate::Principal {
+            user_id: self.user_id(n),
+            email: Self::email(n),
+            account_status: AccountStatus::Active,
+            api_key_id: reviewloop_domain::ApiKeyId::new(self.oid(200 + n)),
+            permissions: reviewloop_domain::Permission::ALL.to_vec(),
+            rate_limit: 100,
+        }
+    }
+}

@@ -1,1 +1,15 @@
+//! reviewloop's adapters: the Diesel store behind every storage port, the
+//! system clock and randomness, the in-process rate limiter and the QR
+//! code renderer.
 
+pub mod clock;
+pub mod db;
+pub mod ids;
+pub mod qr;
+pub mod rate_limit;
+
+pub use clock::SystemClock;
+pub use db::{Database, DatabaseError, SqlStore};
+pub use ids::RandomIds;
+pub use qr::PngQrRenderer;
+pub use rate_limit::InMemoryRateLimiter;

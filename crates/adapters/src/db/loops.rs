@@ -1,0 +1,208 @@
+//! The loop store: loops and their members.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use reviewloop_domain::{
+    Event, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, Member, UserId,
+};
+use reviewloop_ports::{LoopStore, StoreError};
+
+use super::convert::{corrupt, from_db_time, parse, to_db_time};
+use super::models::{LoopRow, MemberRow};
+use super::schema::{loop_members, loops, requests};
+use super::{outbox, write, Conn, DbError, SqlStore};
+
+const OPEN: [&str; 2] = ["pending", "claimed"];
+
+impl LoopRow {
+    fn from_domain(lp: &Loop) -> Self {
+        Self {
+            id: lp.id.to_string(),
+            name: lp.name.as_str().to_owned(),
+            description: lp.description.as_ref().map(|d| d.as_str().to_owned()),
+            icon: lp.icon.as_str().to_owned(),
+            creator_id: lp.creator_id.to_string(),
+            invite_code: lp.invite_code.as_str().to_owned(),
+            created_at: to_db_time(lp.created_at),
+            updated_at: to_db_time(lp.updated_at),
+        }
+    }
+
+    fn into_domain(self, members: Vec<Member>) -> Result<Loop, DbError> {
+        Ok(Loop {
+            id: parse("loop id", &self.id)?,
+            name: LoopName::parse(&self.name).map_err(|_| corrupt("loop name", &self.name))?,
+            description: match self.description {
+                Some(d) => Some(LoopDescription::parse(&d).map_err(|_| corrupt("loop description", &d))?),
+                None => None,
+            },
+            icon: Icon::parse(&self.icon).map_err(|_| corrupt("icon", &self.icon))?,
+            creator_id: parse("user id", &self.creator_id)?,
+            invite_code: InviteCode::parse(&self.invite_code).ok_or_else(|| corrupt("invite code", &self.invite_code))?,
+            members,
+            created_at: from_db_time(self.created_at),
+            updated_at: from_db_time(self.updated_at),
+        })
+    }
+}
+
+/// Loads loops with their members that were not removed, creator first.
+fn with_members(conn: &mut Conn, rows: Vec<LoopRow>) -> Result<Vec<Loop>, DbError> {
+    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    let mut by_loop: HashMap<String, Vec<Member>> = HashMap::new();
+    let member_rows = loop_members::table
+        .filter(loop_members::loop_id.eq_any(&ids))
+        .filter(loop_members::status.ne("removed"))
+        .order((loop_members::invited_at.asc(), loop_members::user_id.asc()))
+        .select(MemberRow::as_select())
+        .load(conn)?;
+    for row in member_rows {
+        by_loop.entry(row.loop_id.clone()).or_default().push(row.into_domain()?);
+    }
+    rows.into_iter()
+        .map(|row| {
+            let members = by_loop.remove(&row.id).unwrap_or_default();
+            row.into_domain(members)
+        })
+        .collect()
+}
+
+fn one_loop(conn: &mut Conn, row: Option<LoopRow>) -> Result<Option<Loop>, DbError> {
+    Ok(with_members(conn, row.into_iter().collect())?.pop())
+}
+
+#[async_trait]
+impl LoopStore for SqlStore {
+    async fn insert_loop(&self, lp: &Loop, events: &[Event]) -> Result<(), StoreError> {
+        let row = LoopRow::from_domain(lp);
+        let members: Vec<MemberRow> = lp.members.iter().map(MemberRow::from_domain).collect();
+        let events = events.to_vec();
+        self.db
+            .run(move |conn| {
+                write(conn, |conn| {
+                    diesel::insert_into(loops::table).values(&row).execute(conn)?;
+                    diesel::insert_into(loop_members::table).values(&members).execute(conn)?;
+                    outbox::append(conn, &events)
+                })
+            })
+            .await
+    }
+
+    async fn loop_by_id(&self, id: &LoopId) -> Result<Option<Loop>, StoreError> {
+        let id = id.to_string();
+        self.db
+            .run(move |conn| {
+                let row = loops::table.find(id).select(LoopRow::as_select()).first(conn).optional()?;
+                one_loop(conn, row)
+            })
+            .await
+    }
+
+    async fn loop_by_invite_code(&self, code: &InviteCode) -> Result<Option<Loop>, StoreError> {
+        let code = code.as_str().to_owned();
+        self.db
+            .run(move |conn| {
+                let row = loops::table
+                    .filter(loops::invite_code.eq(code))
+                    .select(LoopRow::as_select())
+                    .first(conn)
+                    .optional()?;
+                one_loop(conn, row)
+            })
+            .await
+    }
+
+    async fn loops_created_by(&self, user: &UserId) -> Result<Vec<Loop>, StoreError> {
+        let user = user.to_string();
+        self.db
+            .run(move |conn| {
+                let rows = loops::table
+                    .filter(loops::creator_id.eq(user))
+                    .order((loops::created_at.desc(), loops::id.desc()))
+                    .select(LoopRow::as_select())
+                    .load(conn)?;
+                with_members(conn, rows)
+            })
+            .await
+    }
+
+    async fn update_loop(&self, lp: &Loop) -> Result<(), StoreError> {
+        let row = LoopRow::from_domain(lp);
+        self.db
+            .run(move |conn| {
+                let changed = diesel::update(loops::table.find(row.id.clone())).set(&row).execute(conn)?;
+                if changed == 0 {
+                    return Err(StoreError::NotFound.into());
+                }
+                Ok(())
+            })
+            .await
+    }
+
+    async fn delete_loop(&self, id: &LoopId, refuse_if_open: bool, events: &[Event]) -> Result<(), StoreError> {
+        let id = id.to_string();
+        let events = events.to_vec();
+        self.db
+            .run(move |conn| {
+                write(conn, |conn| {
+                    if refuse_if_open {
+                        let open: i64 = requests::table
+                            .filter(requests::loop_id.eq(&id))
+                            .filter(requests::status.eq_any(OPEN))
+                            .count()
+                            .get_result(conn)?;
+                        if open > 0 {
+                            return Err(StoreError::Conflict(format!("{open} open requests")).into());
+                        }
+                    }
+                    // Members, requests and their broadcasts go with the loop
+                    // (ON DELETE CASCADE); the events stay in the outbox.
+                    let deleted = diesel::delete(loops::table.find(&id)).execute(conn)?;
+                    if deleted == 0 {
+                        return Err(StoreError::NotFound.into());
+                    }
+                    outbox::append(conn, &events)
+                })
+            })
+            .await
+    }
+
+    async fn member(&self, loop_id: &LoopId, user: &UserId) -> Result<Option<Member>, StoreError> {
+        let (loop_id, user) = (loop_id.to_string(), user.to_string());
+        self.db
+            .run(move |conn| {
+                loop_members::table
+                    .find((loop_id, user))
+                    .select(MemberRow::as_select())
+                    .first(conn)
+                    .optional()?
+                    .map(MemberRow::into_domain)
+                    .transpose()
+            })
+            .await
+    }
+
+    async fn save_member(&self, member: &Member, events: &[Event]) -> Result<(), StoreError> {
+        let row = MemberRow::from_domain(member);
+        let events = events.to_vec();
+        self.db
+            .run(move |conn| {
+                write(conn, |conn| {
+                    // An upsert spelled out, because the statement differs
+                    // between backends and this runs on all of them.
+                    let key = (row.loop_id.clone(), row.user_id.clone());
+                    let updated = diesel::update(loop_members::table.find(key)).set(&row).execute(conn)?;
+                    if updated == 0 {
+                        diesel::insert_into(loop_members::table).values(&row).execute(conn)?;
+                    }
+                    outbox::append(conn, &events)
+                })
+            })
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,327 @@
+//! Rows as Diesel reads and writes them, and their conversion to and from
+//! the domain's entities.
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use reviewloop_domain::{
+    AccountStatus, ApiKey, BroadcastEntry, ContentType, Email, Feedback, Member, MemberStatus,
+    Permission, Platform, Priority, ProcessingType, RequestStatus, ResponseType, ReviewRequest,
+    User,
+};
+use serde_json::json;
+
+use super::convert::{
+    corrupt, from_db_time, from_json_opt, from_json_text, parse, parse_opt, to_db_time, to_json_text,
+};
+use super::schema::{api_keys, loop_members, loops, request_broadcasts, requests, users};
+use super::DbError;
+
+fn email(value: &str) -> Result<Email, DbError> {
+    Email::parse(value).map_err(|_| corrupt("email", value))
+}
+
+fn opt_time(t: Option<NaiveDateTime>) -> Option<chrono::DateTime<chrono::Utc>> {
+    t.map(from_db_time)
+}
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = users)]
+pub(crate) struct UserRow {
+    pub id: String,
+    pub email: String,
+    pub status: String,
+    pub signing_secret: String,
+    pub created_at: NaiveDateTime,
+}
+
+impl UserRow {
+    pub fn from_domain(user: &User) -> Self {
+        Self {
+            id: user.id.to_string(),
+            email: user.email.to_string(),
+            status: user.status.as_str().to_owned(),
+            signing_secret: user.signing_secret.clone(),
+            created_at: to_db_time(user.created_at),
+        }
+    }
+
+    pub fn into_domain(self) -> Result<User, DbError> {
+        Ok(User {
+            id: parse("user id", &self.id)?,
+            email: email(&self.email)?,
+            status: AccountStatus::parse(&self.status).ok_or_else(|| corrupt("account status", &self.status))?,
+            signing_secret: self.signing_secret,
+            created_at: from_db_time(self.created_at),
+        })
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = api_keys)]
+pub(crate) struct ApiKeyRow {
+    pub id: String,
+    pub user_id: String,
+    pub name: Option<String>,
+    pub key_hash: String,
+    pub prefix: String,
+    pub permissions: String,
+    pub rate_limit: i64,
+    pub created_at: NaiveDateTime,
+    pub revoked_at: Option<NaiveDateTime>,
+}
+
+impl ApiKeyRow {
+    pub fn from_domain(key: &ApiKey) -> Self {
+        Self {
+            id: key.id.to_string(),
+            user_id: key.user_id.to_string(),
+            name: key.name.clone(),
+            key_hash: key.key_hash.clone(),
+            prefix: key.prefix.clone(),
+            permissions: Permission::join(&key.permissions),
+            rate_limit: i64::from(key.rate_limit),
+            created_at: to_db_time(key.created_at),
+            revoked_at: key.revoked_at.map(to_db_time),
+        }
+    }
+
+    pub fn into_domain(self) -> Result<ApiKey, DbError> {
+        Ok(ApiKey {
+            id: parse("api key id", &self.id)?,
+            user_id: parse("user id", &self.user_id)?,
+            name: self.name,
+            permissions: Permission::parse_list(&self.permissions).map_err(|_| corrupt("permissions", &self.permissions))?,
+            rate_limit: u32::try_from(self.rate_limit).map_err(|_| corrupt("rate limit", &self.rate_limit.to_string()))?,
+            key_hash: self.key_hash,
+            prefix: self.prefix,
+            created_at: from_db_time(self.created_at),
+            revoked_at: opt_time(self.revoked_at),
+        })
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = loops, treat_none_as_null = true)]
+pub(crate) struct LoopRow {
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub icon: String,
+    pub creator_id: String,
+    pub invite_code: String,
+    pub created_at: NaiveDateTime,
+    pub updated_at: NaiveDateTime,
+}
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = loop_members, treat_none_as_null = true)]
+pub(crate) struct MemberRow {
+    pub loop_id: String,
+    pub user_id: String,
+    pub email: String,
+    pub status: String,
+    pub invited_at: NaiveDateTime,
+    pub joined_at: Option<NaiveDateTime>,
+    pub removed_at: Option<NaiveDateTime>,
+}
+
+impl MemberRow {
+    pub fn from_domain(m: &Member) -> Self {
+        Self {
+            loop_id: m.loop_id.to_string(),
+            user_id: m.user_id.to_string(),
+            email: m.email.to_string(),
+            status: m.status.as_str().to_owned(),
+            invited_at: to_db_time(m.invited_at),
+            joined_at: m.joined_at.map(to_db_time),
+            removed_at: m.removed_at.map(to_db_time),
+        }
+    }
+
+    pub fn into_domain(self) -> Result<Member, DbError> {
+        Ok(Member {
+            loop_id: parse("loop id", &self.loop_id)?,
+            user_id: parse("user id", &self.user_id)?,
+            email: email(&self.email)?,
+            status: MemberStatus::parse(&self.status).ok_or_else(|| corrupt("member status", &self.status))?,
+            invited_at: from_db_time(self.invited_at),
+            joined_at: opt_time(self.joined_at),
+            removed_at: opt_time(self.removed_at),
+        })
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = request_broadcasts)]
+pub(crate) struct BroadcastRow {
+    pub request_id: String,
+    pub user_id: String,
+    pub position: i32,
+    pub email: String,
+    pub role: String,
+    pub notification_sent: bool,
+    pub notification_error: Option<String>,
+}
+
+impl BroadcastRow {
+    pub fn from_domain(request: &ReviewRequest) -> Vec<Self> {
+        request
+            .broadcasted_to
+            .iter()
+            .enumerate()
+            .map(|(i, b)| Self {
+                request_id: request.id.to_string(),
+                user_id: b.user_id.to_string(),
+                position: i32::try_from(i).unwrap_or(i32::MAX),
+                email: b.email.to_string(),
+                role: b.role.clone(),
+                notification_sent: b.notification_sent,
+                notification_error: b.notification_error.clone(),
+            })
+            .collect()
+    }
+
+    pub fn into_domain(self) -> Result<BroadcastEntry, DbError> {
+        Ok(BroadcastEntry {
+            user_id: parse("user id", &self.user_id)?,
+            email: email(&self.email)?,
+            role: self.role,
+            notification_sent: self.notification_sent,
+            notification_error: self.notification_error,
+        })
+    }
+}
+
+/// A request's row; `version` is left out of the changeset on purpose: the
+/// store sets it from the expected version.
+#[derive(Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = requests, treat_none_as_null = true)]
+pub(crate) struct RequestRow {
+    pub id: String,
+    pub loop_id: String,
+    pub creator_id: String,
+    pub api_key_id: Option<String>,
+    pub processing_type: String,
+    pub content_type: String,
+    pub priority: String,
+    pub priority_rank: i32,
+    pub request_text: String,
+    pub image_url: Option<String>,
+    pub context: Option<String>,
+    pub platform: String,
+    pub platform_version: Option<String>,
+    pub response_type: String,
+    pub response_config: String,
+    pub default_response: Option<String>,
+    pub timeout_at: NaiveDateTime,
+    pub callback_url: Option<String>,
+    pub metadata: Option<String>,
+    pub broadcasted_at: Option<NaiveDateTime>,
+    pub status: String,
+    pub claimed_by: Option<String>,
+    pub claimed_at: Option<NaiveDateTime>,
+    pub response_by: Option<String>,
+    pub response_at: Option<NaiveDateTime>,
+    pub response_data: Option<String>,
+    pub response_time_seconds: Option<f64>,
+    pub cancelled_at: Option<NaiveDateTime>,
+    pub feedback: Option<String>,
+    pub created_at: NaiveDateTime,
+    pub updated_at: NaiveDateTime,
+    #[diesel(skip_update)]
+    pub version: i64,
+}
+
+fn enum_value<T>(what: &str, value: &str, parse: impl Fn(&str) -> Result<T, reviewloop_domain::ValidationError>) -> Result<T, DbError> {
+    parse(value).map_err(|_| corrupt(what, value))
+}
+
+impl RequestRow {
+    pub fn from_domain(r: &ReviewRequest) -> Self {
+        Self {
+            id: r.id.to_string(),
+            loop_id: r.loop_id.to_string(),
+            creator_id: r.creator_id.to_string(),
+            api_key_id: r.api_key_id.map(|k| k.to_string()),
+            processing_type: r.processing_type.as_str().to_owned(),
+            content_type: r.content_type.as_str().to_owned(),
+            priority: r.priority.as_str().to_owned(),
+            priority_rank: r.priority.rank(),
+            request_text: r.request_text.clone(),
+            image_url: r.image_url.clone(),
+            context: r.context.as_ref().map(to_json_text),
+            platform: r.platform.as_str().to_owned(),
+            platform_version: r.platform_version.clone(),
+            response_type: r.response_type.as_str().to_owned(),
+            response_config: to_json_text(&r.response_config),
+            default_response: r.default_response.as_ref().map(to_json_text),
+            timeout_at: to_db_time(r.timeout_at),
+            callback_url: r.callback_url.clone(),
+            metadata: r.metadata.as_ref().map(to_json_text),
+            broadcasted_at: r.broadcasted_at.map(to_db_time),
+            status: r.status.as_str().to_owned(),
+            claimed_by: r.claimed_by.map(|u| u.to_string()),
+            claimed_at: r.claimed_at.map(to_db_time),
+            response_by: r.response_by.map(|u| u.to_string()),
+            response_at: r.response_at.map(to_db_time),
+            response_data: r.response_data.as_ref().map(to_json_text),
+            response_time_seconds: r.response_time_seconds,
+            cancelled_at: r.cancelled_at.map(to_db_time),
+            feedback: r.feedback.as_ref().map(|f| {
+                to_json_text(&json!({"rating": f.rating, "comment": f.comment, "created_at": f.created_at}))
+            }),
+            created_at: to_db_time(r.created_at),
+            updated_at: to_db_time(r.updated_at),
+            version: r.version,
+        }
+    }
+
+    pub fn into_domain(self, broadcasted_to: Vec<BroadcastEntry>) -> Result<ReviewRequest, DbError> {
+        let created_at = from_db_time(self.created_at);
+        let timeout_at = from_db_time(self.timeout_at);
+        let feedback = match from_json_opt("feedback", self.feedback.as_deref())? {
+            Some(value) => Some(Feedback {
+                rating: value["rating"].as_f64(),
+                comment: value["comment"].as_str().map(str::to_owned),
+                created_at: serde_json::from_value(value["created_at"].clone())
+                    .map_err(|_| corrupt("feedback time", &value.to_string()))?,
+            }),
+            None => None,
+        };
+        Ok(ReviewRequest {
+            id: parse("request id", &self.id)?,
+            loop_id: parse("loop id", &self.loop_id)?,
+            creator_id: parse("user id", &self.creator_id)?,
+            api_key_id: parse_opt("api key id", self.api_key_id.as_deref())?,
+            processing_type: enum_value("processing type", &self.processing_type, ProcessingType::parse)?,
+            content_type: enum_value("content type", &self.content_type, ContentType::parse)?,
+            priority: enum_value("priority", &self.priority, Priority::parse)?,
+            request_text: self.request_text,
+            image_url: self.image_url,
+            context: from_json_opt("context", self.context.as_deref())?,
+            platform: enum_value("platform", &self.platform, Platform::parse)?,
+            platform_version: self.platform_version,
+            response_type: enum_value("response type", &self.response_type, ResponseType::parse)?,
+            response_config: from_json_text("response config", &self.response_config)?,
+            default_response: from_json_opt("default response", self.default_response.as_deref())?,
+            timeout_seconds: (timeout_at - created_at).num_seconds(),
+            timeout_at,
+            callback_url: self.callback_url,
+            metadata: from_json_opt("metadata", self.metadata.as_deref())?,
+            broadcasted_to,
+            broadcasted_at: opt_time(self.broadcasted_at),
+            status: enum_value("status", &self.status, RequestStatus::parse)?,
+            claimed_by: parse_opt("user id", self.claimed_by.as_deref())?,
+            claimed_at: opt_time(self.claimed_at),
+            response_by: parse_opt("user id", self.response_by.as_deref())?,
+            response_at: opt_time(self.response_at),
+            response_data: from_json_opt("response data", self.response_data.as_deref())?,
+            response_time_seconds: self.response_time_seconds,
+            cancelled_at: opt_time(self.cancelled_at),
+            feedback,
+            created_at,
+            updated_at: from_db_time(self.updated_at),
+            version: self.version,
+        })
+    }
+}

@@ -1,0 +1,206 @@
+//! The request store: requests, their broadcast entries, and the queries
+//! behind the lists, the inbox and the timeout sweeper.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use diesel::dsl::sql;
+use diesel::prelude::*;
+use diesel::sql_types::Bool;
+use reviewloop_domain::{BroadcastEntry, Event, LoopId, RequestId, ReviewRequest, UserId};
+use reviewloop_ports::{RequestPage, RequestQuery, RequestSort, RequestStore, StoreError};
+
+use super::convert::to_db_time;
+use super::models::{BroadcastRow, RequestRow};
+use super::schema::{loop_members, request_broadcasts, requests};
+use super::{outbox, write, Conn, DbError, SqlStore};
+
+type Backend = <Conn as diesel::Connection>::Backend;
+
+/// Spelled exactly as in the `requests_due` partial index's WHERE clause:
+/// a planner uses a partial index only when the query's condition matches
+/// it literally, which bound parameters would not.
+const OPEN_CONDITION: &str = "status IN ('pending', 'claimed')";
+
+/// Attaches each request's broadcast entries, in the order they were sent.
+fn with_broadcasts(conn: &mut Conn, rows: Vec<RequestRow>) -> Result<Vec<ReviewRequest>, DbError> {
+    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    let mut by_request: HashMap<String, Vec<BroadcastEntry>> = HashMap::new();
+    let entries = request_broadcasts::table
+        .filter(request_broadcasts::request_id.eq_any(&ids))
+        .order((request_broadcasts::request_id.asc(), request_broadcasts::position.asc()))
+        .select(BroadcastRow::as_select())
+        .load(conn)?;
+    for entry in entries {
+        let request_id = entry.request_id.clone();
+        by_request.entry(request_id).or_default().push(entry.into_domain()?);
+    }
+    rows.into_iter()
+        .map(|row| {
+            let entries = by_request.remove(&row.id).unwrap_or_default();
+            row.into_domain(entries)
+        })
+        .collect()
+}
+
+fn filtered(query: &RequestQuery) -> requests::BoxedQuery<'static, Backend> {
+    let mut boxed = requests::table
+        .into_boxed()
+        .filter(requests::creator_id.eq(query.creator.to_string()));
+    if let Some(status) = query.status {
+        boxed = boxed.filter(requests::status.eq(status.as_str()));
+    }
+    if let Some(priority) = query.priority {
+        boxed = boxed.filter(requests::priority.eq(priority.as_str()));
+    }
+    if let Some(loop_id) = query.loop_id {
+        boxed = boxed.filter(requests::loop_id.eq(loop_id.to_string()));
+    }
+    boxed
+}
+
+#[async_trait]
+impl RequestStore for SqlStore {
+    async fn insert_request(&self, request: &ReviewRequest, events: &[Event]) -> Result<(), StoreError> {
+        let row = RequestRow::from_domain(request);
+        let broadcasts = BroadcastRow::from_domain(request);
+        let events = events.to_vec();
+        self.db
+            .run(move |conn| {
+                write(conn, |conn| {
+                    diesel::insert_into(requests::table).values(&row).execute(conn)?;
+                    diesel::insert_into(request_broadcasts::table).values(&broadcasts).execute(conn)?;
+                    outbox::append(conn, &events)
+                })
+            })
+            .await
+    }
+
+    async fn request_by_id(&self, id: &RequestId) -> Result<Option<ReviewRequest>, StoreError> {
+        let id = id.to_string();
+        self.db
+            .run(move |conn| {
+                let row = requests::table.find(id).select(RequestRow::as_select()).first(conn).optional()?;
+                Ok(with_broadcasts(conn, row.into_iter().collect())?.pop())
+            })
+            .await
+    }
+
+    async fn update_request(&self, request: &ReviewRequest, events: &[Event]) -> Result<(), StoreError> {
+        let row = RequestRow::from_domain(request);
+        let events = events.to_vec();
+        self.db
+            .run(move |conn| {
+                write(conn, |conn| {
+                    let expected = row.version;
+                    let changed = diesel::update(
+                        requests::table.find(&row.id).filter(requests::version.eq(expected)),
+                    )
+                    .set((&row, requests::version.eq(expected + 1)))
+                    .execute(conn)?;
+                    if changed == 0 {
+                        let exists: i64 = requests::table.find(&row.id).count().get_result(conn)?;
+                        return Err(if exists > 0 {
+                            StoreError::Conflict("request changed since it was read".into())
+                        } else {
+                            StoreError::NotFound
+                        }
+                        .into());
+                    }
+                    outbox::append(conn, &events)
+                })
+            })
+            .await
+    }
+
+    async fn list_requests(&self, query: &RequestQuery) -> Result<RequestPage, StoreError> {
+        let query = query.clone();
+        self.db
+            .run(move |conn| {
+                let total: i64 = filtered(&query).count().get_result(conn)?;
+                let page = filtered(&query);
+                let page = match query.sort {
+                    RequestSort::CreatedAtDesc => page.order((requests::created_at.desc(), requests::id.desc())),
+                    RequestSort::CreatedAtAsc => page.order((requests::created_at.asc(), requests::id.asc())),
+                    RequestSort::PriorityDesc => {
+                        page.order((requests::priority_rank.desc(), requests::created_at.desc(), requests::id.desc()))
+                    }
+                    RequestSort::StatusAsc => {
+                        page.order((requests::status.asc(), requests::created_at.desc(), requests::id.desc()))
+                    }
+                };
+                let rows = page
+                    .limit(i64::from(query.limit))
+                    .offset(i64::from(query.offset))
+                    .select(RequestRow::as_select())
+                    .load(conn)?;
+                Ok(RequestPage {
+                    requests: with_broadcasts(conn, rows)?,
+                    total: u64::try_from(total).unwrap_or_default(),
+                })
+            })
+            .await
+    }
+
+    async fn open_requests_in_loop(&self, loop_id: &LoopId) -> Result<Vec<ReviewRequest>, StoreError> {
+        let loop_id = loop_id.to_string();
+        self.db
+            .run(move |conn| {
+                let rows = requests::table
+                    .filter(requests::loop_id.eq(loop_id))
+                    .filter(sql::<Bool>(OPEN_CONDITION))
+                    .order(requests::created_at.asc())
+                    .select(RequestRow::as_select())
+                    .load(conn)?;
+                with_broadcasts(conn, rows)
+            })
+            .await
+    }
+
+    async fn inbox(&self, user: &UserId, limit: u32, offset: u32) -> Result<Vec<ReviewRequest>, StoreError> {
+        let user = user.to_string();
+        self.db
+            .run(move |conn| {
+                let rows = requests::table
+                    .inner_join(request_broadcasts::table)
+                    .inner_join(
+                        loop_members::table.on(loop_members::loop_id
+                            .eq(requests::loop_id)
+                            .and(loop_members::user_id.eq(&user))),
+                    )
+                    .filter(request_broadcasts::user_id.eq(&user))
+                    .filter(loop_members::status.eq("active"))
+                    .filter(
+                        requests::status
+                            .eq("pending")
+                            .or(requests::status.eq("claimed").and(requests::claimed_by.eq(&user))),
+                    )
+                    .order((requests::priority_rank.desc(), requests::created_at.asc(), requests::id.asc()))
+                    .limit(i64::from(limit))
+                    .offset(i64::from(offset))
+                    .select(RequestRow::as_select())
+                    .load(conn)?;
+                with_broadcasts(conn, rows)
+            })
+            .await
+    }
+
+    async fn due_requests(&self, now: DateTime<Utc>, limit: u32) -> Result<Vec<ReviewRequest>, StoreError> {
+        self.db
+            .run(move |conn| {
+                let rows = requests::table
+                    .filter(sql::<Bool>(OPEN_CONDITION))
+                    .filter(requests::timeout_at.le(to_db_time(now)))
+                    .order(requests::timeout_at.asc())
+                    .limit(i64::from(limit))
+                    .select(RequestRow::as_select())
+                    .load(conn)?;
+                with_broadcasts(conn, rows)
+            })
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests;

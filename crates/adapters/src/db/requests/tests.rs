@@ -1,0 +1,222 @@
+use diesel::prelude::*;
+use diesel::sql_types::Text;
+use reviewloop_domain::{EventType, Member, Priority, RequestStatus};
+use reviewloop_ports::LoopStore;
+use serde_json::json;
+
+use super::super::schema::outbox_events;
+use super::super::testdb::{fixtures, TestDb};
+use super::*;
+
+fn query(creator: &UserId) -> RequestQuery {
+    RequestQuery {
+        creator: *creator,
+        status: None,
+        priority: None,
+        loop_id: None,
+        limit: 50,
+        offset: 0,
+        sort: RequestSort::CreatedAtDesc,
+    }
+}
+
+async fn outbox_count(db: &TestDb) -> i64 {
+    db.db.run(|c| Ok(outbox_events::table.count().get_result(c)?)).await.unwrap()
+}
+
+#[tokio::test]
+async fn a_request_round_trips_with_every_field() {
+    let db = TestDb::new();
+    let store = db.store();
+    let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
+    let mut request = fixtures::request(&lp, 20, "high", 0);
+    let event = fixtures::event_for(&request, &lp, 90, EventType::RequestCreated);
+    store.insert_request(&request, &[event]).await.unwrap();
+    let loaded = store.request_by_id(&request.id).await.unwrap().unwrap();
+    assert_eq!(loaded, request);
+    assert_eq!(loaded.timeout_seconds, 60);
+    assert_eq!(loaded.broadcasted_to.len(), 3, "creator and two active members, not the pending one");
+    assert_eq!(outbox_count(&db).await, 1);
+
+    request.respond(UserId::new(fixtures::oid(2)), json!(7), fixtures::at(3)).unwrap();
+    request.give_feedback(Some(4.5), Some("quick".into()), fixtures::at(4)).unwrap();
+    store.update_request(&request, &[]).await.unwrap();
+    let loaded = store.request_by_id(&request.id).await.unwrap().unwrap();
+    assert_eq!(loaded.version, 1);
+    request.version = 1;
+    assert_eq!(loaded, request);
+}
+
+#[tokio::test]
+async fn a_stale_write_is_a_conflict_and_changes_nothing() {
+    let db = TestDb::new();
+    let store = db.store();
+    let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
+    let request = fixtures::request(&lp, 20, "high", 0);
+    store.insert_request(&request, &[]).await.unwrap();
+
+    let mut first = request.clone();
+    first.claim(UserId::new(fixtures::oid(2)), fixtures::at(1)).unwrap();
+    let mut second = request.clone();
+    second.claim(UserId::new(fixtures::oid(3)), fixtures::at(1)).unwrap();
+    let claimed = fixtures::event_for(&second, &lp, 91, EventType::RequestClaimed);
+
+    store.update_request(&first, &[]).await.unwrap();
+    let lost = store.update_request(&second, &[claimed]).await;
+    assert!(matches!(lost, Err(StoreError::Conflict(_))));
+    let stored = store.request_by_id(&request.id).await.unwrap().unwrap();
+    assert_eq!(stored.claimed_by, Some(UserId::new(fixtures::oid(2))));
+    assert_eq!(outbox_count(&db).await, 0, "the loser's event was not written");
+}
+
+#[tokio::test]
+async fn a_change_and_its_events_commit_together_or_not_at_all() {
+    let db = TestDb::new();
+    let store = db.store();
+    let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
+    let request = fixtures::request(&lp, 20, "high", 0);
+    let created = fixtures::event_for(&request, &lp, 90, EventType::RequestCreated);
+    store.insert_request(&request, &[created.clone()]).await.unwrap();
+
+    // Reusing the event id makes the outbox insert fail inside the transaction.
+    let mut cancelled = request.clone();
+    cancelled.cancel(fixtures::at(2)).unwrap();
+    let result = store.update_request(&cancelled, &[created]).await;
+    assert!(matches!(result, Err(StoreError::Conflict(_))));
+    let stored = store.request_by_id(&request.id).await.unwrap().unwrap();
+    assert_eq!(stored.status, RequestStatus::Pending, "the change rolled back with its event");
+}
+
+#[tokio::test]
+async fn updating_a_missing_request_is_not_found() {
+    let db = TestDb::new();
+    let store = db.store();
+    let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
+    let request = fixtures::request(&lp, 20, "high", 0);
+    assert!(matches!(store.update_request(&request, &[]).await, Err(StoreError::NotFound)));
+}
+
+#[tokio::test]
+async fn lists_filter_sort_page_and_count() {
+    let db = TestDb::new();
+    let store = db.store();
+    let lp = fixtures::loop_with_members(&store, 10, "AAAAAA").await;
+    let other = fixtures::loop_with_members(&store, 11, "BBBBBB").await;
+    let priorities = ["low", "critical", "medium", "high", "low"];
+    for (i, priority) in priorities.iter().enumerate() {
+        let n = 20 + i as u8;
+        let target = if i == 4 { &other } else { &lp };
+        store.insert_request(&fixtures::request(target, n, priority, i as i64), &[]).await.unwrap();
+    }
+    let mut cancelled = store.request_by_id(&RequestId::new(fixtures::oid(21))).await.unwrap().unwrap();
+    cancelled.cancel(fixtures::at(9)).unwrap();
+    store.update_request(&cancelled, &[]).await.unwrap();
+
+    let creator = lp.creator_id;
+    let ids = |page: RequestPage| page.requests.iter().map(|r| r.id.object_id()).collect::<Vec<_>>();
+    let all = store.list_requests(&query(&creator)).await.unwrap();
+    assert_eq!(all.total, 5);
+    assert_eq!(ids(all), [24, 23, 22, 21, 20].map(fixtures::oid));
+
+    let asc = RequestQuery { sort: RequestSort::CreatedAtAsc, limit: 2, offset: 1, ..query(&creator) };
+    let page = store.list_requests(&asc).await.unwrap();
+    assert_eq!(page.total, 5, "total counts every match, not the page");
+    assert_eq!(ids(page), [21, 22].map(fixtures::oid));
+
+    let by_priority = RequestQuery { sort: RequestSort::PriorityDesc, ..query(&creator) };
+    assert_eq!(ids(store.list_requests(&by_priority).await.unwrap()), [21, 23, 22, 24, 20].map(fixtures::oid));
+
+    let by_status = RequestQuery { sort: RequestSort::StatusAsc, ..query(&creator) };
+    assert_eq!(ids(store.list_requests(&by_status).await.unwrap())[0], fixtures::oid(21), "cancelled sorts first");
+
+    let filtered = RequestQuery {
+        status: Some(RequestStatus::Pending),
+        priority: Some(Priority::Low),
+        loop_id: Some(lp.id),
+        ..query(&creator)
+    };
+    assert_eq!(ids(store.list_requests(&filtered).await.unwrap()), [fixtures::oid(20)]);
+
+    let stranger = UserId::new(fixtures::oid(2));
+    assert_eq!(store.list_requests(&query(&stranger)).await.unwrap().total, 0);
+}
+
+#[tokio::test]
+async fn the_inbox_holds_what_a_reviewer_can_still_act_on() {
+    let db = TestDb::new();
+    let store = db.store();
+    let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
+    let (u2, u3) = (UserId::new(fixtures::oid(2)), UserId::new(fixtures::oid(3)));
+    let old_low = fixtures::request(&lp, 20, "low", 0);
+    let new_high = fixtures::request(&lp, 21, "high", 5);
+    let old_high = fixtures::request(&lp, 22, "high", 1);
+    let mut claimed_by_3 = fixtures::request(&lp, 23, "critical", 2);
+    let mut answered = fixtures::request(&lp, 24, "critical", 3);
+    for r in [&old_low, &new_high, &old_high, &claimed_by_3, &answered] {
+        store.insert_request(r, &[]).await.unwrap();
+    }
+    claimed_by_3.claim(u3, fixtures::at(6)).unwrap();
+    store.update_request(&claimed_by_3, &[]).await.unwrap();
+    answered.respond(u3, json!(2), fixtures::at(6)).unwrap();
+    store.update_request(&answered, &[]).await.unwrap();
+
+    let ids = |list: Vec<ReviewRequest>| list.iter().map(|r| r.id.object_id()).collect::<Vec<_>>();
+    assert_eq!(ids(store.inbox(&u2, 50, 0).await.unwrap()), [22, 21, 20].map(fixtures::oid));
+    assert_eq!(ids(store.inbox(&u3, 50, 0).await.unwrap()), [23, 22, 21, 20].map(fixtures::oid));
+    assert_eq!(ids(store.inbox(&u2, 1, 1).await.unwrap()), [fixtures::oid(21)]);
+
+    // A member added after the requests were created received none of them.
+    let late_user = fixtures::user(8, "late@x.io");
+    reviewloop_ports::AccountStore::insert_user(&store, &late_user).await.unwrap();
+    store.save_member(&Member::joined(lp.id, late_user.id, late_user.email, fixtures::at(9)), &[]).await.unwrap();
+    assert!(store.inbox(&late_user.id, 50, 0).await.unwrap().is_empty());
+
+    // A removed member's inbox empties.
+    let mut member = store.member(&lp.id, &u2).await.unwrap().unwrap();
+    member.remove(fixtures::at(10)).unwrap();
+    store.save_member(&member, &[]).await.unwrap();
+    assert!(store.inbox(&u2, 50, 0).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn due_requests_are_the_open_ones_past_their_timeout_soonest_first() {
+    let db = TestDb::new();
+    let store = db.store();
+    let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
+    for (n, created) in [(20u8, 10i64), (21, 0), (22, 100)] {
+        store.insert_request(&fixtures::request(&lp, n, "low", created), &[]).await.unwrap();
+    }
+    let mut cancelled = fixtures::request(&lp, 23, "low", 0);
+    store.insert_request(&cancelled, &[]).await.unwrap();
+    cancelled.cancel(fixtures::at(1)).unwrap();
+    store.update_request(&cancelled, &[]).await.unwrap();
+
+    let due: Vec<_> = store.due_requests(fixtures::at(75), 10).await.unwrap().iter().map(|r| r.id.object_id()).collect();
+    assert_eq!(due, [21, 20].map(fixtures::oid), "timeouts at 60 and 70; the one at 160 is not due");
+    assert_eq!(store.due_requests(fixtures::at(75), 1).await.unwrap().len(), 1);
+    let open: Vec<_> = store.open_requests_in_loop(&lp.id).await.unwrap().iter().map(|r| r.id.object_id()).collect();
+    assert_eq!(open, [21, 20, 22].map(fixtures::oid));
+}
+
+#[derive(QueryableByName)]
+struct PlanRow {
+    #[diesel(sql_type = Text)]
+    detail: String,
+}
+
+#[tokio::test]
+async fn the_timeout_sweep_reads_through_the_due_index() {
+    let db = TestDb::new();
+    let plan: Vec<PlanRow> = db
+        .db
+        .run(|c| {
+            let sql = format!(
+                "EXPLAIN QUERY PLAN SELECT id FROM requests WHERE {OPEN_CONDITION} AND timeout_at <= '2030-01-01' ORDER BY timeout_at LIMIT 10"
+            );
+            Ok(diesel::sql_query(sql).load(c)?)
+        })
+        .await
+        .unwrap();
+    let details: Vec<&str> = plan.iter().map(|p| p.detail.as_str()).collect();
+    assert!(details.iter().any(|d| d.contains("requests_due")), "{details:?}");
+}

@@ -1,0 +1,126 @@
+//! The tables, in the column types every backend shares (text, integers,
+//! booleans, doubles, timestamps), so one schema serves SQLite and PostgreSQL.
+
+diesel::table! {
+    users (id) {
+        id -> Text,
+        email -> Text,
+        status -> Text,
+        signing_secret -> Text,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    api_keys (id) {
+        id -> Text,
+        user_id -> Text,
+        name -> Nullable<Text>,
+        key_hash -> Text,
+        prefix -> Text,
+        permissions -> Text,
+        rate_limit -> BigInt,
+        created_at -> Timestamp,
+        revoked_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    loops (id) {
+        id -> Text,
+        name -> Text,
+        description -> Nullable<Text>,
+        icon -> Text,
+        creator_id -> Text,
+        invite_code -> Text,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    loop_members (loop_id, user_id) {
+        loop_id -> Text,
+        user_id -> Text,
+        email -> Text,
+        status -> Text,
+        invited_at -> Timestamp,
+        joined_at -> Nullable<Timestamp>,
+        removed_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    requests (id) {
+        id -> Text,
+        loop_id -> Text,
+        creator_id -> Text,
+        api_key_id -> Nullable<Text>,
+        processing_type -> Text,
+        content_type -> Text,
+        priority -> Text,
+        priority_rank -> Integer,
+        request_text -> Text,
+        image_url -> Nullable<Text>,
+        context -> Nullable<Text>,
+        platform -> Text,
+        platform_version -> Nullable<Text>,
+        response_type -> Text,
+        response_config -> Text,
+        default_response -> Nullable<Text>,
+        timeout_at -> Timestamp,
+        callback_url -> Nullable<Text>,
+        metadata -> Nullable<Text>,
+        broadcasted_at -> Nullable<Timestamp>,
+        status -> Text,
+        claimed_by -> Nullable<Text>,
+        claimed_at -> Nullable<Timestamp>,
+        response_by -> Nullable<Text>,
+        response_at -> Nullable<Timestamp>,
+        response_data -> Nullable<Text>,
+        response_time_seconds -> Nullable<Double>,
+        cancelled_at -> Nullable<Timestamp>,
+        feedback -> Nullable<Text>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+        version -> BigInt,
+    }
+}
+
+diesel::table! {
+    request_broadcasts (request_id, user_id) {
+        request_id -> Text,
+        user_id -> Text,
+        position -> Integer,
+        email -> Text,
+        role -> Text,
+        notification_sent -> Bool,
+        notification_error -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    outbox_events (id) {
+        id -> Text,
+        event_type -> Text,
+        account_id -> Text,
+        request_id -> Nullable<Text>,
+        loop_id -> Nullable<Text>,
+        payload -> Text,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::joinable!(api_keys -> users (user_id));
+diesel::joinable!(loop_members -> loops (loop_id));
+diesel::joinable!(request_broadcasts -> requests (request_id));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    users,
+    api_keys,
+    loops,
+    loop_members,
+    requests,
+    request_broadcasts,
+    outbox_events,
+);

@@ -1,0 +1,138 @@
+//! A fresh SQLite database file per test, and fixtures to fill it.
+
+use tempfile::TempDir;
+
+use super::{Database, SqlStore};
+
+pub(crate) struct TestDb {
+    // Kept so the directory (and the database in it) lives as long as the test.
+    _dir: TempDir,
+    pub db: Database,
+}
+
+impl TestDb {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}", dir.path().join("test.db").display());
+        let (db, applied) = Database::open(&url).expect("open test database");
+        assert!(!applied.is_empty(), "a new database gets every migration");
+        Self { _dir: dir, db }
+    }
+
+    pub fn store(&self) -> SqlStore {
+        SqlStore::new(self.db.clone())
+    }
+}
+
+pub(crate) mod fixtures {
+    use chrono::{DateTime, Duration, Utc};
+    use reviewloop_domain::review_loop::NewLoop;
+    use reviewloop_domain::{
+        AccountStatus, ApiKey, ApiKeyId, BroadcastEntry, Email, Event, EventId, EventType,
+        InviteCode, Loop, LoopId, Member, ObjectId, Permission, RequestId, RequestInput,
+        ReviewRequest, User, UserId,
+    };
+    use reviewloop_ports::{AccountStore, LoopStore};
+    use serde_json::json;
+
+    use crate::db::SqlStore;
+
+    pub fn oid(n: u8) -> ObjectId {
+        ObjectId::from_parts(1_800_000_000, [n; 8])
+    }
+
+    /// A time with milliseconds, as the clock gives them.
+    pub fn at(seconds: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp_millis(1_800_000_000_123).expect("time") + Duration::seconds(seconds)
+    }
+
+    pub fn user(n: u8, email: &str) -> User {
+        User {
+            id: UserId::new(oid(n)),
+            email: Email::parse(email).expect("email"),
+            status: AccountStatus::Active,
+            signing_secret: format!("whsec_{n}"),
+            created_at: at(0),
+        }
+    }
+
+    pub fn key(n: u8, user: &User, hash: &str) -> ApiKey {
+        ApiKey {
+            id: ApiKeyId::new(oid(n)),
+            user_id: user.id,
+            name: Some("ci".into()),
+            key_hash: hash.into(),
+            prefix: "rl_abcdef".into(),
+            permissions: vec![Permission::LoopsRead, Permission::RequestsWrite],
+            rate_limit: 250,
+            created_at: at(0),
+            revoked_at: None,
+        }
+    }
+
+    /// Users 1 (creator), 2 and 3 (active), 4 (pending) and a loop with a code.
+    pub async fn loop_with_members(store: &SqlStore, n: u8, code: &str) -> Loop {
+        for u in 1..=4u8 {
+            let user = user(u, &format!("u{u}@x.io"));
+            if store.user_by_id(&user.id).await.expect("lookup").is_none() {
+                store.insert_user(&user).await.expect("user");
+            }
+        }
+        let id = LoopId::new(oid(n));
+        let creator = Member::creator(id, UserId::new(oid(1)), Email::parse("u1@x.io").expect("e"), at(0));
+        let fields = NewLoop::parse(Some("Reviewers"), Some("desc"), Some("📝")).expect("fields");
+        let mut lp = Loop::create(id, fields, creator, InviteCode::parse(code).expect("code"), at(0));
+        for (u, active) in [(2u8, true), (3, true), (4, false)] {
+            let email = Email::parse(&format!("u{u}@x.io")).expect("e");
+            let member = if active {
+                Member::joined(id, UserId::new(oid(u)), email, at(1))
+            } else {
+                Member::invited(id, UserId::new(oid(u)), email, at(1))
+            };
+            lp.members.push(member);
+        }
+        store.insert_loop(&lp, &[]).await.expect("loop");
+        lp
+    }
+
+    /// A pending request in `lp` by user 1, sent to its active members.
+    pub fn request(lp: &Loop, n: u8, priority: &str, created: i64) -> ReviewRequest {
+        let input = RequestInput {
+            request_text: Some(format!("Request {n}")),
+            content_type: Some("markdown".into()),
+            response_type: Some("rating".into()),
+            response_config: Some(json!({"scale_max": 10, "hint": "be fair"})),
+            priority: Some(priority.into()),
+            processing_type: Some("time-sensitive".into()),
+            timeout_seconds: Some(json!(60)),
+            default_response: Some(json!(5)),
+            context: Some(json!({"post": n})),
+            metadata: Some(json!({"trace": "t"})),
+            callback_url: Some("https://hooks.example.com/cb".into()),
+            ..RequestInput::default()
+        };
+        let broadcasts = lp
+            .active_members()
+            .map(|m| BroadcastEntry {
+                user_id: m.user_id,
+                email: m.email.clone(),
+                role: "member".into(),
+                notification_sent: true,
+                notification_error: None,
+            })
+            .collect();
+        ReviewRequest::create(
+            RequestId::new(oid(n)),
+            lp.id,
+            lp.creator_id,
+            Some(ApiKeyId::new(oid(200))),
+            input.validate().expect("valid"),
+            broadcasts,
+            at(created),
+        )
+    }
+
+    pub fn event_for(request: &ReviewRequest, lp: &Loop, n: u8, kind: EventType) -> Event {
+        Event::for_request(EventId::new(oid(n)), kind, request, lp, None, at(0))
+    }
+}

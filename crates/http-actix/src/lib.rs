@@ -1,1 +1,55 @@
+//! reviewloop's HTTP surface on actix-web: both path forms (`/v1/api/...`
+//! and `/v1/...`), the response envelopes, authentication and rate-limit
+//! headers, and the one place where errors become status codes.
+//!
+//! Handlers are thin: parse the request, call one service, render.
 
+mod auth;
+mod body;
+mod envelope;
+mod error;
+mod fallback;
+mod routes;
+mod state;
+
+pub use envelope::Surface;
+pub use error::ApiError;
+pub use state::AppState;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::middleware::{from_fn, ErrorHandlers};
+use actix_web::{web, App, Error};
+use tracing_actix_web::TracingLogger;
+
+/// Largest request body accepted, in bytes (1 MiB).
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// The whole application: routes, extractor error handlers, the JSON
+/// fallback for framework errors, request ids and request logging.
+pub fn build_app(
+    state: AppState,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = Error,
+        InitError = (),
+    >,
+> {
+    App::new()
+        .app_data(web::Data::new(state))
+        .app_data(body::json_config())
+        .app_data(body::query_config())
+        .app_data(body::path_config())
+        .app_data(web::PayloadConfig::new(MAX_BODY_BYTES))
+        .configure(routes::configure)
+        .default_service(web::to(fallback::not_found))
+        .wrap(ErrorHandlers::new().default_handler(fallback::into_envelope))
+        .wrap(from_fn(fallback::request_id_header))
+        .wrap(TracingLogger::default())
+}
+
+#[cfg(test)]
+mod tests;

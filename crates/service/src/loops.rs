@@ -66,6 +66,11 @@ impl LoopService {
         }
     }
 
+    /// The base URL users reach the service at.
+    pub fn public_url(&self) -> &str {
+        &self.public_url
+    }
+
     /// The join link of a code.
     pub fn join_url(&self, code: &InviteCode) -> String {
         format!("{}/join/{}", self.public_url, code.as_str())

@@ -17,7 +17,7 @@ use reviewloop_domain::{
     BroadcastEntry, Event, EventType, Loop, LoopId, Permission, RequestId, RequestInput,
     RequestPatch, ReviewRequest,
 };
-use reviewloop_ports::{RequestPage, StoreError};
+use reviewloop_ports::{RequestPage, RequestQuery, StoreError};
 use serde_json::Value;
 
 use crate::error::{messages, ServiceError};
@@ -175,11 +175,15 @@ impl RequestService {
         Ok(self.load(caller, id, None).await?.0)
     }
 
-    /// A page of the requests the caller created.
-    pub async fn list(&self, caller: &Principal, input: ListRequestsInput) -> Result<RequestPage, ServiceError> {
+    /// A page of the requests the caller created, with the query it answers.
+    pub async fn list(
+        &self,
+        caller: &Principal,
+        input: ListRequestsInput,
+    ) -> Result<(RequestPage, RequestQuery), ServiceError> {
         caller.require(Permission::RequestsRead)?;
         let query = input.into_query(caller.user_id)?;
-        Ok(self.ports.requests.list_requests(&query).await?)
+        Ok((self.ports.requests.list_requests(&query).await?, query))
     }
 
     /// A page of the requests the caller created in one loop it can see.
@@ -188,7 +192,7 @@ impl RequestService {
         caller: &Principal,
         loop_id: &LoopId,
         mut input: ListRequestsInput,
-    ) -> Result<RequestPage, ServiceError> {
+    ) -> Result<(RequestPage, RequestQuery), ServiceError> {
         caller.require(Permission::RequestsRead)?;
         self.ports
             .loops
@@ -198,7 +202,7 @@ impl RequestService {
             .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))?;
         input.loop_id = Some(loop_id.to_string());
         let query = input.into_query(caller.user_id)?;
-        Ok(self.ports.requests.list_requests(&query).await?)
+        Ok((self.ports.requests.list_requests(&query).await?, query))
     }
 
     /// Changes a pending request (requester only).

@@ -292,5 +292,5 @@ async fn list_passes_the_parsed_query_to_the_store() {
         sort: Some("priority_desc".into()),
         ..ListRequestsInput::default()
     };
-    assert_eq!(service(kit).list(&caller, input).await.unwrap().total, 0);
+    assert_eq!(service(kit).list(&caller, input).await.unwrap().0.total, 0);
 }

@@ -1,0 +1,76 @@
+//! Authentication of the API scopes: a middleware that checks the bearer
+//! key and counts the call, and the extractor that hands the caller to
+//! handlers. Every authenticated response carries the key's rate-limit state.
+
+use std::future::{ready, Ready};
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION};
+use actix_web::middleware::Next;
+use actix_web::{web, Error, FromRequest, HttpMessage, HttpRequest, ResponseError};
+use reviewloop_ports::RateLimitStatus;
+use reviewloop_service::{messages, Principal, ServiceError};
+
+use crate::envelope::Surface;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Writes `X-RateLimit-Limit`, `-Remaining` and `-Reset` (Unix seconds).
+pub(crate) fn rate_limit_headers(headers: &mut HeaderMap, status: &RateLimitStatus) {
+    let values = [
+        ("x-ratelimit-limit", status.limit.to_string()),
+        ("x-ratelimit-remaining", status.remaining.to_string()),
+        ("x-ratelimit-reset", status.reset_at.timestamp().to_string()),
+    ];
+    for (name, value) in values {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.insert(HeaderName::from_static(name), value);
+        }
+    }
+}
+
+/// Middleware of the authenticated scopes.
+pub(crate) async fn authenticate(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, Error> {
+    let surface = Surface::of(req.path());
+    let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
+        let error = ApiError::new(ServiceError::Unexpected("application state missing".into()), surface);
+        return Ok(req.into_response(error.error_response()));
+    };
+    let header = req
+        .headers()
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    match state.auth.authenticate(header.as_deref()).await {
+        Ok((principal, status)) => {
+            req.extensions_mut().insert(Caller { principal, rate_limit: status });
+            let mut response = next.call(req).await?;
+            rate_limit_headers(response.headers_mut(), &status);
+            Ok(response.map_into_boxed_body())
+        }
+        Err(error) => Ok(req.into_response(ApiError::new(error, surface).error_response())),
+    }
+}
+
+/// The authenticated caller and its rate-limit state after this call.
+#[derive(Debug, Clone)]
+pub(crate) struct Caller {
+    pub principal: Principal,
+    pub rate_limit: RateLimitStatus,
+}
+
+impl FromRequest for Caller {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let caller = req.extensions().get::<Caller>().cloned();
+        ready(caller.ok_or_else(|| {
+            ApiError::new(ServiceError::Unauthenticated(messages::MISSING_KEY), Surface::of(req.path()))
+        }))
+    }
+}

@@ -1,0 +1,72 @@
+//! Extractor settings that turn malformed bodies, queries and paths into
+//! 4xx answers in the envelope, and the helpers handlers parse ids with.
+
+use actix_web::error::{JsonPayloadError, QueryPayloadError};
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest};
+use reviewloop_service::ServiceError;
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+use crate::envelope::Surface;
+use crate::error::ApiError;
+use crate::MAX_BODY_BYTES;
+
+pub(crate) fn json_config() -> web::JsonConfig {
+    web::JsonConfig::default()
+        .limit(MAX_BODY_BYTES)
+        .error_handler(|error, req| json_error(&error, req).into())
+}
+
+fn json_error(error: &JsonPayloadError, req: &HttpRequest) -> ApiError {
+    let surface = Surface::of(req.path());
+    let message = match error {
+        JsonPayloadError::Overflow { .. } | JsonPayloadError::OverflowKnownLength { .. } => {
+            format!("Request body too large: the limit is {MAX_BODY_BYTES} bytes")
+        }
+        JsonPayloadError::ContentType => "Content-Type must be application/json".to_owned(),
+        JsonPayloadError::Deserialize(e) if e.is_data() => format!("Invalid request body: {e}"),
+        JsonPayloadError::Deserialize(e) => format!("Malformed JSON: {e}"),
+        other => format!("Cannot read request body: {other}"),
+    };
+    let status = match error {
+        JsonPayloadError::Overflow { .. } | JsonPayloadError::OverflowKnownLength { .. } => {
+            StatusCode::PAYLOAD_TOO_LARGE
+        }
+        JsonPayloadError::ContentType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        _ => StatusCode::BAD_REQUEST,
+    };
+    ApiError::with_status(status, message, surface)
+}
+
+pub(crate) fn query_config() -> web::QueryConfig {
+    web::QueryConfig::default().error_handler(|error, req| {
+        let message = match &error {
+            QueryPayloadError::Deserialize(e) => format!("Invalid query string: {e}"),
+            other => format!("Invalid query string: {other}"),
+        };
+        ApiError::new(ServiceError::Refused(message), Surface::of(req.path())).into()
+    })
+}
+
+pub(crate) fn path_config() -> web::PathConfig {
+    web::PathConfig::default().error_handler(|_, req| {
+        ApiError::new(ServiceError::Refused("Invalid ID format".into()), Surface::of(req.path())).into()
+    })
+}
+
+/// Parses a path id; anything but 24 hexadecimal characters is a 400.
+pub(crate) fn id<T: std::str::FromStr>(raw: &str) -> Result<T, ApiError> {
+    raw.parse().map_err(|_| ApiError::bad_request("Invalid ID format"))
+}
+
+/// For `Option<Value>` fields where an explicit `null` means "clear it":
+/// a present field (even `null`) becomes `Some`, an absent one stays `None`.
+pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// Like [`present`] for optional text: `null` becomes `Some(None)`.
+pub(crate) fn present_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
+}

@@ -1,0 +1,86 @@
+//! The two response envelopes. The request surface answers
+//! `{"error", "msg", "data"}`; the alternate surface (reviews, templates,
+//! webhooks, teams) answers `{"success", "data", "meta"}` and, on failure,
+//! `{"success": false, "error": {"code", "message", "details"}}`.
+
+use actix_web::http::StatusCode;
+use actix_web::HttpResponse;
+use chrono::{SecondsFormat, Utc};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// Which envelope a path answers in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    /// `/v1/api/...`, `/v1/loops`, `/v1/requests`, `/v1/test`, everything else.
+    Request,
+    /// `/v1/reviews`, `/v1/templates`, `/v1/webhooks`, `/v1/teams`.
+    Alternate,
+}
+
+impl Surface {
+    /// The surface a path belongs to.
+    pub fn of(path: &str) -> Self {
+        const ALTERNATE: [&str; 4] = ["/v1/reviews", "/v1/templates", "/v1/webhooks", "/v1/teams"];
+        let alternate = ALTERNATE.iter().any(|prefix| {
+            path.strip_prefix(prefix)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        });
+        if alternate {
+            Self::Alternate
+        } else {
+            Self::Request
+        }
+    }
+}
+
+/// A success in envelope A.
+pub fn ok(status: StatusCode, msg: &str, data: impl Serialize) -> HttpResponse {
+    HttpResponse::build(status).json(json!({"error": false, "msg": msg, "data": data}))
+}
+
+/// The code of the alternate envelope for a status.
+fn alternate_code(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 | 413 | 415 | 422 => "validation_error",
+        401 => "unauthorized",
+        403 => "insufficient_permissions",
+        404 => "not_found",
+        405 => "method_not_allowed",
+        409 => "conflict",
+        429 => "rate_limit_exceeded",
+        503 => "service_unavailable",
+        _ => "internal_error",
+    }
+}
+
+/// A failure in the envelope of `surface`.
+pub fn failure(surface: Surface, status: StatusCode, message: &str, request_id: Option<String>) -> HttpResponse {
+    let body = match surface {
+        Surface::Request => json!({"error": true, "msg": message}),
+        Surface::Alternate => json!({
+            "success": false,
+            "error": {"code": alternate_code(status), "message": message, "details": Value::Null},
+            "meta": {
+                "request_id": request_id,
+                "timestamp": Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true),
+            },
+        }),
+    };
+    HttpResponse::build(status).json(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_pick_their_surface() {
+        for path in ["/v1/webhooks", "/v1/webhooks/abc", "/v1/reviews", "/v1/teams/x/members", "/v1/templates"] {
+            assert_eq!(Surface::of(path), Surface::Alternate, "{path}");
+        }
+        for path in ["/v1/api/webhooks", "/v1/loops", "/v1/test", "/", "/v1/reviewsx", "/join/ABC"] {
+            assert_eq!(Surface::of(path), Surface::Request, "{path}");
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Answers the framework gives on its own (unknown route, wrong method,
+//! oversized payload) come out in the envelope of their surface, and every
+//! response names its request id.
+
+use actix_web::body::{BoxBody, EitherBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{HeaderName, HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
+use actix_web::http::StatusCode;
+use actix_web::middleware::{ErrorHandlerResponse, Next};
+use actix_web::{Error, HttpMessage, HttpRequest, HttpResponse};
+use tracing_actix_web::RequestId;
+
+use crate::envelope::{failure, Surface};
+
+fn request_id(req: &HttpRequest) -> Option<String> {
+    req.extensions().get::<RequestId>().map(ToString::to_string)
+}
+
+/// The default service: no route matched.
+pub(crate) async fn not_found(req: HttpRequest) -> HttpResponse {
+    failure(Surface::of(req.path()), StatusCode::NOT_FOUND, "Not found", request_id(&req))
+}
+
+fn message_for(status: StatusCode) -> String {
+    match status {
+        StatusCode::NOT_FOUND => "Not found".into(),
+        StatusCode::METHOD_NOT_ALLOWED => "Method not allowed".into(),
+        StatusCode::PAYLOAD_TOO_LARGE => format!("Request body too large: the limit is {} bytes", crate::MAX_BODY_BYTES),
+        StatusCode::INTERNAL_SERVER_ERROR => "Internal server error".into(),
+        other => other.canonical_reason().unwrap_or("Request failed").into(),
+    }
+}
+
+/// Rewrites any error response that is not already JSON into the envelope,
+/// keeping its status and its headers (`Allow`, rate-limit headers).
+pub(crate) fn into_envelope<B: MessageBody>(
+    response: ServiceResponse<B>,
+) -> actix_web::Result<ErrorHandlerResponse<B>> {
+    let is_json = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if is_json {
+        return Ok(ErrorHandlerResponse::Response(response.map_into_left_body()));
+    }
+    let (req, old) = response.into_parts();
+    let status = old.status();
+    if status == StatusCode::INTERNAL_SERVER_ERROR {
+        if let Some(error) = old.error() {
+            tracing::error!(%error, "unhandled error");
+        }
+    }
+    let mut new = failure(Surface::of(req.path()), status, &message_for(status), request_id(&req));
+    for (name, value) in old.headers() {
+        if name != CONTENT_TYPE && name != CONTENT_LENGTH {
+            new.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    let response: ServiceResponse<EitherBody<B, BoxBody>> = ServiceResponse::new(req, new).map_into_right_body();
+    Ok(ErrorHandlerResponse::Response(response))
+}
+
+/// Adds `X-Request-Id`, the id the request's log lines carry.
+pub(crate) async fn request_id_header(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, Error> {
+    let id = req.extensions().get::<RequestId>().map(ToString::to_string);
+    let mut response = next.call(req).await?;
+    if let Some(value) = id.and_then(|id| HeaderValue::from_str(&id).ok()) {
+        response.headers_mut().insert(HeaderName::from_static("x-request-id"), value);
+    }
+    Ok(response)
+}

@@ -1,0 +1,25 @@
+//! `GET /v1/test`: who am I, and how much of my hourly allowance is left.
+
+use actix_web::http::StatusCode;
+use actix_web::HttpResponse;
+use serde_json::json;
+
+use crate::auth::Caller;
+use crate::envelope::ok;
+
+pub(super) async fn check(caller: Caller) -> HttpResponse {
+    let p = &caller.principal;
+    let data = json!({
+        "api_key_id": p.api_key_id,
+        "user_id": p.user_id,
+        "email": p.email,
+        "account_status": p.account_status,
+        "permissions": p.permissions,
+        "rate_limit": {
+            "limit": caller.rate_limit.limit,
+            "remaining": caller.rate_limit.remaining,
+            "reset_at": caller.rate_limit.reset_at,
+        },
+    });
+    ok(StatusCode::OK, "API key is valid", data)
+}

@@ -1,0 +1,84 @@
+//! Loop handlers: list, create, read, update, delete.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpResponse};
+use reviewloop_domain::LoopId;
+use reviewloop_service::LoopPatch;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::views::{invite_json, loop_json};
+use crate::auth::Caller;
+use crate::body::{id, present_text};
+use crate::envelope::ok;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+type Result = std::result::Result<HttpResponse, ApiError>;
+
+pub(super) async fn list(state: web::Data<AppState>, caller: Caller) -> Result {
+    let loops = state.loops.list(&caller.principal).await?;
+    let rendered: Vec<_> = loops.iter().map(loop_json).collect();
+    Ok(ok(StatusCode::OK, "Loops retrieved successfully", json!({"loops": rendered, "count": loops.len()})))
+}
+
+#[derive(Deserialize)]
+pub(super) struct CreateLoop {
+    name: Option<String>,
+    description: Option<String>,
+    icon: Option<String>,
+}
+
+pub(super) async fn create(state: web::Data<AppState>, caller: Caller, body: web::Json<CreateLoop>) -> Result {
+    let body = body.into_inner();
+    let invite = state
+        .loops
+        .create(&caller.principal, body.name.as_deref(), body.description.as_deref(), body.icon.as_deref())
+        .await?;
+    Ok(ok(StatusCode::CREATED, "Loop created successfully", invite_json(&invite)))
+}
+
+pub(super) async fn get(state: web::Data<AppState>, caller: Caller, path: web::Path<String>) -> Result {
+    let lp = state.loops.get(&caller.principal, &id::<LoopId>(&path)?).await?;
+    Ok(ok(StatusCode::OK, "Loop retrieved successfully", json!({"loop": loop_json(&lp)})))
+}
+
+#[derive(Deserialize)]
+pub(super) struct UpdateLoop {
+    name: Option<String>,
+    #[serde(default, deserialize_with = "present_text")]
+    description: Option<Option<String>>,
+    icon: Option<String>,
+}
+
+pub(super) async fn update(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+    body: web::Json<UpdateLoop>,
+) -> Result {
+    let body = body.into_inner();
+    let patch = LoopPatch { name: body.name, description: body.description, icon: body.icon };
+    let lp = state.loops.update(&caller.principal, &id::<LoopId>(&path)?, patch).await?;
+    Ok(ok(StatusCode::OK, "Loop updated successfully", json!({"loop": loop_json(&lp)})))
+}
+
+#[derive(Deserialize)]
+pub(super) struct DeleteLoop {
+    force: Option<String>,
+}
+
+pub(super) async fn delete(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+    query: web::Query<DeleteLoop>,
+) -> Result {
+    let force = match query.force.as_deref() {
+        None | Some("false") | Some("0") => false,
+        Some("true") | Some("1") => true,
+        Some(_) => return Err(ApiError::bad_request("force must be true or false")),
+    };
+    let loop_id = state.loops.delete(&caller.principal, &id::<LoopId>(&path)?, force).await?;
+    Ok(ok(StatusCode::OK, "Loop deleted successfully", json!({"loop_id": loop_id})))
+}

@@ -1,0 +1,76 @@
+//! Membership handlers: list, invite, remove, join, new invite code.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpResponse};
+use reviewloop_domain::{LoopId, UserId};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::views::{invite_json, loop_json};
+use crate::auth::Caller;
+use crate::body::id;
+use crate::envelope::ok;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+type Result = std::result::Result<HttpResponse, ApiError>;
+
+pub(super) async fn list(state: web::Data<AppState>, caller: Caller, path: web::Path<String>) -> Result {
+    let lp = state.loops.members(&caller.principal, &id::<LoopId>(&path)?).await?;
+    let data = json!({
+        "loop_id": lp.id,
+        "members": lp.members,
+        "member_count": lp.member_count(),
+        "total_count": lp.member_count(),
+        "active_count": lp.active_count(),
+        "pending_count": lp.pending_count(),
+    });
+    Ok(ok(StatusCode::OK, "Members retrieved successfully", data))
+}
+
+#[derive(Deserialize)]
+pub(super) struct Invite {
+    email: Option<String>,
+}
+
+pub(super) async fn invite(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+    body: web::Json<Invite>,
+) -> Result {
+    let loop_id = id::<LoopId>(&path)?;
+    let email = body.into_inner().email.ok_or_else(|| ApiError::bad_request("email is required"))?;
+    let member = state.loops.invite(&caller.principal, &loop_id, &email).await?;
+    Ok(ok(StatusCode::CREATED, "Member invited successfully", json!({"loop_id": loop_id, "member": member})))
+}
+
+pub(super) async fn remove(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<(String, String)>,
+) -> Result {
+    let (loop_id, user_id) = path.into_inner();
+    let removed = state
+        .loops
+        .remove_member(&caller.principal, &id::<LoopId>(&loop_id)?, &id::<UserId>(&user_id)?)
+        .await?;
+    let data = json!({"loop_id": removed.loop_id, "user_id": removed.user_id, "removed_at": removed.removed_at});
+    Ok(ok(StatusCode::OK, "Member removed successfully", data))
+}
+
+#[derive(Deserialize)]
+pub(super) struct Join {
+    invite_code: Option<String>,
+}
+
+pub(super) async fn join(state: web::Data<AppState>, caller: Caller, body: web::Json<Join>) -> Result {
+    let code = body.into_inner().invite_code.ok_or_else(|| ApiError::bad_request("invite_code is required"))?;
+    let (lp, member) = state.loops.join(&caller.principal, &code).await?;
+    Ok(ok(StatusCode::OK, "Joined loop successfully", json!({"loop": loop_json(&lp), "member": member})))
+}
+
+pub(super) async fn new_invite_code(state: web::Data<AppState>, caller: Caller, path: web::Path<String>) -> Result {
+    let invite = state.loops.regenerate_code(&caller.principal, &id::<LoopId>(&path)?).await?;
+    Ok(ok(StatusCode::OK, "Invite code regenerated successfully", invite_json(&invite)))
+}

@@ -1,0 +1,56 @@
+//! Route table. Every request-surface operation is registered once and
+//! mounted under both `/v1/api` and `/v1`, so the two path forms cannot drift.
+
+mod key;
+mod loops;
+mod members;
+mod public;
+mod requests;
+mod reviewer;
+mod views;
+
+use actix_web::middleware::from_fn;
+use actix_web::web;
+
+use crate::auth;
+
+pub(crate) fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/health", web::get().to(public::health))
+        .route("/join/{code}", web::get().to(public::join_page))
+        .route("/v1/qr/{file}", web::get().to(public::qr_png))
+        .service(web::scope("/v1/api").wrap(from_fn(auth::authenticate)).configure(operations))
+        .service(web::scope("/v1").wrap(from_fn(auth::authenticate)).configure(operations));
+}
+
+fn operations(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/test").get(key::check))
+        .service(web::resource("/loops").get(loops::list).post(loops::create))
+        // Before `/loops/{id}`, or `join` would be taken for an id.
+        .service(web::resource("/loops/join").post(members::join))
+        .service(
+            web::resource("/loops/{id}")
+                .get(loops::get)
+                .put(loops::update)
+                .delete(loops::delete),
+        )
+        .service(web::resource("/loops/{id}/members").get(members::list).post(members::invite))
+        .service(web::resource("/loops/{id}/members/{user_id}").delete(members::remove))
+        .service(web::resource("/loops/{id}/invite-code").post(members::new_invite_code))
+        .service(
+            web::resource("/loops/{id}/requests")
+                .get(requests::list_in_loop)
+                .post(requests::create_in_loop),
+        )
+        .service(web::resource("/requests").get(requests::list).post(requests::create))
+        .service(
+            web::resource("/requests/{id}")
+                .get(requests::get)
+                .patch(requests::update)
+                .delete(requests::cancel),
+        )
+        .service(web::resource("/requests/{id}/feedback").post(requests::feedback))
+        .service(web::resource("/requests/{id}/claim").post(reviewer::claim))
+        .service(web::resource("/requests/{id}/release").post(reviewer::release))
+        .service(web::resource("/requests/{id}/respond").post(reviewer::respond))
+        .service(web::resource("/inbox").get(reviewer::inbox));
+}

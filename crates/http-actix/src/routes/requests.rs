@@ -1,0 +1,220 @@
+//! The requester's handlers: create, list, read, change, cancel, rate.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpResponse};
+use reviewloop_domain::{LoopId, RequestId, RequestInput, RequestPatch};
+use reviewloop_service::{CreatedRequest, ListRequestsInput};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::views::{page_json, request_json};
+use crate::auth::Caller;
+use crate::body::{id, present};
+use crate::envelope::ok;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+type Result = std::result::Result<HttpResponse, ApiError>;
+
+/// A create-request body, loosely typed so that validation can name
+/// every problem; `loop_id` is read only where the path has none.
+#[derive(Deserialize)]
+pub(super) struct CreateRequest {
+    loop_id: Option<String>,
+    request_text: Option<String>,
+    #[serde(rename = "type")]
+    content_type: Option<String>,
+    image_url: Option<String>,
+    response_type: Option<String>,
+    response_config: Option<Value>,
+    priority: Option<String>,
+    processing_type: Option<String>,
+    timeout_seconds: Option<Value>,
+    default_response: Option<Value>,
+    context: Option<Value>,
+    platform: Option<String>,
+    platform_version: Option<String>,
+    callback_url: Option<String>,
+    metadata: Option<Value>,
+}
+
+impl CreateRequest {
+    fn into_input(self) -> RequestInput {
+        RequestInput {
+            request_text: self.request_text,
+            content_type: self.content_type,
+            image_url: self.image_url,
+            response_type: self.response_type,
+            response_config: self.response_config,
+            priority: self.priority,
+            processing_type: self.processing_type,
+            timeout_seconds: self.timeout_seconds,
+            default_response: self.default_response,
+            context: self.context,
+            platform: self.platform,
+            platform_version: self.platform_version,
+            callback_url: self.callback_url,
+            metadata: self.metadata,
+        }
+    }
+}
+
+fn created(created: CreatedRequest) -> HttpResponse {
+    let sent = created.request.broadcasted_to.len();
+    let notified = created.request.broadcasted_to.iter().filter(|b| b.notification_sent).count();
+    let data = json!({
+        "request": created.request,
+        "request_id": created.request.id,
+        "polling_url": created.polling_url,
+        "broadcasted_to": sent,
+        "notifications_sent": notified,
+    });
+    ok(StatusCode::CREATED, "Request created successfully", data)
+}
+
+fn body_loop_id(raw: Option<&str>) -> std::result::Result<Option<LoopId>, ApiError> {
+    raw.map(|raw| raw.parse().map_err(|_| ApiError::bad_request("loop_id must be 24 hexadecimal characters")))
+        .transpose()
+}
+
+/// `POST /requests` with `loop_id` in the body.
+pub(super) async fn create(state: web::Data<AppState>, caller: Caller, body: web::Json<CreateRequest>) -> Result {
+    let body = body.into_inner();
+    let loop_id = body_loop_id(body.loop_id.as_deref())?.ok_or_else(|| ApiError::bad_request("loop_id is required"))?;
+    Ok(created(state.requests.create(&caller.principal, &loop_id, body.into_input()).await?))
+}
+
+/// `POST /loops/{id}/requests`; a `loop_id` in the body must agree with the path.
+pub(super) async fn create_in_loop(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+    body: web::Json<CreateRequest>,
+) -> Result {
+    let loop_id = id::<LoopId>(&path)?;
+    let body = body.into_inner();
+    if body_loop_id(body.loop_id.as_deref())?.is_some_and(|in_body| in_body != loop_id) {
+        return Err(ApiError::bad_request("loop_id in the body does not match the loop in the path"));
+    }
+    Ok(created(state.requests.create(&caller.principal, &loop_id, body.into_input()).await?))
+}
+
+#[derive(Deserialize)]
+pub(super) struct ListQuery {
+    status: Option<String>,
+    priority: Option<String>,
+    loop_id: Option<String>,
+    limit: Option<String>,
+    offset: Option<String>,
+    sort: Option<String>,
+}
+
+impl ListQuery {
+    fn into_input(self) -> ListRequestsInput {
+        ListRequestsInput {
+            status: self.status,
+            priority: self.priority,
+            loop_id: self.loop_id,
+            limit: self.limit,
+            offset: self.offset,
+            sort: self.sort,
+        }
+    }
+}
+
+pub(super) async fn list(state: web::Data<AppState>, caller: Caller, query: web::Query<ListQuery>) -> Result {
+    let (page, query) = state.requests.list(&caller.principal, query.into_inner().into_input()).await?;
+    Ok(ok(StatusCode::OK, "Requests retrieved successfully", page_json(&page, query.limit, query.offset)))
+}
+
+pub(super) async fn list_in_loop(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+    query: web::Query<ListQuery>,
+) -> Result {
+    let loop_id = id::<LoopId>(&path)?;
+    let (page, query) = state
+        .requests
+        .list_in_loop(&caller.principal, &loop_id, query.into_inner().into_input())
+        .await?;
+    let mut data = page_json(&page, query.limit, query.offset);
+    if let Some(map) = data.as_object_mut() {
+        map.insert("loop_id".into(), json!(loop_id));
+    }
+    Ok(ok(StatusCode::OK, "Requests retrieved successfully", data))
+}
+
+pub(super) async fn get(state: web::Data<AppState>, caller: Caller, path: web::Path<String>) -> Result {
+    let request = state.requests.get(&caller.principal, &id::<RequestId>(&path)?).await?;
+    Ok(ok(StatusCode::OK, "Request retrieved successfully", request_json(&request)))
+}
+
+#[derive(Deserialize)]
+pub(super) struct UpdateRequest {
+    request_text: Option<String>,
+    priority: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    context: Option<Value>,
+    response_config: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    default_response: Option<Value>,
+    timeout_seconds: Option<Value>,
+}
+
+pub(super) async fn update(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+    body: web::Json<UpdateRequest>,
+) -> Result {
+    let id = id::<RequestId>(&path)?;
+    let body = body.into_inner();
+    let patch = RequestPatch {
+        request_text: body.request_text,
+        priority: body.priority,
+        context: body.context,
+        response_config: body.response_config,
+        default_response: body.default_response,
+        timeout_seconds: body.timeout_seconds,
+    };
+    let request = state.requests.update(&caller.principal, &id, patch).await?;
+    Ok(ok(StatusCode::OK, "Request updated successfully", request_json(&request)))
+}
+
+pub(super) async fn cancel(state: web::Data<AppState>, caller: Caller, path: web::Path<String>) -> Result {
+    let request = state.requests.cancel(&caller.principal, &id::<RequestId>(&path)?).await?;
+    let data = json!({"request_id": request.id, "status": request.status});
+    Ok(ok(StatusCode::OK, "Request cancelled successfully", data))
+}
+
+#[derive(Deserialize)]
+pub(super) struct FeedbackFields {
+    rating: Option<f64>,
+    comment: Option<String>,
+}
+
+/// `{"rating","comment"}`, or the same wrapped in `{"feedback": {...}}`.
+#[derive(Deserialize)]
+pub(super) struct FeedbackBody {
+    rating: Option<f64>,
+    comment: Option<String>,
+    feedback: Option<FeedbackFields>,
+}
+
+pub(super) async fn feedback(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+    body: web::Json<FeedbackBody>,
+) -> Result {
+    let id = id::<RequestId>(&path)?;
+    let body = body.into_inner();
+    let (rating, comment) = match body.feedback {
+        Some(inner) => (inner.rating, inner.comment),
+        None => (body.rating, body.comment),
+    };
+    let request = state.requests.feedback(&caller.principal, &id, rating, comment).await?;
+    let data = json!({"request_id": request.id, "feedback": request.feedback});
+    Ok(ok(StatusCode::OK, "Feedback recorded successfully", data))
+}

@@ -1,0 +1,66 @@
+//! The reviewer's handlers: inbox, claim, release, respond.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpResponse};
+use reviewloop_domain::RequestId;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::views::request_json;
+use crate::auth::Caller;
+use crate::body::id;
+use crate::envelope::ok;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+type Result = std::result::Result<HttpResponse, ApiError>;
+
+#[derive(Deserialize)]
+pub(super) struct Page {
+    limit: Option<String>,
+    offset: Option<String>,
+}
+
+fn whole(name: &str, raw: Option<&str>) -> std::result::Result<Option<u32>, ApiError> {
+    raw.map(|raw| {
+        raw.trim()
+            .parse::<u32>()
+            .map_err(|_| ApiError::bad_request(format!("{name} must be a whole number")))
+    })
+    .transpose()
+}
+
+pub(super) async fn inbox(state: web::Data<AppState>, caller: Caller, page: web::Query<Page>) -> Result {
+    let limit = whole("limit", page.limit.as_deref())?;
+    let offset = whole("offset", page.offset.as_deref())?;
+    let requests = state.requests.inbox(&caller.principal, limit, offset).await?;
+    let data = json!({"count": requests.len(), "requests": requests});
+    Ok(ok(StatusCode::OK, "Inbox retrieved successfully", data))
+}
+
+pub(super) async fn claim(state: web::Data<AppState>, caller: Caller, path: web::Path<String>) -> Result {
+    let request = state.requests.claim(&caller.principal, &id::<RequestId>(&path)?).await?;
+    Ok(ok(StatusCode::OK, "Request claimed successfully", request_json(&request)))
+}
+
+pub(super) async fn release(state: web::Data<AppState>, caller: Caller, path: web::Path<String>) -> Result {
+    let request = state.requests.release(&caller.principal, &id::<RequestId>(&path)?).await?;
+    Ok(ok(StatusCode::OK, "Request released successfully", request_json(&request)))
+}
+
+#[derive(Deserialize)]
+pub(super) struct Respond {
+    response_data: Option<Value>,
+}
+
+pub(super) async fn respond(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+    body: web::Json<Respond>,
+) -> Result {
+    let id = id::<RequestId>(&path)?;
+    let answer = body.into_inner().response_data;
+    let request = state.requests.respond(&caller.principal, &id, answer).await?;
+    Ok(ok(StatusCode::OK, "Response submitted successfully", request_json(&request)))
+}

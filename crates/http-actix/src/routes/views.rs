@@ -1,0 +1,48 @@
+//! How entities are shown: the domain's own serialization, plus the
+//! counts and links the API adds around it.
+
+use base64::Engine;
+use reviewloop_domain::{Loop, ReviewRequest};
+use reviewloop_ports::RequestPage;
+use reviewloop_service::LoopInvite;
+use serde_json::{json, Value};
+
+/// A loop with its member counts.
+pub(super) fn loop_json(lp: &Loop) -> Value {
+    let mut value = json!(lp);
+    if let Some(map) = value.as_object_mut() {
+        map.insert("member_count".into(), json!(lp.member_count()));
+        map.insert("pending_count".into(), json!(lp.pending_count()));
+        map.insert("active_count".into(), json!(lp.active_count()));
+    }
+    value
+}
+
+/// The loop creation result: the loop and everything needed to join it.
+pub(super) fn invite_json(invite: &LoopInvite) -> Value {
+    json!({
+        "loop": loop_json(&invite.lp),
+        "invite_code": invite.lp.invite_code,
+        "qr_code_base64": base64::engine::general_purpose::STANDARD.encode(&invite.qr_png),
+        "qr_code_url": invite.qr_code_url,
+        "join_url": invite.join_url,
+    })
+}
+
+/// A page of requests with its paging facts.
+pub(super) fn page_json(page: &RequestPage, limit: u32, offset: u32) -> Value {
+    let count = page.requests.len();
+    json!({
+        "requests": page.requests,
+        "count": count,
+        "total": page.total,
+        "has_more": u64::from(offset) + (count as u64) < page.total,
+        "limit": limit,
+        "offset": offset,
+    })
+}
+
+/// `{"request": ...}`: the answer of every single-request operation.
+pub(super) fn request_json(request: &ReviewRequest) -> Value {
+    json!({ "request": request })
+}

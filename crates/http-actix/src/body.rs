@@ -3,10 +3,13 @@
 
 use actix_web::error::{JsonPayloadError, QueryPayloadError};
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest};
+use actix_web::dev::Payload;
+use actix_web::{web, FromRequest, HttpRequest};
+use futures_util::future::LocalBoxFuture;
 use reviewloop_service::ServiceError;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::envelope::Surface;
 use crate::error::ApiError;
@@ -69,4 +72,25 @@ pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, 
 /// Like [`present`] for optional text: `null` becomes `Some(None)`.
 pub(crate) fn present_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
     Option::<String>::deserialize(d).map(Some)
+}
+
+/// A JSON body that must be an object. Plain `web::Json<T>` would accept an
+/// array for a struct (serde fills fields by position), so the body is read
+/// as an object first and only then turned into `T`.
+pub(crate) struct Body<T>(pub T);
+
+impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
+    type Error = actix_web::Error;
+    type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let object = web::Json::<Map<String, Value>>::from_request(req, payload);
+        let surface = Surface::of(req.path());
+        Box::pin(async move {
+            let object = object.await?.into_inner();
+            serde_json::from_value(Value::Object(object)).map(Body).map_err(|e| {
+                ApiError::with_status(StatusCode::BAD_REQUEST, format!("Invalid request body: {e}"), surface).into()
+            })
+        })
+    }
 }

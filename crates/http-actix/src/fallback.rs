@@ -60,13 +60,23 @@ pub(crate) fn into_envelope<B: MessageBody>(
     Ok(ErrorHandlerResponse::Response(response))
 }
 
-/// Adds `X-Request-Id`, the id the request's log lines carry.
+/// Adds `X-Request-Id`, the id the request's log lines carry, and logs one
+/// line per request (inside the request's span, so with its id).
 pub(crate) async fn request_id_header(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, Error> {
     let id = req.extensions().get::<RequestId>().map(ToString::to_string);
+    let started = std::time::Instant::now();
+    let (method, path) = (req.method().to_string(), req.path().to_owned());
     let mut response = next.call(req).await?;
+    tracing::info!(
+        %method,
+        %path,
+        status = response.status().as_u16(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "request"
+    );
     if let Some(value) = id.and_then(|id| HeaderValue::from_str(&id).ok()) {
         response.headers_mut().insert(HeaderName::from_static("x-request-id"), value);
     }

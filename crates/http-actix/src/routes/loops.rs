@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::views::{invite_json, loop_json};
 use crate::auth::Caller;
-use crate::body::{id, present_text};
+use crate::body::{id, present_text, Body};
 use crate::envelope::ok;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -29,8 +29,8 @@ pub(super) struct CreateLoop {
     icon: Option<String>,
 }
 
-pub(super) async fn create(state: web::Data<AppState>, caller: Caller, body: web::Json<CreateLoop>) -> Result {
-    let body = body.into_inner();
+pub(super) async fn create(state: web::Data<AppState>, caller: Caller, Body(body): Body<CreateLoop>) -> Result {
+    let body = body;
     let invite = state
         .loops
         .create(&caller.principal, body.name.as_deref(), body.description.as_deref(), body.icon.as_deref())
@@ -55,9 +55,9 @@ pub(super) async fn update(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    body: web::Json<UpdateLoop>,
+    Body(body): Body<UpdateLoop>,
 ) -> Result {
-    let body = body.into_inner();
+    let body = body;
     let patch = LoopPatch { name: body.name, description: body.description, icon: body.icon };
     let lp = state.loops.update(&caller.principal, &id::<LoopId>(&path)?, patch).await?;
     Ok(ok(StatusCode::OK, "Loop updated successfully", json!({"loop": loop_json(&lp)})))

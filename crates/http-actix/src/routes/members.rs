@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::views::{invite_json, loop_json};
 use crate::auth::Caller;
-use crate::body::id;
+use crate::body::{id, Body};
 use crate::envelope::ok;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -37,10 +37,10 @@ pub(super) async fn invite(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    body: web::Json<Invite>,
+    Body(body): Body<Invite>,
 ) -> Result {
     let loop_id = id::<LoopId>(&path)?;
-    let email = body.into_inner().email.ok_or_else(|| ApiError::bad_request("email is required"))?;
+    let email = body.email.ok_or_else(|| ApiError::bad_request("email is required"))?;
     let member = state.loops.invite(&caller.principal, &loop_id, &email).await?;
     Ok(ok(StatusCode::CREATED, "Member invited successfully", json!({"loop_id": loop_id, "member": member})))
 }
@@ -64,8 +64,8 @@ pub(super) struct Join {
     invite_code: Option<String>,
 }
 
-pub(super) async fn join(state: web::Data<AppState>, caller: Caller, body: web::Json<Join>) -> Result {
-    let code = body.into_inner().invite_code.ok_or_else(|| ApiError::bad_request("invite_code is required"))?;
+pub(super) async fn join(state: web::Data<AppState>, caller: Caller, Body(body): Body<Join>) -> Result {
+    let code = body.invite_code.ok_or_else(|| ApiError::bad_request("invite_code is required"))?;
     let (lp, member) = state.loops.join(&caller.principal, &code).await?;
     Ok(ok(StatusCode::OK, "Joined loop successfully", json!({"loop": loop_json(&lp), "member": member})))
 }

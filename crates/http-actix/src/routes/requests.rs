@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::views::{page_json, request_json};
 use crate::auth::Caller;
-use crate::body::{id, present};
+use crate::body::{id, present, Body};
 use crate::envelope::ok;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -78,8 +78,8 @@ fn body_loop_id(raw: Option<&str>) -> std::result::Result<Option<LoopId>, ApiErr
 }
 
 /// `POST /requests` with `loop_id` in the body.
-pub(super) async fn create(state: web::Data<AppState>, caller: Caller, body: web::Json<CreateRequest>) -> Result {
-    let body = body.into_inner();
+pub(super) async fn create(state: web::Data<AppState>, caller: Caller, Body(body): Body<CreateRequest>) -> Result {
+    let body = body;
     let loop_id = body_loop_id(body.loop_id.as_deref())?.ok_or_else(|| ApiError::bad_request("loop_id is required"))?;
     Ok(created(state.requests.create(&caller.principal, &loop_id, body.into_input()).await?))
 }
@@ -89,10 +89,10 @@ pub(super) async fn create_in_loop(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    body: web::Json<CreateRequest>,
+    Body(body): Body<CreateRequest>,
 ) -> Result {
     let loop_id = id::<LoopId>(&path)?;
-    let body = body.into_inner();
+    let body = body;
     if body_loop_id(body.loop_id.as_deref())?.is_some_and(|in_body| in_body != loop_id) {
         return Err(ApiError::bad_request("loop_id in the body does not match the loop in the path"));
     }
@@ -166,10 +166,10 @@ pub(super) async fn update(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    body: web::Json<UpdateRequest>,
+    Body(body): Body<UpdateRequest>,
 ) -> Result {
     let id = id::<RequestId>(&path)?;
-    let body = body.into_inner();
+    let body = body;
     let patch = RequestPatch {
         request_text: body.request_text,
         priority: body.priority,
@@ -206,10 +206,10 @@ pub(super) async fn feedback(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    body: web::Json<FeedbackBody>,
+    Body(body): Body<FeedbackBody>,
 ) -> Result {
     let id = id::<RequestId>(&path)?;
-    let body = body.into_inner();
+    let body = body;
     let (rating, comment) = match body.feedback {
         Some(inner) => (inner.rating, inner.comment),
         None => (body.rating, body.comment),

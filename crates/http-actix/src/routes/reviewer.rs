@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::views::request_json;
 use crate::auth::Caller;
-use crate::body::id;
+use crate::body::{id, Body};
 use crate::envelope::ok;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -57,10 +57,10 @@ pub(super) async fn respond(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    body: web::Json<Respond>,
+    Body(body): Body<Respond>,
 ) -> Result {
     let id = id::<RequestId>(&path)?;
-    let answer = body.into_inner().response_data;
+    let answer = body.response_data;
     let request = state.requests.respond(&caller.principal, &id, answer).await?;
     Ok(ok(StatusCode::OK, "Response submitted successfully", request_json(&request)))
 }

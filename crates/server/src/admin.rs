@@ -1,0 +1,102 @@
+//! Account and key administration from the command line. With `--json`,
+//! stdout is exactly one JSON object; otherwise a short human summary.
+
+use reviewloop_domain::ApiKey;
+use reviewloop_service::{AccountService, NewKey};
+use serde_json::{json, Value};
+
+use crate::cli::{KeyCommand, UserCommand};
+use crate::config::Config;
+use crate::{open_database, ports};
+
+async fn accounts(config: &Config) -> anyhow::Result<AccountService> {
+    let (db, _) = open_database(config).await?;
+    Ok(AccountService::new(ports(db)))
+}
+
+fn print(json_output: bool, value: Value, human: String) {
+    if json_output {
+        println!("{value}");
+    } else {
+        println!("{human}");
+    }
+}
+
+fn key_json(key: &ApiKey) -> Value {
+    json!({
+        "api_key_id": key.id,
+        "name": key.name,
+        "prefix": key.prefix,
+        "permissions": key.permissions,
+        "rate_limit": key.rate_limit,
+        "created_at": key.created_at,
+        "revoked_at": key.revoked_at,
+    })
+}
+
+/// `reviewloop user ...`
+pub async fn user(config: &Config, command: UserCommand) -> anyhow::Result<()> {
+    match command {
+        UserCommand::Create { email, output } => {
+            let user = accounts(config).await?.create_user(&email).await?;
+            print(
+                output.json,
+                json!({"user_id": user.id, "email": user.email}),
+                format!("created user {} ({})", user.email, user.id),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `reviewloop key ...`
+pub async fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
+    let accounts = accounts(config).await?;
+    match command {
+        KeyCommand::Create { email, permissions, rate_limit, name, output } => {
+            let created = accounts.create_key(NewKey { email, permissions, rate_limit, name }).await?;
+            let value = json!({
+                "api_key": created.plain,
+                "api_key_id": created.key.id,
+                "user_id": created.user.id,
+                "email": created.user.email,
+                "permissions": created.key.permissions,
+                "rate_limit": created.key.rate_limit,
+            });
+            let human = format!(
+                "API key for {} (shown once, keep it safe):\n{}\nid {} · permissions {} · {} calls per hour",
+                created.user.email,
+                created.plain,
+                created.key.id,
+                reviewloop_domain::Permission::join(&created.key.permissions),
+                created.key.rate_limit,
+            );
+            print(output.json, value, human);
+        }
+        KeyCommand::List { email, output } => {
+            let (user, keys) = accounts.list_keys(&email).await?;
+            let human = if keys.is_empty() {
+                format!("{} has no API keys", user.email)
+            } else {
+                keys.iter()
+                    .map(|k| {
+                        let state = if k.revoked_at.is_some() { "revoked" } else { "active" };
+                        format!("{}  {}…  {}  {}", k.id, k.prefix, state, k.name.as_deref().unwrap_or("-"))
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            let value = json!({
+                "user_id": user.id,
+                "email": user.email,
+                "keys": keys.iter().map(key_json).collect::<Vec<_>>(),
+            });
+            print(output.json, value, human);
+        }
+        KeyCommand::Revoke { api_key_id, output } => {
+            let key = accounts.revoke_key(&api_key_id).await?;
+            print(output.json, key_json(&key), format!("revoked API key {}", key.id));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,102 @@
+//! The command line. Flags win over environment variables.
+
+use clap::{Args, Parser, Subcommand};
+
+/// reviewloop: routes review tasks from automated workflows to humans.
+#[derive(Debug, Parser)]
+#[command(name = "reviewloop", version, about)]
+pub struct Cli {
+    /// Database URL: sqlite://PATH.
+    #[arg(long, env = "REVIEWLOOP_DATABASE_URL", default_value = "sqlite://reviewloop.db", global = true)]
+    pub database_url: String,
+
+    /// Address to listen on.
+    #[arg(long, env = "REVIEWLOOP_BIND", default_value = "127.0.0.1:8080", global = true)]
+    pub bind: String,
+
+    /// Base URL users reach the service at (join links, QR codes, polling URLs);
+    /// defaults to http:// and the address listened on.
+    #[arg(long, env = "REVIEWLOOP_PUBLIC_URL", global = true)]
+    pub public_url: Option<String>,
+
+    /// Let webhooks and callbacks reach loopback and private addresses.
+    #[arg(long, env = "REVIEWLOOP_ALLOW_PRIVATE_TARGETS", default_value_t = false, global = true)]
+    pub allow_private_targets: bool,
+
+    /// What to do; `serve` when omitted.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the HTTP service (the default).
+    Serve,
+    /// Run pending database migrations and exit.
+    Migrate,
+    /// Manage user accounts.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Manage API keys.
+    #[command(subcommand)]
+    Key(KeyCommand),
+}
+
+/// Account commands.
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Create an account.
+    Create {
+        /// The account's email.
+        #[arg(long)]
+        email: String,
+        #[command(flatten)]
+        output: Output,
+    },
+}
+
+/// API key commands.
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    /// Create a key (and the account, if the email has none). The key is shown once.
+    Create {
+        /// The account's email.
+        #[arg(long)]
+        email: String,
+        /// Comma-separated permissions (default: all four).
+        #[arg(long)]
+        permissions: Option<String>,
+        /// Calls allowed per hour (default: 100).
+        #[arg(long)]
+        rate_limit: Option<u32>,
+        /// A label for the key.
+        #[arg(long)]
+        name: Option<String>,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// List an account's keys.
+    List {
+        /// The account's email.
+        #[arg(long)]
+        email: String,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Revoke a key by its id; it stops working at once.
+    Revoke {
+        /// The key's id (24 hex characters), as `key list` shows it.
+        api_key_id: String,
+        #[command(flatten)]
+        output: Output,
+    },
+}
+
+/// Output format of the administration commands.
+#[derive(Debug, Args)]
+pub struct Output {
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,78 @@
+//! Configuration, read once from the command line and environment and
+//! passed by value from here on.
+
+use std::net::SocketAddr;
+
+use anyhow::{bail, Context};
+
+use crate::cli::Cli;
+
+/// Everything the service is configured with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// `sqlite://PATH`.
+    pub database_url: String,
+    /// Address to listen on.
+    pub bind: SocketAddr,
+    /// Base URL for links; `None` means http:// and the bound address.
+    pub public_url: Option<String>,
+    /// Whether webhooks and callbacks may reach private addresses.
+    pub allow_private_targets: bool,
+}
+
+impl Config {
+    /// Validates the command line's settings.
+    pub fn from_cli(cli: &Cli) -> anyhow::Result<Self> {
+        let bind: SocketAddr = cli
+            .bind
+            .parse()
+            .with_context(|| format!("--bind / REVIEWLOOP_BIND must be an address like 127.0.0.1:8080, not '{}'", cli.bind))?;
+        let public_url = match cli.public_url.as_deref().map(str::trim).filter(|u| !u.is_empty()) {
+            Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
+                Some(url.trim_end_matches('/').to_owned())
+            }
+            Some(url) => bail!("REVIEWLOOP_PUBLIC_URL must start with http:// or https://, not '{url}'"),
+            None => None,
+        };
+        Ok(Self {
+            database_url: cli.database_url.clone(),
+            bind,
+            public_url,
+            allow_private_targets: cli.allow_private_targets,
+        })
+    }
+
+    /// The public URL, given the address actually bound.
+    pub fn public_url_for(&self, bound: SocketAddr) -> String {
+        self.public_url.clone().unwrap_or_else(|| format!("http://{bound}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn parse(args: &[&str]) -> anyhow::Result<Config> {
+        let mut full = vec!["reviewloop"];
+        full.extend_from_slice(args);
+        Config::from_cli(&Cli::try_parse_from(full)?)
+    }
+
+    #[test]
+    fn defaults_follow_the_design() {
+        let config = parse(&["serve"]).unwrap();
+        assert_eq!(config.database_url, "sqlite://reviewloop.db");
+        assert_eq!(config.bind.to_string(), "127.0.0.1:8080");
+        assert_eq!(config.public_url_for(config.bind), "http://127.0.0.1:8080");
+        assert!(!config.allow_private_targets);
+    }
+
+    #[test]
+    fn flags_are_read_and_checked() {
+        let config = parse(&["--bind", "0.0.0.0:9000", "--public-url", "https://r.example.com/", "migrate"]).unwrap();
+        assert_eq!(config.public_url_for(config.bind), "https://r.example.com");
+        assert!(parse(&["--bind", "localhost"]).is_err());
+        assert!(parse(&["--public-url", "r.example.com"]).is_err());
+    }
+}

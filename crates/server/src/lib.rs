@@ -1,0 +1,62 @@
+//! The composition root: configuration, the command line, wiring of
+//! adapters into services, the HTTP server and the background workers.
+
+pub mod admin;
+pub mod cli;
+pub mod config;
+pub mod serve;
+mod workers;
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use reviewloop_adapters::{Database, InMemoryRateLimiter, PngQrRenderer, RandomIds, SqlStore, SystemClock};
+use reviewloop_service::Ports;
+
+use crate::cli::{Cli, Command};
+use crate::config::Config;
+
+/// Opens the database named by the configuration, running pending
+/// migrations first, as every command does.
+pub(crate) async fn open_database(config: &Config) -> anyhow::Result<(Database, Vec<String>)> {
+    let url = config.database_url.clone();
+    tokio::task::spawn_blocking(move || Database::open(&url))
+        .await
+        .context("database task failed")?
+        .with_context(|| format!("cannot use database {}", config.database_url))
+}
+
+/// Every port, backed by the real adapters.
+pub(crate) fn ports(db: Database) -> Ports {
+    let store = Arc::new(SqlStore::new(db));
+    Ports {
+        accounts: store.clone(),
+        loops: store.clone(),
+        requests: store,
+        clock: Arc::new(SystemClock),
+        ids: Arc::new(RandomIds),
+        qr: Arc::new(PngQrRenderer),
+        limiter: Arc::new(InMemoryRateLimiter::new()),
+    }
+}
+
+/// Runs one command line.
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let config = Config::from_cli(&cli)?;
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve::serve(config).await,
+        Command::Migrate => {
+            let (_, applied) = open_database(&config).await?;
+            if applied.is_empty() {
+                println!("reviewloop: database is up to date");
+            } else {
+                for version in applied {
+                    println!("reviewloop: applied migration {version}");
+                }
+            }
+            Ok(())
+        }
+        Command::User(command) => admin::user(&config, command).await,
+        Command::Key(command) => admin::key(&config, command).await,
+    }
+}

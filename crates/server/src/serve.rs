@@ -1,0 +1,62 @@
+//! `reviewloop serve`: migrate, bootstrap, listen, sweep timeouts, and stop
+//! cleanly on SIGINT or SIGTERM.
+
+use std::io::IsTerminal;
+use std::net::TcpListener;
+
+use actix_web::HttpServer;
+use anyhow::Context;
+use reviewloop_http_actix::{build_app, AppState};
+use reviewloop_service::{AccountService, RequestService};
+use tokio::sync::watch;
+use tracing_subscriber::EnvFilter;
+
+use crate::config::Config;
+use crate::{open_database, ports, workers};
+
+fn init_logging() {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // A second initialisation (tests) is harmless; ignore it.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}
+
+/// Runs the service until SIGINT or SIGTERM.
+pub async fn serve(config: Config) -> anyhow::Result<()> {
+    init_logging();
+    let (db, applied) = open_database(&config).await?;
+    for version in &applied {
+        tracing::info!(%version, "applied migration");
+    }
+    let ports = ports(db);
+    if let Some(created) = AccountService::new(ports.clone()).bootstrap().await? {
+        eprintln!("reviewloop: bootstrap API key: {}", created.plain);
+    }
+
+    let listener = TcpListener::bind(config.bind).with_context(|| format!("cannot listen on {}", config.bind))?;
+    let bound = listener.local_addr()?;
+    let public_url = config.public_url_for(bound);
+    let state = AppState::new(ports.clone(), &public_url);
+    let server = HttpServer::new(move || build_app(state.clone()))
+        .listen(listener)?
+        .shutdown_timeout(10)
+        .run();
+    eprintln!("reviewloop: listening on http://{bound}");
+    tracing::info!(%bound, %public_url, "reviewloop started");
+
+    let (stop, stopped) = watch::channel(false);
+    let sweeper = tokio::spawn(workers::time_out_due_requests(RequestService::new(ports, &public_url), stopped));
+
+    // actix-web stops accepting on SIGINT/SIGTERM and lets requests in
+    // flight finish; then the workers stop.
+    let result = server.await;
+    let _ = stop.send(true);
+    if let Err(error) = sweeper.await {
+        tracing::warn!(%error, "timeout worker ended abnormally");
+    }
+    tracing::info!("reviewloop stopped");
+    result.context("HTTP server failed")
+}

@@ -1,0 +1,249 @@
+//! The black-box harness: starts the real `reviewloop` binary on a free
+//! port with its own temporary SQLite database, and speaks HTTP to it.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use reqwest::blocking::Client;
+use reqwest::header::HeaderMap;
+use reqwest::Method;
+use serde_json::{json, Value};
+use tempfile::TempDir;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_reviewloop");
+
+/// Both path forms of the request surface.
+pub const PREFIXES: [&str; 2] = ["/v1/api", "/v1"];
+
+/// A running server and what the tests need to talk to it.
+pub struct Server {
+    child: Child,
+    pub base: String,
+    pub admin_key: String,
+    pub db_url: String,
+    pub stderr: Arc<Mutex<Vec<String>>>,
+    client: Client,
+    dir: TempDir,
+}
+
+/// One HTTP answer.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl Reply {
+    /// `data` of a success envelope, after checking the status.
+    pub fn data(&self, status: u16) -> &Value {
+        assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
+        assert_eq!(self.body["error"], false, "{}", self.body);
+        &self.body["data"]
+    }
+
+    /// The failure message, after checking status and envelope.
+    pub fn error(&self, status: u16) -> &str {
+        assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
+        assert_eq!(self.body["error"], true, "{}", self.body);
+        self.body["msg"].as_str().expect("msg")
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+impl Server {
+    /// Starts a server on a fresh database.
+    pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// Starts a server on a fresh database with extra environment.
+    pub fn start_with(env: &[(&str, &str)]) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db_url = format!("sqlite://{}", dir.path().join("reviewloop.db").display());
+        let (child, base, stderr) = launch(&dir, &db_url, env);
+        let client = Client::builder().timeout(Duration::from_secs(30)).build().expect("client");
+        let mut server = Server { child, base, admin_key: String::new(), db_url, stderr, client, dir };
+        server.admin_key = server
+            .wait_for_line("reviewloop: bootstrap API key: ")
+            .expect("bootstrap key on first start");
+        server
+    }
+
+    /// Kills the process (as a crash would) and starts another one on the
+    /// same database.
+    pub fn restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let (child, base, stderr) = launch(&self.dir, &self.db_url, &[]);
+        self.child = child;
+        self.base = base;
+        self.stderr = stderr;
+    }
+
+    fn wait_for_line(&self, prefix: &str) -> Option<String> {
+        self.stderr
+            .lock()
+            .unwrap()
+            .iter()
+            .find_map(|l| l.strip_prefix(prefix).map(str::to_owned))
+    }
+
+    /// Runs a CLI command on this server's database; returns its JSON output.
+    pub fn cli(&self, args: &[&str]) -> Value {
+        let output = self.cli_raw(args);
+        assert!(output.status.success(), "cli {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
+        serde_json::from_slice(&output.stdout).expect("cli JSON output")
+    }
+
+    pub fn cli_raw(&self, args: &[&str]) -> std::process::Output {
+        Command::new(BIN)
+            .args(args)
+            .args(["--database-url", &self.db_url])
+            .current_dir(self.dir.path())
+            .output()
+            .expect("run cli")
+    }
+
+    /// A new key (and account) for `email` with a generous limit.
+    pub fn key(&self, email: &str) -> String {
+        self.key_with(email, &["--rate-limit", "100000"])
+    }
+
+    pub fn key_with(&self, email: &str, extra: &[&str]) -> String {
+        let mut args = vec!["key", "create", "--email", email, "--json"];
+        args.extend_from_slice(extra);
+        self.cli(&args)["api_key"].as_str().expect("api_key").to_owned()
+    }
+
+    pub fn call(&self, method: Method, key: Option<&str>, path: &str, body: Option<Value>) -> Reply {
+        let mut request = self.client.request(method, format!("{}{}", self.base, path));
+        if let Some(key) = key {
+            request = request.bearer_auth(key);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().expect("HTTP call");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let text = response.text().expect("body");
+        let body = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({status}): {text}"));
+        Reply { status, headers, body }
+    }
+
+    pub fn get(&self, key: &str, path: &str) -> Reply {
+        self.call(Method::GET, Some(key), path, None)
+    }
+
+    pub fn post(&self, key: &str, path: &str, body: Value) -> Reply {
+        self.call(Method::POST, Some(key), path, Some(body))
+    }
+
+    pub fn put(&self, key: &str, path: &str, body: Value) -> Reply {
+        self.call(Method::PUT, Some(key), path, Some(body))
+    }
+
+    pub fn patch(&self, key: &str, path: &str, body: Value) -> Reply {
+        self.call(Method::PATCH, Some(key), path, Some(body))
+    }
+
+    pub fn delete(&self, key: &str, path: &str) -> Reply {
+        self.call(Method::DELETE, Some(key), path, None)
+    }
+
+    /// Raw access for bodies that are not JSON.
+    pub fn http(&self) -> &Client {
+        &self.client
+    }
+
+    /// Sends SIGTERM and returns the exit status.
+    pub fn terminate(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().expect("kill");
+        for _ in 0..200 {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("server did not stop within 10 s of SIGTERM");
+    }
+
+    /// Creates a loop owned by `key`; returns its `data`.
+    pub fn create_loop(&self, key: &str, name: &str) -> Value {
+        self.post(key, "/v1/api/loops", json!({"name": name})).data(201).clone()
+    }
+
+    /// Joins with the code of `created` (a loop creation result).
+    pub fn join(&self, key: &str, created: &Value) {
+        let code = created["invite_code"].as_str().unwrap();
+        self.post(key, "/v1/api/loops/join", json!({"invite_code": code})).data(200);
+    }
+}
+
+/// Starts the binary on `db_url`; waits for its "listening on" line.
+fn launch(dir: &TempDir, db_url: &str, env: &[(&str, &str)]) -> (Child, String, Arc<Mutex<Vec<String>>>) {
+    let mut command = Command::new(BIN);
+    command
+        .args(["--bind", "127.0.0.1:0", "--database-url", db_url])
+        .env("RUST_LOG", "warn")
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().expect("start reviewloop");
+    let stderr = child.stderr.take().expect("stderr");
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let (tx, rx) = mpsc::channel();
+    let sink = lines.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(addr) = line.strip_prefix("reviewloop: listening on ") {
+                let _ = tx.send(addr.to_owned());
+            }
+            sink.lock().unwrap().push(line);
+        }
+    });
+    let base = rx
+        .recv_timeout(Duration::from_secs(30))
+        .unwrap_or_else(|_| panic!("server did not start; stderr: {:?}", lines.lock().unwrap()));
+    (child, base, lines)
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A valid single-select request body.
+pub fn request_body() -> Value {
+    json!({
+        "request_text": "Publish this post?",
+        "type": "markdown",
+        "response_type": "single_select",
+        "response_config": {"options": ["approve", "reject"]},
+        "priority": "high",
+        "processing_type": "time-sensitive",
+        "timeout_seconds": 3600,
+        "default_response": "reject",
+        "context": {"post_id": 42},
+        "metadata": {"workflow": "blog"},
+        "platform": "n8n",
+    })
+}
+
+pub fn id_of(value: &Value) -> String {
+    value["id"].as_str().expect("id").to_owned()
+}

@@ -16,11 +16,22 @@ fn the_key_check_answers_in_every_form() {
         let data = reply.data(200);
         assert_eq!(data["email"], "admin@localhost");
         assert_eq!(data["account_status"], "active");
-        assert_eq!(data["permissions"], json!(["loops:read", "loops:write", "requests:read", "requests:write"]));
+        assert_eq!(
+            data["permissions"],
+            json!([
+                "loops:read",
+                "loops:write",
+                "requests:read",
+                "requests:write"
+            ])
+        );
         assert_eq!(data["rate_limit"]["limit"], 100);
         assert!(data["api_key_id"].as_str().unwrap().len() == 24);
         assert!(data["user_id"].as_str().unwrap().len() == 24);
-        assert!(data["rate_limit"]["reset_at"].as_str().unwrap().ends_with('Z'));
+        assert!(data["rate_limit"]["reset_at"]
+            .as_str()
+            .unwrap()
+            .ends_with('Z'));
         assert_eq!(reply.header("x-ratelimit-limit"), Some("100"));
         assert!(reply.header("x-request-id").is_some());
     }
@@ -41,9 +52,17 @@ fn missing_malformed_unknown_and_revoked_keys_get_401() {
         assert!(wrong.header("x-ratelimit-limit").is_none());
     }
 
-    let revoked = server.cli(&["key", "revoke", created["api_key_id"].as_str().unwrap(), "--json"]);
+    let revoked = server.cli(&[
+        "key",
+        "revoke",
+        created["api_key_id"].as_str().unwrap(),
+        "--json",
+    ]);
     assert!(revoked["revoked_at"].is_string());
-    assert_eq!(server.get(key, "/v1/test").error(401), "Invalid or revoked API key");
+    assert_eq!(
+        server.get(key, "/v1/test").error(401),
+        "Invalid or revoked API key"
+    );
 }
 
 #[test]
@@ -52,9 +71,15 @@ fn keys_without_a_permission_get_403_naming_it() {
     let reader = server.key_with("reader@example.com", &["--permissions", "loops:read"]);
     for prefix in PREFIXES {
         let reply = server.post(&reader, &format!("{prefix}/loops"), json!({"name": "x"}));
-        assert_eq!(reply.error(403), "Insufficient permissions: requires loops:write");
+        assert_eq!(
+            reply.error(403),
+            "Insufficient permissions: requires loops:write"
+        );
         let reply = server.get(&reader, &format!("{prefix}/requests"));
-        assert_eq!(reply.error(403), "Insufficient permissions: requires requests:read");
+        assert_eq!(
+            reply.error(403),
+            "Insufficient permissions: requires requests:read"
+        );
         assert_eq!(server.get(&reader, &format!("{prefix}/loops")).status, 200);
     }
     let test = server.get(&reader, "/v1/test");
@@ -83,19 +108,38 @@ fn each_key_has_its_own_hourly_limit_and_429_says_when_to_retry() {
     assert_eq!(refused.header("x-ratelimit-remaining"), Some("0"));
     let retry: u64 = refused.header("retry-after").unwrap().parse().unwrap();
     assert!((1..=3600).contains(&retry));
-    let reset: i64 = refused.header("x-ratelimit-reset").unwrap().parse().unwrap();
+    let reset: i64 = refused
+        .header("x-ratelimit-reset")
+        .unwrap()
+        .parse()
+        .unwrap();
     assert_eq!(reset % 3600, 0, "windows end on the hour");
 
-    assert_eq!(server.get(&other, "/v1/test").status, 200, "another key is not affected");
+    assert_eq!(
+        server.get(&other, "/v1/test").status,
+        200,
+        "another key is not affected"
+    );
 }
 
 #[test]
 fn framework_failures_come_out_in_the_envelope() {
     let server = Server::start();
     let key = &server.admin_key;
-    assert_eq!(server.get(key, "/v1/api/nothing-here").error(404), "Not found");
-    assert_eq!(server.get(key, "/v1/api/loops/not-an-id").error(400), "Invalid ID format");
-    assert_eq!(server.get(key, "/v1/requests/zzzzzzzzzzzzzzzzzzzzzzzz").error(400), "Invalid ID format");
+    assert_eq!(
+        server.get(key, "/v1/api/nothing-here").error(404),
+        "Not found"
+    );
+    assert_eq!(
+        server.get(key, "/v1/api/loops/not-an-id").error(400),
+        "Invalid ID format"
+    );
+    assert_eq!(
+        server
+            .get(key, "/v1/requests/zzzzzzzzzzzzzzzzzzzzzzzz")
+            .error(400),
+        "Invalid ID format"
+    );
     let wrong_method = server.call(Method::PATCH, Some(key), "/v1/api/loops", None);
     assert_eq!(wrong_method.error(405), "Method not allowed");
 
@@ -108,13 +152,28 @@ fn framework_failures_come_out_in_the_envelope() {
         assert_eq!(body["error"], true, "{body}");
         (status, body["msg"].as_str().unwrap().to_owned())
     };
-    let (status, msg) = send(http.post(&url).header("content-type", "application/json").body("{\"name\": "));
+    let (status, msg) = send(
+        http.post(&url)
+            .header("content-type", "application/json")
+            .body("{\"name\": "),
+    );
     assert_eq!(status, 400);
     assert!(msg.starts_with("Malformed JSON"), "{msg}");
-    let (status, msg) = send(http.post(&url).header("content-type", "text/plain").body("name"));
-    assert_eq!((status, msg.as_str()), (415, "Content-Type must be application/json"));
+    let (status, msg) = send(
+        http.post(&url)
+            .header("content-type", "text/plain")
+            .body("name"),
+    );
+    assert_eq!(
+        (status, msg.as_str()),
+        (415, "Content-Type must be application/json")
+    );
     let big = format!("{{\"name\": \"{}\"}}", "x".repeat(1024 * 1024 + 1));
-    let (status, msg) = send(http.post(&url).header("content-type", "application/json").body(big));
+    let (status, msg) = send(
+        http.post(&url)
+            .header("content-type", "application/json")
+            .body(big),
+    );
     assert_eq!(status, 413);
     assert!(msg.starts_with("Request body too large"), "{msg}");
     let (status, msg) = send(http.post(&url).json(&json!(["not", "an", "object"])));
@@ -139,10 +198,22 @@ fn the_cli_administers_accounts_and_keys_in_json() {
     assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
 
     let key = server.cli(&[
-        "key", "create", "--email", "ann@example.com", "--permissions", "requests:read,loops:read",
-        "--rate-limit", "500", "--name", "n8n", "--json",
+        "key",
+        "create",
+        "--email",
+        "ann@example.com",
+        "--permissions",
+        "requests:read,loops:read",
+        "--rate-limit",
+        "500",
+        "--name",
+        "n8n",
+        "--json",
     ]);
-    assert_eq!(key["user_id"], user["user_id"], "the existing account gets the key");
+    assert_eq!(
+        key["user_id"], user["user_id"],
+        "the existing account gets the key"
+    );
     assert_eq!(key["permissions"], json!(["loops:read", "requests:read"]));
     assert_eq!(key["rate_limit"], 500);
     assert!(key["api_key"].as_str().unwrap().starts_with("rl_"));
@@ -152,14 +223,24 @@ fn the_cli_administers_accounts_and_keys_in_json() {
     assert_eq!(keys.len(), 1);
     assert_eq!(keys[0]["api_key_id"], key["api_key_id"]);
     assert_eq!(keys[0]["name"], "n8n");
-    assert!(keys[0].get("api_key").is_none(), "a listed key never shows its secret");
+    assert!(
+        keys[0].get("api_key").is_none(),
+        "a listed key never shows its secret"
+    );
 
     let fresh = server.cli(&["key", "create", "--email", "new@example.com", "--json"]);
     assert_eq!(fresh["permissions"].as_array().unwrap().len(), 4);
     assert_eq!(fresh["rate_limit"], 100);
 
     for bad in [
-        vec!["key", "create", "--email", "x@example.com", "--permissions", "admin"],
+        vec![
+            "key",
+            "create",
+            "--email",
+            "x@example.com",
+            "--permissions",
+            "admin",
+        ],
         vec!["key", "create", "--email", "not-an-email"],
         vec!["key", "revoke", "0123456789abcdef01234567"],
         vec!["key", "list", "--email", "nobody@example.com"],
@@ -178,8 +259,15 @@ fn the_bootstrap_key_is_printed_only_on_the_first_start() {
     server.restart();
     std::thread::sleep(std::time::Duration::from_millis(200));
     let lines = server.stderr.lock().unwrap().clone();
-    assert!(!lines.iter().any(|l| l.contains("bootstrap API key")), "{lines:?}");
-    assert_eq!(server.get(&server.admin_key, "/v1/test").status, 200, "the first key still works");
+    assert!(
+        !lines.iter().any(|l| l.contains("bootstrap API key")),
+        "{lines:?}"
+    );
+    assert_eq!(
+        server.get(&server.admin_key, "/v1/test").status,
+        200,
+        "the first key still works"
+    );
 }
 
 #[test]

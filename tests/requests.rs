@@ -31,9 +31,18 @@ fn requests_are_created_in_every_form_with_every_field() {
     let loop_id = id_of(&server.create_loop(key, "Blog")["loop"]);
     let forms = [
         (format!("/v1/api/loops/{loop_id}/requests"), request_body()),
-        (format!("/v1/loops/{loop_id}/requests"), with(request_body(), json!({"loop_id": loop_id}))),
-        ("/v1/api/requests".to_owned(), with(request_body(), json!({"loop_id": loop_id}))),
-        ("/v1/requests".to_owned(), with(request_body(), json!({"loop_id": loop_id}))),
+        (
+            format!("/v1/loops/{loop_id}/requests"),
+            with(request_body(), json!({"loop_id": loop_id})),
+        ),
+        (
+            "/v1/api/requests".to_owned(),
+            with(request_body(), json!({"loop_id": loop_id})),
+        ),
+        (
+            "/v1/requests".to_owned(),
+            with(request_body(), json!({"loop_id": loop_id})),
+        ),
     ];
     for (path, body) in forms {
         let reply = server.post(key, &path, body);
@@ -48,27 +57,69 @@ fn requests_are_created_in_every_form_with_every_field() {
         assert_eq!(r["priority"], "high");
         assert_eq!(r["request_text"], "Publish this post?");
         assert_eq!(r["response_type"], "single_select");
-        assert_eq!(r["response_config"], json!({"options": ["approve", "reject"]}));
+        assert_eq!(
+            r["response_config"],
+            json!({"options": ["approve", "reject"]})
+        );
         assert_eq!(r["default_response"], "reject");
         assert_eq!(r["context"], json!({"post_id": 42}));
         assert_eq!(r["metadata"], json!({"workflow": "blog"}));
         assert_eq!(r["platform"], "n8n");
         assert_eq!(r["timeout_seconds"], 3600);
-        assert_eq!((time(&r["timeout_at"]) - time(&r["created_at"])).num_seconds(), 3600);
+        assert_eq!(
+            (time(&r["timeout_at"]) - time(&r["created_at"])).num_seconds(),
+            3600
+        );
         assert_eq!(r["broadcasted_at"], r["created_at"]);
         let sent = r["broadcasted_to"].as_array().unwrap();
-        assert_eq!(sent.len(), 1, "the creator is the loop's only active member");
+        assert_eq!(
+            sent.len(),
+            1,
+            "the creator is the loop's only active member"
+        );
         assert_eq!(sent[0]["email"], "admin@localhost");
         assert_eq!(sent[0]["role"], "member");
-        assert_eq!((sent[0]["notification_sent"].as_bool(), sent[0]["notification_error"].is_null()), (Some(true), true));
-        for empty in ["image_url", "platform_version", "callback_url", "response_by", "response_at", "response_data", "response_time_seconds", "claimed_by", "cancelled_at", "feedback"] {
+        assert_eq!(
+            (
+                sent[0]["notification_sent"].as_bool(),
+                sent[0]["notification_error"].is_null()
+            ),
+            (Some(true), true)
+        );
+        for empty in [
+            "image_url",
+            "platform_version",
+            "callback_url",
+            "response_by",
+            "response_at",
+            "response_data",
+            "response_time_seconds",
+            "claimed_by",
+            "cancelled_at",
+            "feedback",
+        ] {
             assert!(r[empty].is_null(), "{empty} should be null");
         }
         let id = id_of(r);
         assert_eq!(data["request_id"], id.as_str());
-        assert_eq!(data["polling_url"], format!("{}/v1/api/requests/{id}", server.base));
-        assert_eq!((data["broadcasted_to"].as_u64(), data["notifications_sent"].as_u64()), (Some(1), Some(1)));
-        let polled = server.get(key, data["polling_url"].as_str().unwrap().trim_start_matches(&server.base));
+        assert_eq!(
+            data["polling_url"],
+            format!("{}/v1/api/requests/{id}", server.base)
+        );
+        assert_eq!(
+            (
+                data["broadcasted_to"].as_u64(),
+                data["notifications_sent"].as_u64()
+            ),
+            (Some(1), Some(1))
+        );
+        let polled = server.get(
+            key,
+            data["polling_url"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches(&server.base),
+        );
         assert_eq!(polled.data(200)["request"], *r);
     }
 }
@@ -79,12 +130,32 @@ fn deferred_requests_default_to_thirty_days_and_images_need_a_url() {
     let key = &server.admin_key;
     let loop_id = id_of(&server.create_loop(key, "Art")["loop"]);
     let path = format!("/v1/loops/{loop_id}/requests");
-    let deferred = server.post(key, &path, with(request_body(), json!({"processing_type": "deferred", "timeout_seconds": null})));
+    let deferred = server.post(
+        key,
+        &path,
+        with(
+            request_body(),
+            json!({"processing_type": "deferred", "timeout_seconds": null}),
+        ),
+    );
     assert_eq!(deferred.data(201)["request"]["timeout_seconds"], 2_592_000);
-    let image = server.post(key, &path, with(request_body(), json!({"type": "image", "image_url": "https://cdn.example.com/a.png"})));
-    assert_eq!(image.data(201)["request"]["image_url"], "https://cdn.example.com/a.png");
+    let image = server.post(
+        key,
+        &path,
+        with(
+            request_body(),
+            json!({"type": "image", "image_url": "https://cdn.example.com/a.png"}),
+        ),
+    );
+    assert_eq!(
+        image.data(201)["request"]["image_url"],
+        "https://cdn.example.com/a.png"
+    );
     let rating = server.post(key, &path, with(request_body(), json!({"response_type": "rating", "response_config": {"scale_max": 10}, "default_response": 5})));
-    assert_eq!(rating.data(201)["request"]["response_config"], json!({"scale_min": 1, "scale_max": 10}));
+    assert_eq!(
+        rating.data(201)["request"]["response_config"],
+        json!({"scale_min": 1, "scale_max": 10})
+    );
 }
 
 #[test]
@@ -113,14 +184,33 @@ fn invalid_request_bodies_are_400_with_what_is_wrong() {
         (with(request_body(), json!({"loop_id": other_loop})), "loop_id in the body does not match the loop in the path"),
     ];
     for (body, message) in cases {
-        assert_eq!(server.post(key, &path, body.clone()).error(400), message, "{body}");
+        assert_eq!(
+            server.post(key, &path, body.clone()).error(400),
+            message,
+            "{body}"
+        );
     }
-    assert_eq!(server.post(key, "/v1/requests", request_body()).error(400), "loop_id is required");
     assert_eq!(
-        server.post(key, "/v1/requests", with(request_body(), json!({"loop_id": "abc"}))).error(400),
+        server.post(key, "/v1/requests", request_body()).error(400),
+        "loop_id is required"
+    );
+    assert_eq!(
+        server
+            .post(
+                key,
+                "/v1/requests",
+                with(request_body(), json!({"loop_id": "abc"}))
+            )
+            .error(400),
         "loop_id must be 24 hexadecimal characters"
     );
-    assert_eq!(server.get(key, &format!("/v1/loops/{loop_id}/requests")).data(200)["total"], 0, "nothing was half-written");
+    assert_eq!(
+        server
+            .get(key, &format!("/v1/loops/{loop_id}/requests"))
+            .data(200)["total"],
+        0,
+        "nothing was half-written"
+    );
 }
 
 #[test]
@@ -130,38 +220,104 @@ fn lists_filter_sort_and_page_with_totals() {
     let first = id_of(&server.create_loop(key, "One")["loop"]);
     let second = id_of(&server.create_loop(key, "Two")["loop"]);
     let mut ids = Vec::new();
-    for (loop_id, priority) in [(&first, "low"), (&first, "critical"), (&second, "medium"), (&first, "high")] {
-        let created = server.post(key, &format!("/v1/loops/{loop_id}/requests"), with(request_body(), json!({"priority": priority})));
+    for (loop_id, priority) in [
+        (&first, "low"),
+        (&first, "critical"),
+        (&second, "medium"),
+        (&first, "high"),
+    ] {
+        let created = server.post(
+            key,
+            &format!("/v1/loops/{loop_id}/requests"),
+            with(request_body(), json!({"priority": priority})),
+        );
         ids.push(id_of(&created.data(201)["request"]));
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    server.delete(key, &format!("/v1/requests/{}", ids[3])).data(200);
+    server
+        .delete(key, &format!("/v1/requests/{}", ids[3]))
+        .data(200);
 
     for prefix in PREFIXES {
-        let list = |query: &str| server.get(key, &format!("{prefix}/requests{query}")).data(200).clone();
-        let order = |data: &Value| data["requests"].as_array().unwrap().iter().map(id_of).collect::<Vec<String>>();
+        let list = |query: &str| {
+            server
+                .get(key, &format!("{prefix}/requests{query}"))
+                .data(200)
+                .clone()
+        };
+        let order = |data: &Value| {
+            data["requests"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(id_of)
+                .collect::<Vec<String>>()
+        };
 
         let all = list("");
-        assert_eq!((all["count"].as_u64(), all["total"].as_u64(), all["has_more"].as_bool()), (Some(4), Some(4), Some(false)));
-        assert_eq!(order(&all), [ids[3].clone(), ids[2].clone(), ids[1].clone(), ids[0].clone()], "newest first by default");
+        assert_eq!(
+            (
+                all["count"].as_u64(),
+                all["total"].as_u64(),
+                all["has_more"].as_bool()
+            ),
+            (Some(4), Some(4), Some(false))
+        );
+        assert_eq!(
+            order(&all),
+            [
+                ids[3].clone(),
+                ids[2].clone(),
+                ids[1].clone(),
+                ids[0].clone()
+            ],
+            "newest first by default"
+        );
 
         let page = list("?limit=2&offset=1&sort=created_at_asc");
         assert_eq!(order(&page), [ids[1].clone(), ids[2].clone()]);
-        assert_eq!((page["count"].as_u64(), page["total"].as_u64(), page["has_more"].as_bool()), (Some(2), Some(4), Some(true)));
+        assert_eq!(
+            (
+                page["count"].as_u64(),
+                page["total"].as_u64(),
+                page["has_more"].as_bool()
+            ),
+            (Some(2), Some(4), Some(true))
+        );
         assert_eq!(list("?limit=2&offset=2")["has_more"], false);
 
-        assert_eq!(order(&list("?sort=priority_desc")), [ids[1].clone(), ids[3].clone(), ids[2].clone(), ids[0].clone()]);
+        assert_eq!(
+            order(&list("?sort=priority_desc")),
+            [
+                ids[1].clone(),
+                ids[3].clone(),
+                ids[2].clone(),
+                ids[0].clone()
+            ]
+        );
         assert_eq!(order(&list("?status=cancelled")), [ids[3].clone()]);
         assert_eq!(order(&list("?priority=low")), [ids[0].clone()]);
-        assert_eq!(order(&list(&format!("?loop_id={second}"))), [ids[2].clone()]);
-        assert_eq!(list(&format!("?status=pending&loop_id={first}"))["total"], 2);
+        assert_eq!(
+            order(&list(&format!("?loop_id={second}"))),
+            [ids[2].clone()]
+        );
+        assert_eq!(
+            list(&format!("?status=pending&loop_id={first}"))["total"],
+            2
+        );
 
-        let in_loop = server.get(key, &format!("{prefix}/loops/{first}/requests?status=pending"));
+        let in_loop = server.get(
+            key,
+            &format!("{prefix}/loops/{first}/requests?status=pending"),
+        );
         let in_loop = in_loop.data(200);
         assert_eq!(in_loop["loop_id"], first.as_str());
         assert_eq!(order(in_loop), [ids[1].clone(), ids[0].clone()]);
 
-        let bad = server.get(key, &format!("{prefix}/requests?limit=500&status=done&sort=random"));
+        let bad = server.get(
+            key,
+            &format!("{prefix}/requests?limit=500&status=done&sort=random"),
+        );
         assert_eq!(
             bad.error(400),
             "status must be one of pending, claimed, completed, timeout, cancelled; limit must be a whole number from 1 to 200; sort must be one of created_at_desc, created_at_asc, priority_desc, status_asc"
@@ -175,40 +331,82 @@ fn pending_requests_can_be_changed_and_cancelled_once() {
     let key = &server.admin_key;
     let loop_id = id_of(&server.create_loop(key, "Edits")["loop"]);
     for prefix in PREFIXES {
-        let created = server.post(key, &format!("{prefix}/loops/{loop_id}/requests"), request_body());
+        let created = server.post(
+            key,
+            &format!("{prefix}/loops/{loop_id}/requests"),
+            request_body(),
+        );
         let id = id_of(&created.data(201)["request"]);
         let path = format!("{prefix}/requests/{id}");
 
-        let patched = server.patch(key, &path, json!({
-            "request_text": "Publish the edited post?",
-            "priority": "critical",
-            "timeout_seconds": 7200,
-            "response_config": {"options": ["approve", "reject", "edit"]},
-            "default_response": "edit",
-            "context": null,
-        }));
+        let patched = server.patch(
+            key,
+            &path,
+            json!({
+                "request_text": "Publish the edited post?",
+                "priority": "critical",
+                "timeout_seconds": 7200,
+                "response_config": {"options": ["approve", "reject", "edit"]},
+                "default_response": "edit",
+                "context": null,
+            }),
+        );
         let r = &patched.data(200)["request"];
-        assert_eq!((r["request_text"].as_str(), r["priority"].as_str()), (Some("Publish the edited post?"), Some("critical")));
-        assert_eq!((time(&r["timeout_at"]) - time(&r["created_at"])).num_seconds(), 7200);
+        assert_eq!(
+            (r["request_text"].as_str(), r["priority"].as_str()),
+            (Some("Publish the edited post?"), Some("critical"))
+        );
+        assert_eq!(
+            (time(&r["timeout_at"]) - time(&r["created_at"])).num_seconds(),
+            7200
+        );
         assert_eq!(r["default_response"], "edit");
         assert!(r["context"].is_null());
-        assert_eq!(server.get(key, &path).data(200)["request"], *r, "the change was stored");
-
-        assert_eq!(server.patch(key, &path, json!({"priority": "asap"})).error(400), "priority must be one of low, medium, high, critical");
         assert_eq!(
-            server.patch(key, &path, json!({"response_config": {"options": ["a", "b"]}})).error(400),
+            server.get(key, &path).data(200)["request"],
+            *r,
+            "the change was stored"
+        );
+
+        assert_eq!(
+            server
+                .patch(key, &path, json!({"priority": "asap"}))
+                .error(400),
+            "priority must be one of low, medium, high, critical"
+        );
+        assert_eq!(
+            server
+                .patch(
+                    key,
+                    &path,
+                    json!({"response_config": {"options": ["a", "b"]}})
+                )
+                .error(400),
             "default_response 'edit' is not one of the options: a, b"
         );
 
         let cancelled = server.delete(key, &path);
         let data = cancelled.data(200);
-        assert_eq!((data["request_id"].as_str(), data["status"].as_str()), (Some(id.as_str()), Some("cancelled")));
+        assert_eq!(
+            (data["request_id"].as_str(), data["status"].as_str()),
+            (Some(id.as_str()), Some("cancelled"))
+        );
         let stored = server.get(key, &path);
         assert!(stored.data(200)["request"]["cancelled_at"].is_string());
-        assert_eq!(server.delete(key, &path).error(400), "Request is cancelled; only pending or claimed requests can be cancelled");
-        assert_eq!(server.patch(key, &path, json!({"priority": "low"})).error(400), "Request is cancelled; only pending requests can be updated");
         assert_eq!(
-            server.post(key, &format!("{path}/feedback"), json!({"rating": 5})).error(400),
+            server.delete(key, &path).error(400),
+            "Request is cancelled; only pending or claimed requests can be cancelled"
+        );
+        assert_eq!(
+            server
+                .patch(key, &path, json!({"priority": "low"}))
+                .error(400),
+            "Request is cancelled; only pending requests can be updated"
+        );
+        assert_eq!(
+            server
+                .post(key, &format!("{path}/feedback"), json!({"rating": 5}))
+                .error(400),
             "Request is cancelled; only completed requests can be given feedback"
         );
     }
@@ -220,23 +418,49 @@ fn feedback_rates_a_completed_request_and_replaces_earlier_feedback() {
     let key = &server.admin_key;
     let loop_id = id_of(&server.create_loop(key, "Rated")["loop"]);
     for prefix in PREFIXES {
-        let created = server.post(key, &format!("/v1/loops/{loop_id}/requests"), request_body());
+        let created = server.post(
+            key,
+            &format!("/v1/loops/{loop_id}/requests"),
+            request_body(),
+        );
         let id = id_of(&created.data(201)["request"]);
-        server.post(key, &format!("/v1/requests/{id}/respond"), json!({"response_data": "approve"})).data(200);
+        server
+            .post(
+                key,
+                &format!("/v1/requests/{id}/respond"),
+                json!({"response_data": "approve"}),
+            )
+            .data(200);
 
         let path = format!("{prefix}/requests/{id}/feedback");
         let first = server.post(key, &path, json!({"rating": 4, "comment": "Good call"}));
         let data = first.data(200);
         assert_eq!(data["request_id"], id.as_str());
-        assert_eq!((data["feedback"]["rating"].as_f64(), data["feedback"]["comment"].as_str()), (Some(4.0), Some("Good call")));
+        assert_eq!(
+            (
+                data["feedback"]["rating"].as_f64(),
+                data["feedback"]["comment"].as_str()
+            ),
+            (Some(4.0), Some("Good call"))
+        );
         let second = server.post(key, &path, json!({"feedback": {"rating": 2}}));
         assert_eq!(second.data(200)["feedback"]["rating"], 2.0);
         let stored = server.get(key, &format!("{prefix}/requests/{id}"));
         let feedback = &stored.data(200)["request"]["feedback"];
-        assert_eq!((feedback["rating"].as_f64(), feedback["comment"].is_null()), (Some(2.0), true), "the second replaced the first");
+        assert_eq!(
+            (feedback["rating"].as_f64(), feedback["comment"].is_null()),
+            (Some(2.0), true),
+            "the second replaced the first"
+        );
 
-        assert_eq!(server.post(key, &path, json!({"rating": 6})).error(400), "rating must be a number from 1 to 5");
-        assert_eq!(server.post(key, &path, json!({})).error(400), "feedback needs a rating or a comment");
+        assert_eq!(
+            server.post(key, &path, json!({"rating": 6})).error(400),
+            "rating must be a number from 1 to 5"
+        );
+        assert_eq!(
+            server.post(key, &path, json!({})).error(400),
+            "feedback needs a rating or a comment"
+        );
     }
 }
 
@@ -248,25 +472,76 @@ fn requests_stay_inside_their_account() {
     let member = server.key("member@example.com");
     let created = server.create_loop(owner, "Mine");
     let loop_id = id_of(&created["loop"]);
-    let reply = server.post(owner, &format!("/v1/loops/{loop_id}/requests"), request_body());
+    let reply = server.post(
+        owner,
+        &format!("/v1/loops/{loop_id}/requests"),
+        request_body(),
+    );
     let id = id_of(&reply.data(201)["request"]);
     server.join(&member, &created);
     for prefix in PREFIXES {
         let path = format!("{prefix}/requests/{id}");
         assert_eq!(server.get(&stranger, &path).error(404), "Request not found");
-        assert_eq!(server.patch(&stranger, &path, json!({"priority": "low"})).error(404), "Request not found");
-        assert_eq!(server.delete(&stranger, &path).error(404), "Request not found");
-        assert_eq!(server.post(&stranger, &format!("{path}/feedback"), json!({"rating": 1})).error(404), "Request not found");
-        assert_eq!(server.get(&stranger, &format!("{prefix}/requests")).data(200)["total"], 0);
+        assert_eq!(
+            server
+                .patch(&stranger, &path, json!({"priority": "low"}))
+                .error(404),
+            "Request not found"
+        );
+        assert_eq!(
+            server.delete(&stranger, &path).error(404),
+            "Request not found"
+        );
+        assert_eq!(
+            server
+                .post(&stranger, &format!("{path}/feedback"), json!({"rating": 1}))
+                .error(404),
+            "Request not found"
+        );
+        assert_eq!(
+            server
+                .get(&stranger, &format!("{prefix}/requests"))
+                .data(200)["total"],
+            0
+        );
         // A member who joined after the request was created was never sent it.
         assert_eq!(server.get(&member, &path).error(404), "Request not found");
-        assert_eq!(server.get(&member, &format!("{prefix}/requests")).data(200)["total"], 0);
+        assert_eq!(
+            server.get(&member, &format!("{prefix}/requests")).data(200)["total"],
+            0
+        );
     }
     // A member who was sent a request may read it but not change it.
-    let later = server.post(owner, &format!("/v1/loops/{loop_id}/requests"), request_body());
+    let later = server.post(
+        owner,
+        &format!("/v1/loops/{loop_id}/requests"),
+        request_body(),
+    );
     let later_id = id_of(&later.data(201)["request"]);
-    assert_eq!(server.get(&member, &format!("/v1/requests/{later_id}")).status, 200);
-    assert_eq!(server.delete(&member, &format!("/v1/requests/{later_id}")).error(403), "Access denied to this request");
-    assert_eq!(server.patch(&member, &format!("/v1/requests/{later_id}"), json!({"priority": "low"})).error(403), "Access denied to this request");
-    assert_eq!(server.get(owner, &format!("/v1/requests/{id}")).data(200)["request"]["status"], "pending");
+    assert_eq!(
+        server
+            .get(&member, &format!("/v1/requests/{later_id}"))
+            .status,
+        200
+    );
+    assert_eq!(
+        server
+            .delete(&member, &format!("/v1/requests/{later_id}"))
+            .error(403),
+        "Access denied to this request"
+    );
+    assert_eq!(
+        server
+            .patch(
+                &member,
+                &format!("/v1/requests/{later_id}"),
+                json!({"priority": "low"})
+            )
+            .error(403),
+        "Access denied to this request"
+    );
+    assert_eq!(
+        server.get(owner, &format!("/v1/requests/{id}")).data(200)["request"]["status"],
+        "pending"
+    );
 }

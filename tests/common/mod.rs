@@ -41,14 +41,22 @@ pub struct Reply {
 impl Reply {
     /// `data` of a success envelope, after checking the status.
     pub fn data(&self, status: u16) -> &Value {
-        assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
+        assert_eq!(
+            self.status, status,
+            "unexpected status; body: {}",
+            self.body
+        );
         assert_eq!(self.body["error"], false, "{}", self.body);
         &self.body["data"]
     }
 
     /// The failure message, after checking status and envelope.
     pub fn error(&self, status: u16) -> &str {
-        assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
+        assert_eq!(
+            self.status, status,
+            "unexpected status; body: {}",
+            self.body
+        );
         assert_eq!(self.body["error"], true, "{}", self.body);
         self.body["msg"].as_str().expect("msg")
     }
@@ -69,8 +77,19 @@ impl Server {
         let dir = tempfile::tempdir().expect("temp dir");
         let db_url = format!("sqlite://{}", dir.path().join("reviewloop.db").display());
         let (child, base, stderr) = launch(&dir, &db_url, env);
-        let client = Client::builder().timeout(Duration::from_secs(30)).build().expect("client");
-        let mut server = Server { child, base, admin_key: String::new(), db_url, stderr, client, dir };
+        let client = Client::builder()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .expect("client");
+        let mut server = Server {
+            child,
+            base,
+            admin_key: String::new(),
+            db_url,
+            stderr,
+            client,
+            dir,
+        };
         server.admin_key = server
             .wait_for_line("reviewloop: bootstrap API key: ")
             .expect("bootstrap key on first start");
@@ -80,8 +99,18 @@ impl Server {
     /// Kills the process (as a crash would) and starts another one on the
     /// same database.
     pub fn restart(&mut self) {
+        self.kill();
+        self.relaunch();
+    }
+
+    /// Kills the process with SIGKILL: no chance to clean up.
+    pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// Starts a new process on the same database after [`Server::kill`].
+    pub fn relaunch(&mut self) {
         let (child, base, stderr) = launch(&self.dir, &self.db_url, &[]);
         self.child = child;
         self.base = base;
@@ -99,7 +128,11 @@ impl Server {
     /// Runs a CLI command on this server's database; returns its JSON output.
     pub fn cli(&self, args: &[&str]) -> Value {
         let output = self.cli_raw(args);
-        assert!(output.status.success(), "cli {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "cli {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         serde_json::from_slice(&output.stdout).expect("cli JSON output")
     }
 
@@ -120,11 +153,22 @@ impl Server {
     pub fn key_with(&self, email: &str, extra: &[&str]) -> String {
         let mut args = vec!["key", "create", "--email", email, "--json"];
         args.extend_from_slice(extra);
-        self.cli(&args)["api_key"].as_str().expect("api_key").to_owned()
+        self.cli(&args)["api_key"]
+            .as_str()
+            .expect("api_key")
+            .to_owned()
     }
 
-    pub fn call(&self, method: Method, key: Option<&str>, path: &str, body: Option<Value>) -> Reply {
-        let mut request = self.client.request(method, format!("{}{}", self.base, path));
+    pub fn call(
+        &self,
+        method: Method,
+        key: Option<&str>,
+        path: &str,
+        body: Option<Value>,
+    ) -> Reply {
+        let mut request = self
+            .client
+            .request(method, format!("{}{}", self.base, path));
         if let Some(key) = key {
             request = request.bearer_auth(key);
         }
@@ -135,8 +179,13 @@ impl Server {
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let text = response.text().expect("body");
-        let body = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({status}): {text}"));
-        Reply { status, headers, body }
+        let body =
+            serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({status}): {text}"));
+        Reply {
+            status,
+            headers,
+            body,
+        }
     }
 
     pub fn get(&self, key: &str, path: &str) -> Reply {
@@ -167,7 +216,10 @@ impl Server {
     /// Sends SIGTERM and returns the exit status.
     pub fn terminate(mut self) -> std::process::ExitStatus {
         let pid = self.child.id().to_string();
-        Command::new("kill").args(["-TERM", &pid]).status().expect("kill");
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill");
         for _ in 0..200 {
             if let Some(status) = self.child.try_wait().expect("wait") {
                 return status;
@@ -179,18 +231,25 @@ impl Server {
 
     /// Creates a loop owned by `key`; returns its `data`.
     pub fn create_loop(&self, key: &str, name: &str) -> Value {
-        self.post(key, "/v1/api/loops", json!({"name": name})).data(201).clone()
+        self.post(key, "/v1/api/loops", json!({"name": name}))
+            .data(201)
+            .clone()
     }
 
     /// Joins with the code of `created` (a loop creation result).
     pub fn join(&self, key: &str, created: &Value) {
         let code = created["invite_code"].as_str().unwrap();
-        self.post(key, "/v1/api/loops/join", json!({"invite_code": code})).data(200);
+        self.post(key, "/v1/api/loops/join", json!({"invite_code": code}))
+            .data(200);
     }
 }
 
 /// Starts the binary on `db_url`; waits for its "listening on" line.
-fn launch(dir: &TempDir, db_url: &str, env: &[(&str, &str)]) -> (Child, String, Arc<Mutex<Vec<String>>>) {
+fn launch(
+    dir: &TempDir,
+    db_url: &str,
+    env: &[(&str, &str)],
+) -> (Child, String, Arc<Mutex<Vec<String>>>) {
     let mut command = Command::new(BIN);
     command
         .args(["--bind", "127.0.0.1:0", "--database-url", db_url])

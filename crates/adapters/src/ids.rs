@@ -38,7 +38,10 @@ mod tests {
     fn ids_and_secrets_differ_each_time() {
         let now = Utc::now();
         assert_ne!(RandomIds.object_id(now), RandomIds.object_id(now));
-        assert_eq!(RandomIds.object_id(now).unix_seconds() as i64, now.timestamp());
+        assert_eq!(
+            RandomIds.object_id(now).unix_seconds() as i64,
+            now.timestamp()
+        );
         let secret = RandomIds.secret_hex(24);
         assert_eq!(secret.len(), 48);
         assert_ne!(secret, RandomIds.secret_hex(24));

@@ -28,7 +28,9 @@ mod tests {
 
     #[test]
     fn renders_a_decodable_png() {
-        let png = PngQrRenderer.png("https://example.com/join/ABCDEF").unwrap();
+        let png = PngQrRenderer
+            .png("https://example.com/join/ABCDEF")
+            .unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
         let img = image::load_from_memory_with_format(&png, ImageFormat::Png).unwrap();
         assert!(img.width() >= 256 && img.width() == img.height());

@@ -26,7 +26,12 @@ impl InMemoryRateLimiter {
 
 #[async_trait]
 impl RateLimiter for InMemoryRateLimiter {
-    async fn hit(&self, key: &ApiKeyId, limit: u32, now: DateTime<Utc>) -> Result<RateLimitStatus, StoreError> {
+    async fn hit(
+        &self,
+        key: &ApiKeyId,
+        limit: u32,
+        now: DateTime<Utc>,
+    ) -> Result<RateLimitStatus, StoreError> {
         let window = now.timestamp().div_euclid(WINDOW_SECONDS);
         let reset_at = DateTime::from_timestamp((window + 1) * WINDOW_SECONDS, 0)
             .ok_or_else(|| StoreError::Internal("rate limit window out of range".into()))?;

@@ -214,17 +214,31 @@ mod tests {
 
     #[test]
     fn email_is_trimmed_and_lowercased() {
-        assert_eq!(Email::parse("  Ann@Example.COM ").unwrap().as_str(), "ann@example.com");
+        assert_eq!(
+            Email::parse("  Ann@Example.COM ").unwrap().as_str(),
+            "ann@example.com"
+        );
     }
 
     #[test]
     fn email_refuses_malformed_addresses() {
         for bad in [
-            "", "ann", "@example.com", "ann@", "ann@@example.com", "a b@example.com",
-            "ann@.example.com", "ann@example.com.", "ann@example..com",
+            "",
+            "ann",
+            "@example.com",
+            "ann@",
+            "ann@@example.com",
+            "a b@example.com",
+            "ann@.example.com",
+            "ann@example.com.",
+            "ann@example..com",
         ] {
             let err = Email::parse(bad).unwrap_err();
-            assert_eq!(err.to_string(), "email must be a valid email address", "{bad:?}");
+            assert_eq!(
+                err.to_string(),
+                "email must be a valid email address",
+                "{bad:?}"
+            );
         }
         let long = format!("{}@example.com", "a".repeat(250));
         assert!(Email::parse(&long).is_err());
@@ -247,7 +261,10 @@ mod tests {
     #[test]
     fn permissions_serialize_with_their_api_names() {
         let json = serde_json::to_string(&Permission::ALL).unwrap();
-        assert_eq!(json, r#"["loops:read","loops:write","requests:read","requests:write"]"#);
+        assert_eq!(
+            json,
+            r#"["loops:read","loops:write","requests:read","requests:write"]"#
+        );
     }
 
     #[test]

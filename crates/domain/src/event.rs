@@ -108,7 +108,10 @@ impl Event {
     ) -> Self {
         let mut data = json!({"request": request, "loop": loop_summary(lp)});
         if let (Some((user_id, email)), Some(map)) = (reviewer, data.as_object_mut()) {
-            map.insert("reviewer".into(), json!({"user_id": user_id, "email": email}));
+            map.insert(
+                "reviewer".into(),
+                json!({"user_id": user_id, "email": email}),
+            );
         }
         Self {
             id,

@@ -20,8 +20,8 @@ pub use event::{Event, EventType};
 pub use id::{ApiKeyId, EventId, InvalidId, LoopId, ObjectId, RequestId, UserId};
 pub use member::{Member, MemberStatus};
 pub use request::{
-    BroadcastEntry, ChangeError, ContentType, Feedback, Platform, Priority, ProcessingType, RequestInput,
-    RequestPatch, RequestStatus, ReviewRequest,
+    BroadcastEntry, ChangeError, ContentType, Feedback, Platform, Priority, ProcessingType,
+    RequestInput, RequestPatch, RequestStatus, ReviewRequest,
 };
 pub use response::{ResponseConfig, ResponseType};
 pub use review_loop::{Icon, InviteCode, Loop, LoopDescription, LoopName};

@@ -187,7 +187,10 @@ mod tests {
         assert_eq!(pending.removed_at, Some(t(1)));
         assert_eq!(
             pending.remove(t(2)),
-            Err(TransitionError::Member { from: "removed", to: "removed" })
+            Err(TransitionError::Member {
+                from: "removed",
+                to: "removed"
+            })
         );
 
         let mut active = invited();
@@ -201,7 +204,10 @@ mod tests {
         let mut m = invited();
         m.remove(t(1)).unwrap();
         assert!(m.reinvite(t(2)));
-        assert_eq!((m.status, m.joined_at, m.removed_at), (MemberStatus::Pending, None, None));
+        assert_eq!(
+            (m.status, m.joined_at, m.removed_at),
+            (MemberStatus::Pending, None, None)
+        );
         m.remove(t(3)).unwrap();
         assert_eq!(m.join(t(4)), Ok(true));
         assert_eq!((m.status, m.removed_at), (MemberStatus::Active, None));
@@ -218,7 +224,11 @@ mod tests {
 
     #[test]
     fn status_names_round_trip() {
-        for s in [MemberStatus::Pending, MemberStatus::Active, MemberStatus::Removed] {
+        for s in [
+            MemberStatus::Pending,
+            MemberStatus::Active,
+            MemberStatus::Removed,
+        ] {
             assert_eq!(MemberStatus::parse(s.as_str()), Some(s));
         }
         assert_eq!(MemberStatus::parse("x"), None);

@@ -114,7 +114,10 @@ fn parse_options(config: &Map<String, Value>) -> Result<Vec<String>, ValidationE
         .get("options")
         .and_then(Value::as_array)
         .ok_or_else(|| {
-            config_error("options", "response_config.options must be a non-empty array of strings")
+            config_error(
+                "options",
+                "response_config.options must be a non-empty array of strings",
+            )
         })?;
     if options.is_empty() || options.len() > MAX_OPTIONS {
         return Err(config_error(
@@ -128,7 +131,9 @@ fn parse_options(config: &Map<String, Value>) -> Result<Vec<String>, ValidationE
         if text.is_empty() || char_len(text) > MAX_OPTION_LEN {
             return Err(config_error(
                 "options",
-                format!("response_config.options must be strings of 1 to {MAX_OPTION_LEN} characters"),
+                format!(
+                    "response_config.options must be strings of 1 to {MAX_OPTION_LEN} characters"
+                ),
             ));
         }
         if parsed.iter().any(|p| p == text) {
@@ -158,16 +163,26 @@ fn optional_whole(config: &Map<String, Value>, key: &str) -> Result<Option<i64>,
         None | Some(Value::Null) => Ok(None),
         Some(value) => value
             .as_i64()
-            .or_else(|| value.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 1e15).map(|f| f as i64))
+            .or_else(|| {
+                value
+                    .as_f64()
+                    .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
+                    .map(|f| f as i64)
+            })
             .map(Some)
-            .ok_or_else(|| config_error(key, format!("response_config.{key} must be a whole number"))),
+            .ok_or_else(|| {
+                config_error(key, format!("response_config.{key} must be a whole number"))
+            }),
     }
 }
 
 impl ResponseConfig {
     /// Validates the configuration a client sent for `response_type`.
     /// An absent configuration is allowed where every key has a default.
-    pub fn parse(response_type: ResponseType, raw: Option<&Value>) -> Result<Self, ValidationError> {
+    pub fn parse(
+        response_type: ResponseType,
+        raw: Option<&Value>,
+    ) -> Result<Self, ValidationError> {
         let empty = Map::new();
         let config = match raw {
             None | Some(Value::Null) => &empty,
@@ -181,17 +196,24 @@ impl ResponseConfig {
         };
         match response_type {
             ResponseType::Text => {
-                let max_length = optional_whole(config, "max_length")?.unwrap_or(MAX_TEXT_ANSWER as i64);
+                let max_length =
+                    optional_whole(config, "max_length")?.unwrap_or(MAX_TEXT_ANSWER as i64);
                 if !(1..=MAX_TEXT_ANSWER as i64).contains(&max_length) {
                     return Err(config_error(
                         "max_length",
                         format!("response_config.max_length must be from 1 to {MAX_TEXT_ANSWER}"),
                     ));
                 }
-                Ok(Self::Text { max_length: max_length as usize })
+                Ok(Self::Text {
+                    max_length: max_length as usize,
+                })
             }
-            ResponseType::SingleSelect => Ok(Self::SingleSelect { options: parse_options(config)? }),
-            ResponseType::MultiSelect => Ok(Self::MultiSelect { options: parse_options(config)? }),
+            ResponseType::SingleSelect => Ok(Self::SingleSelect {
+                options: parse_options(config)?,
+            }),
+            ResponseType::MultiSelect => Ok(Self::MultiSelect {
+                options: parse_options(config)?,
+            }),
             ResponseType::Rating => {
                 let scale_min = optional_whole(config, "scale_min")?.unwrap_or(1);
                 let scale_max = optional_whole(config, "scale_max")?.unwrap_or(5);
@@ -201,7 +223,10 @@ impl ResponseConfig {
                         "response_config.scale_min must be less than response_config.scale_max",
                     ));
                 }
-                Ok(Self::Rating { scale_min, scale_max })
+                Ok(Self::Rating {
+                    scale_min,
+                    scale_max,
+                })
             }
             ResponseType::Number => {
                 let min = optional_number(config, "min")?;
@@ -235,7 +260,10 @@ impl ResponseConfig {
             Self::SingleSelect { options } | Self::MultiSelect { options } => {
                 map.insert("options".into(), Value::from(options.clone()));
             }
-            Self::Rating { scale_min, scale_max } => {
+            Self::Rating {
+                scale_min,
+                scale_max,
+            } => {
                 map.insert("scale_min".into(), Value::from(*scale_min));
                 map.insert("scale_max".into(), Value::from(*scale_max));
             }
@@ -297,7 +325,10 @@ impl ResponseConfig {
                 }
                 Ok(())
             }
-            Self::Rating { scale_min, scale_max } => {
+            Self::Rating {
+                scale_min,
+                scale_max,
+            } => {
                 let Some(value) = answer.as_f64() else {
                     return fail(format!("{field} must be a number"));
                 };
@@ -373,13 +404,23 @@ mod tests {
     fn rating_defaults_to_one_to_five_and_needs_min_below_max() {
         assert_eq!(
             ResponseConfig::parse(ResponseType::Rating, None).unwrap(),
-            ResponseConfig::Rating { scale_min: 1, scale_max: 5 }
+            ResponseConfig::Rating {
+                scale_min: 1,
+                scale_max: 5
+            }
         );
         assert_eq!(
             parse(ResponseType::Rating, json!({"scale_max": 10})).unwrap(),
-            ResponseConfig::Rating { scale_min: 1, scale_max: 10 }
+            ResponseConfig::Rating {
+                scale_min: 1,
+                scale_max: 10
+            }
         );
-        assert!(parse(ResponseType::Rating, json!({"scale_min": 5, "scale_max": 5})).is_err());
+        assert!(parse(
+            ResponseType::Rating,
+            json!({"scale_min": 5, "scale_max": 5})
+        )
+        .is_err());
         assert!(parse(ResponseType::Rating, json!({"scale_max": 2.5})).is_err());
         assert!(parse(ResponseType::Rating, json!({"scale_max": "10"})).is_err());
     }
@@ -388,7 +429,10 @@ mod tests {
     fn number_bounds_are_optional_but_ordered() {
         assert_eq!(
             ResponseConfig::parse(ResponseType::Number, None).unwrap(),
-            ResponseConfig::Number { min: None, max: None }
+            ResponseConfig::Number {
+                min: None,
+                max: None
+            }
         );
         assert!(parse(ResponseType::Number, json!({"min": 3, "max": 1})).is_err());
         assert!(parse(ResponseType::Number, json!({"min": "a"})).is_err());
@@ -426,14 +470,24 @@ mod tests {
     fn text_answers() {
         let c = ResponseConfig::Text { max_length: 5 };
         assert!(c.validate_answer("r", &json!("hello")).is_ok());
-        assert_eq!(msg(c.validate_answer("r", &json!("  "))), "r must not be empty");
-        assert_eq!(msg(c.validate_answer("r", &json!("hello!"))), "r must be at most 5 characters");
+        assert_eq!(
+            msg(c.validate_answer("r", &json!("  "))),
+            "r must not be empty"
+        );
+        assert_eq!(
+            msg(c.validate_answer("r", &json!("hello!"))),
+            "r must be at most 5 characters"
+        );
         assert_eq!(msg(c.validate_answer("r", &json!(5))), "r must be a string");
     }
 
     #[test]
     fn single_select_answers() {
-        let c = parse(ResponseType::SingleSelect, json!({"options": ["yes", "no"]})).unwrap();
+        let c = parse(
+            ResponseType::SingleSelect,
+            json!({"options": ["yes", "no"]}),
+        )
+        .unwrap();
         assert!(c.validate_answer("r", &json!("no")).is_ok());
         assert_eq!(
             msg(c.validate_answer("r", &json!("maybe"))),
@@ -444,10 +498,20 @@ mod tests {
 
     #[test]
     fn multi_select_answers() {
-        let c = parse(ResponseType::MultiSelect, json!({"options": ["a", "b", "c"]})).unwrap();
+        let c = parse(
+            ResponseType::MultiSelect,
+            json!({"options": ["a", "b", "c"]}),
+        )
+        .unwrap();
         assert!(c.validate_answer("r", &json!(["a", "c"])).is_ok());
-        assert_eq!(msg(c.validate_answer("r", &json!([]))), "r must select at least one option");
-        assert_eq!(msg(c.validate_answer("r", &json!(["a", "a"]))), "r selects 'a' more than once");
+        assert_eq!(
+            msg(c.validate_answer("r", &json!([]))),
+            "r must select at least one option"
+        );
+        assert_eq!(
+            msg(c.validate_answer("r", &json!(["a", "a"]))),
+            "r selects 'a' more than once"
+        );
         assert!(c.validate_answer("r", &json!(["d"])).is_err());
         assert!(c.validate_answer("r", &json!("a")).is_err());
         assert!(c.validate_answer("r", &json!([1])).is_err());
@@ -455,7 +519,10 @@ mod tests {
 
     #[test]
     fn rating_answers_are_whole_steps_within_scale() {
-        let c = ResponseConfig::Rating { scale_min: 1, scale_max: 5 };
+        let c = ResponseConfig::Rating {
+            scale_min: 1,
+            scale_max: 5,
+        };
         assert!(c.validate_answer("r", &json!(1)).is_ok());
         assert!(c.validate_answer("r", &json!(5.0)).is_ok());
         for bad in [json!(0), json!(6), json!(2.5), json!("3"), json!(null)] {
@@ -465,18 +532,29 @@ mod tests {
 
     #[test]
     fn number_answers_respect_bounds() {
-        let c = ResponseConfig::Number { min: Some(0.0), max: Some(1.5) };
+        let c = ResponseConfig::Number {
+            min: Some(0.0),
+            max: Some(1.5),
+        };
         assert!(c.validate_answer("r", &json!(1.5)).is_ok());
-        assert_eq!(msg(c.validate_answer("r", &json!(2))), "r must be from 0 to 1.5");
+        assert_eq!(
+            msg(c.validate_answer("r", &json!(2))),
+            "r must be from 0 to 1.5"
+        );
         assert!(c.validate_answer("r", &json!(-0.1)).is_err());
         assert!(c.validate_answer("r", &json!("1")).is_err());
-        let open = ResponseConfig::Number { min: None, max: None };
+        let open = ResponseConfig::Number {
+            min: None,
+            max: None,
+        };
         assert!(open.validate_answer("r", &json!(-1e300)).is_ok());
     }
 
     #[test]
     fn boolean_answers() {
-        assert!(ResponseConfig::Boolean.validate_answer("r", &json!(false)).is_ok());
+        assert!(ResponseConfig::Boolean
+            .validate_answer("r", &json!(false))
+            .is_ok());
         assert_eq!(
             msg(ResponseConfig::Boolean.validate_answer("r", &json!("true"))),
             "r must be true or false"

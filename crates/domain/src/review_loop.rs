@@ -114,8 +114,7 @@ impl InviteCode {
     /// `None` when it cannot be a code at all.
     pub fn parse(raw: &str) -> Option<Self> {
         let code = raw.trim().to_uppercase();
-        let valid = code.len() == Self::LENGTH
-            && code.bytes().all(|c| Self::ALPHABET.contains(&c));
+        let valid = code.len() == Self::LENGTH && code.bytes().all(|c| Self::ALPHABET.contains(&c));
         valid.then_some(Self(code))
     }
 
@@ -300,7 +299,9 @@ mod tests {
     fn description_limits() {
         assert!(LoopDescription::parse(&"d".repeat(500)).is_ok());
         assert_eq!(
-            LoopDescription::parse(&"d".repeat(501)).unwrap_err().to_string(),
+            LoopDescription::parse(&"d".repeat(501))
+                .unwrap_err()
+                .to_string(),
             "description must be at most 500 characters"
         );
     }
@@ -358,7 +359,10 @@ mod tests {
         assert!(lp.is_active_member(&user(1)));
         assert!(lp.is_visible_to(&user(1)));
         assert!(!lp.is_visible_to(&user(2)));
-        assert_eq!((lp.member_count(), lp.pending_count(), lp.active_count()), (1, 0, 1));
+        assert_eq!(
+            (lp.member_count(), lp.pending_count(), lp.active_count()),
+            (1, 0, 1)
+        );
     }
 
     #[test]

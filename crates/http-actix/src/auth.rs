@@ -37,7 +37,10 @@ pub(crate) async fn authenticate(
 ) -> Result<ServiceResponse<BoxBody>, Error> {
     let surface = Surface::of(req.path());
     let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
-        let error = ApiError::new(ServiceError::Unexpected("application state missing".into()), surface);
+        let error = ApiError::new(
+            ServiceError::Unexpected("application state missing".into()),
+            surface,
+        );
         return Ok(req.into_response(error.error_response()));
     };
     let header = req
@@ -47,7 +50,10 @@ pub(crate) async fn authenticate(
         .map(str::to_owned);
     match state.auth.authenticate(header.as_deref()).await {
         Ok((principal, status)) => {
-            req.extensions_mut().insert(Caller { principal, rate_limit: status });
+            req.extensions_mut().insert(Caller {
+                principal,
+                rate_limit: status,
+            });
             let mut response = next.call(req).await?;
             rate_limit_headers(response.headers_mut(), &status);
             Ok(response.map_into_boxed_body())
@@ -70,7 +76,10 @@ impl FromRequest for Caller {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let caller = req.extensions().get::<Caller>().cloned();
         ready(caller.ok_or_else(|| {
-            ApiError::new(ServiceError::Unauthenticated(messages::MISSING_KEY), Surface::of(req.path()))
+            ApiError::new(
+                ServiceError::Unauthenticated(messages::MISSING_KEY),
+                Surface::of(req.path()),
+            )
         }))
     }
 }

@@ -1,9 +1,9 @@
 //! Extractor settings that turn malformed bodies, queries and paths into
 //! 4xx answers in the envelope, and the helpers handlers parse ids with.
 
+use actix_web::dev::Payload;
 use actix_web::error::{JsonPayloadError, QueryPayloadError};
 use actix_web::http::StatusCode;
-use actix_web::dev::Payload;
 use actix_web::{web, FromRequest, HttpRequest};
 use futures_util::future::LocalBoxFuture;
 use reviewloop_service::ServiceError;
@@ -54,13 +54,18 @@ pub(crate) fn query_config() -> web::QueryConfig {
 
 pub(crate) fn path_config() -> web::PathConfig {
     web::PathConfig::default().error_handler(|_, req| {
-        ApiError::new(ServiceError::Refused("Invalid ID format".into()), Surface::of(req.path())).into()
+        ApiError::new(
+            ServiceError::Refused("Invalid ID format".into()),
+            Surface::of(req.path()),
+        )
+        .into()
     })
 }
 
 /// Parses a path id; anything but 24 hexadecimal characters is a 400.
 pub(crate) fn id<T: std::str::FromStr>(raw: &str) -> Result<T, ApiError> {
-    raw.parse().map_err(|_| ApiError::bad_request("Invalid ID format"))
+    raw.parse()
+        .map_err(|_| ApiError::bad_request("Invalid ID format"))
 }
 
 /// For `Option<Value>` fields where an explicit `null` means "clear it":
@@ -70,7 +75,9 @@ pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, 
 }
 
 /// Like [`present`] for optional text: `null` becomes `Some(None)`.
-pub(crate) fn present_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+pub(crate) fn present_text<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Option<String>>, D::Error> {
     Option::<String>::deserialize(d).map(Some)
 }
 
@@ -88,9 +95,16 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
         let surface = Surface::of(req.path());
         Box::pin(async move {
             let object = object.await?.into_inner();
-            serde_json::from_value(Value::Object(object)).map(Body).map_err(|e| {
-                ApiError::with_status(StatusCode::BAD_REQUEST, format!("Invalid request body: {e}"), surface).into()
-            })
+            serde_json::from_value(Value::Object(object))
+                .map(Body)
+                .map_err(|e| {
+                    ApiError::with_status(
+                        StatusCode::BAD_REQUEST,
+                        format!("Invalid request body: {e}"),
+                        surface,
+                    )
+                    .into()
+                })
         })
     }
 }

@@ -55,7 +55,12 @@ fn alternate_code(status: StatusCode) -> &'static str {
 }
 
 /// A failure in the envelope of `surface`.
-pub fn failure(surface: Surface, status: StatusCode, message: &str, request_id: Option<String>) -> HttpResponse {
+pub fn failure(
+    surface: Surface,
+    status: StatusCode,
+    message: &str,
+    request_id: Option<String>,
+) -> HttpResponse {
     let body = match surface {
         Surface::Request => json!({"error": true, "msg": message}),
         Surface::Alternate => json!({
@@ -76,10 +81,23 @@ mod tests {
 
     #[test]
     fn paths_pick_their_surface() {
-        for path in ["/v1/webhooks", "/v1/webhooks/abc", "/v1/reviews", "/v1/teams/x/members", "/v1/templates"] {
+        for path in [
+            "/v1/webhooks",
+            "/v1/webhooks/abc",
+            "/v1/reviews",
+            "/v1/teams/x/members",
+            "/v1/templates",
+        ] {
             assert_eq!(Surface::of(path), Surface::Alternate, "{path}");
         }
-        for path in ["/v1/api/webhooks", "/v1/loops", "/v1/test", "/", "/v1/reviewsx", "/join/ABC"] {
+        for path in [
+            "/v1/api/webhooks",
+            "/v1/loops",
+            "/v1/test",
+            "/",
+            "/v1/reviewsx",
+            "/join/ABC",
+        ] {
             assert_eq!(Surface::of(path), Surface::Request, "{path}");
         }
     }

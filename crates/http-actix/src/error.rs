@@ -24,12 +24,20 @@ pub struct ApiError {
 impl ApiError {
     /// An error answered in the envelope of `surface`.
     pub fn new(error: impl Into<ServiceError>, surface: Surface) -> Self {
-        Self { error: error.into(), surface, status: None }
+        Self {
+            error: error.into(),
+            surface,
+            status: None,
+        }
     }
 
     /// A client error with its own status and message.
     pub fn with_status(status: StatusCode, message: String, surface: Surface) -> Self {
-        Self { error: ServiceError::Refused(message), surface, status: Some(status) }
+        Self {
+            error: ServiceError::Refused(message),
+            surface,
+            status: Some(status),
+        }
     }
 
     /// A 400 with `message`.
@@ -69,11 +77,18 @@ impl ResponseError for ApiError {
 
     fn error_response(&self) -> HttpResponse {
         match &self.error {
-            ServiceError::Unexpected(cause) => tracing::error!(%cause, "request failed unexpectedly"),
+            ServiceError::Unexpected(cause) => {
+                tracing::error!(%cause, "request failed unexpectedly")
+            }
             ServiceError::Unavailable(cause) => tracing::warn!(%cause, "store unavailable"),
             _ => {}
         }
-        let mut response = failure(self.surface, self.status_code(), &self.error.to_string(), None);
+        let mut response = failure(
+            self.surface,
+            self.status_code(),
+            &self.error.to_string(),
+            None,
+        );
         if let ServiceError::RateLimited(status) = &self.error {
             rate_limit_headers(response.headers_mut(), status);
             let wait = (status.reset_at - Utc::now()).num_seconds().max(1);

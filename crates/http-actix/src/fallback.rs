@@ -18,14 +18,22 @@ fn request_id(req: &HttpRequest) -> Option<String> {
 
 /// The default service: no route matched.
 pub(crate) async fn not_found(req: HttpRequest) -> HttpResponse {
-    failure(Surface::of(req.path()), StatusCode::NOT_FOUND, "Not found", request_id(&req))
+    failure(
+        Surface::of(req.path()),
+        StatusCode::NOT_FOUND,
+        "Not found",
+        request_id(&req),
+    )
 }
 
 fn message_for(status: StatusCode) -> String {
     match status {
         StatusCode::NOT_FOUND => "Not found".into(),
         StatusCode::METHOD_NOT_ALLOWED => "Method not allowed".into(),
-        StatusCode::PAYLOAD_TOO_LARGE => format!("Request body too large: the limit is {} bytes", crate::MAX_BODY_BYTES),
+        StatusCode::PAYLOAD_TOO_LARGE => format!(
+            "Request body too large: the limit is {} bytes",
+            crate::MAX_BODY_BYTES
+        ),
         StatusCode::INTERNAL_SERVER_ERROR => "Internal server error".into(),
         other => other.canonical_reason().unwrap_or("Request failed").into(),
     }
@@ -41,7 +49,9 @@ pub(crate) fn into_envelope<B: MessageBody>(
         .get(CONTENT_TYPE)
         .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
     if is_json {
-        return Ok(ErrorHandlerResponse::Response(response.map_into_left_body()));
+        return Ok(ErrorHandlerResponse::Response(
+            response.map_into_left_body(),
+        ));
     }
     let (req, old) = response.into_parts();
     let status = old.status();
@@ -50,13 +60,19 @@ pub(crate) fn into_envelope<B: MessageBody>(
             tracing::error!(%error, "unhandled error");
         }
     }
-    let mut new = failure(Surface::of(req.path()), status, &message_for(status), request_id(&req));
+    let mut new = failure(
+        Surface::of(req.path()),
+        status,
+        &message_for(status),
+        request_id(&req),
+    );
     for (name, value) in old.headers() {
         if name != CONTENT_TYPE && name != CONTENT_LENGTH {
             new.headers_mut().insert(name.clone(), value.clone());
         }
     }
-    let response: ServiceResponse<EitherBody<B, BoxBody>> = ServiceResponse::new(req, new).map_into_right_body();
+    let response: ServiceResponse<EitherBody<B, BoxBody>> =
+        ServiceResponse::new(req, new).map_into_right_body();
     Ok(ErrorHandlerResponse::Response(response))
 }
 
@@ -78,7 +94,9 @@ pub(crate) async fn request_id_header(
         "request"
     );
     if let Some(value) = id.and_then(|id| HeaderValue::from_str(&id).ok()) {
-        response.headers_mut().insert(HeaderName::from_static("x-request-id"), value);
+        response
+            .headers_mut()
+            .insert(HeaderName::from_static("x-request-id"), value);
     }
     Ok(response)
 }

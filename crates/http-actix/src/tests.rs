@@ -93,7 +93,10 @@ fn ports(permissions: Vec<Permission>, allowed: bool) -> Ports {
     }
 }
 
-async fn call(ports: Ports, req: TestRequest) -> (StatusCode, actix_web::http::header::HeaderMap, Value) {
+async fn call(
+    ports: Ports,
+    req: TestRequest,
+) -> (StatusCode, actix_web::http::header::HeaderMap, Value) {
     let app = test::init_service(build_app(AppState::new(ports, "http://localhost:8080"))).await;
     let response = test::call_service(&app, req.to_request()).await;
     let status = response.status();
@@ -114,9 +117,15 @@ fn all() -> Ports {
 #[actix_web::test]
 async fn unknown_routes_are_404_in_the_envelope_of_their_surface() {
     let (status, _, body) = call(all(), authed(TestRequest::get().uri("/v1/api/nothing"))).await;
-    assert_eq!((status, body["error"].as_bool(), body["msg"].as_str()), (StatusCode::NOT_FOUND, Some(true), Some("Not found")));
+    assert_eq!(
+        (status, body["error"].as_bool(), body["msg"].as_str()),
+        (StatusCode::NOT_FOUND, Some(true), Some("Not found"))
+    );
     let (status, _, body) = call(all(), TestRequest::get().uri("/nowhere")).await;
-    assert_eq!((status, body["msg"].as_str()), (StatusCode::NOT_FOUND, Some("Not found")));
+    assert_eq!(
+        (status, body["msg"].as_str()),
+        (StatusCode::NOT_FOUND, Some("Not found"))
+    );
     let (status, _, body) = call(all(), authed(TestRequest::get().uri("/v1/reviews/123"))).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(body["success"], false);
@@ -140,43 +149,82 @@ async fn malformed_json_wrong_types_and_wrong_content_type_are_client_errors() {
         .set_payload("{\"name\": ");
     let (status, _, body) = call(all(), req).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert!(body["msg"].as_str().unwrap().starts_with("Malformed JSON"), "{body}");
+    assert!(
+        body["msg"].as_str().unwrap().starts_with("Malformed JSON"),
+        "{body}"
+    );
 
-    let req = authed(TestRequest::post().uri("/v1/api/loops")).set_json(serde_json::json!({"name": 5}));
+    let req =
+        authed(TestRequest::post().uri("/v1/api/loops")).set_json(serde_json::json!({"name": 5}));
     let (status, _, body) = call(all(), req).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert!(body["msg"].as_str().unwrap().contains("invalid type: integer `5`"), "{body}");
+    assert!(
+        body["msg"]
+            .as_str()
+            .unwrap()
+            .contains("invalid type: integer `5`"),
+        "{body}"
+    );
 
     let req = authed(TestRequest::post().uri("/v1/api/loops"))
         .insert_header((CONTENT_TYPE, "text/plain"))
         .set_payload("name=x");
     let (status, _, body) = call(all(), req).await;
-    assert_eq!((status, body["msg"].as_str()), (StatusCode::UNSUPPORTED_MEDIA_TYPE, Some("Content-Type must be application/json")));
+    assert_eq!(
+        (status, body["msg"].as_str()),
+        (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Some("Content-Type must be application/json")
+        )
+    );
 }
 
 #[actix_web::test]
 async fn bodies_over_one_mebibyte_are_413() {
     let big = format!("{{\"name\": \"{}\"}}", "x".repeat(MAX_BODY_BYTES));
-    let req = authed(TestRequest::post().uri("/v1/loops")).insert_header(ContentType::json()).set_payload(big);
+    let req = authed(TestRequest::post().uri("/v1/loops"))
+        .insert_header(ContentType::json())
+        .set_payload(big);
     let (status, _, body) = call(all(), req).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
-    assert!(body["msg"].as_str().unwrap().starts_with("Request body too large"));
+    assert!(body["msg"]
+        .as_str()
+        .unwrap()
+        .starts_with("Request body too large"));
 }
 
 #[actix_web::test]
 async fn path_ids_must_be_24_hex() {
-    let (status, _, body) = call(all(), authed(TestRequest::get().uri("/v1/api/loops/not-an-id"))).await;
-    assert_eq!((status, body["msg"].as_str()), (StatusCode::BAD_REQUEST, Some("Invalid ID format")));
-    let (status, _, body) = call(all(), authed(TestRequest::get().uri("/v1/requests/0123456789abcdef0123456g"))).await;
-    assert_eq!((status, body["msg"].as_str()), (StatusCode::BAD_REQUEST, Some("Invalid ID format")));
+    let (status, _, body) = call(
+        all(),
+        authed(TestRequest::get().uri("/v1/api/loops/not-an-id")),
+    )
+    .await;
+    assert_eq!(
+        (status, body["msg"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("Invalid ID format"))
+    );
+    let (status, _, body) = call(
+        all(),
+        authed(TestRequest::get().uri("/v1/requests/0123456789abcdef0123456g")),
+    )
+    .await;
+    assert_eq!(
+        (status, body["msg"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("Invalid ID format"))
+    );
 }
 
 #[actix_web::test]
 async fn missing_and_invalid_keys_are_401_without_rate_limit_headers() {
     for req in [
         TestRequest::get().uri("/v1/test"),
-        TestRequest::get().uri("/v1/test").insert_header((AUTHORIZATION, "Bearer rl_wrong")),
-        TestRequest::get().uri("/v1/api/loops").insert_header((AUTHORIZATION, "Token abc")),
+        TestRequest::get()
+            .uri("/v1/test")
+            .insert_header((AUTHORIZATION, "Bearer rl_wrong")),
+        TestRequest::get()
+            .uri("/v1/api/loops")
+            .insert_header((AUTHORIZATION, "Token abc")),
     ] {
         let (status, headers, body) = call(all(), req).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED);
@@ -187,10 +235,23 @@ async fn missing_and_invalid_keys_are_401_without_rate_limit_headers() {
 
 #[actix_web::test]
 async fn over_the_limit_is_429_with_retry_after() {
-    let (status, headers, body) = call(ports(Permission::ALL.to_vec(), false), authed(TestRequest::get().uri("/v1/test"))).await;
-    assert_eq!((status, body["msg"].as_str()), (StatusCode::TOO_MANY_REQUESTS, Some("Rate limit exceeded")));
+    let (status, headers, body) = call(
+        ports(Permission::ALL.to_vec(), false),
+        authed(TestRequest::get().uri("/v1/test")),
+    )
+    .await;
+    assert_eq!(
+        (status, body["msg"].as_str()),
+        (StatusCode::TOO_MANY_REQUESTS, Some("Rate limit exceeded"))
+    );
     assert_eq!(headers.get("x-ratelimit-remaining").unwrap(), "0");
-    let retry: i64 = headers.get("retry-after").unwrap().to_str().unwrap().parse().unwrap();
+    let retry: i64 = headers
+        .get("retry-after")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(retry >= 1);
 }
 
@@ -203,8 +264,17 @@ async fn key_check_reports_identity_permissions_and_limit() {
     assert_eq!(data["email"], "a@x.io");
     assert_eq!(data["account_status"], "active");
     assert_eq!(data["permissions"].as_array().unwrap().len(), 4);
-    assert_eq!((data["rate_limit"]["limit"].as_u64(), data["rate_limit"]["remaining"].as_u64()), (Some(10), Some(9)));
-    assert!(data["rate_limit"]["reset_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(
+        (
+            data["rate_limit"]["limit"].as_u64(),
+            data["rate_limit"]["remaining"].as_u64()
+        ),
+        (Some(10), Some(9))
+    );
+    assert!(data["rate_limit"]["reset_at"]
+        .as_str()
+        .unwrap()
+        .ends_with('Z'));
     assert_eq!(headers.get("x-ratelimit-limit").unwrap(), "10");
     assert_eq!(headers.get("x-ratelimit-remaining").unwrap(), "9");
 }
@@ -212,15 +282,28 @@ async fn key_check_reports_identity_permissions_and_limit() {
 #[actix_web::test]
 async fn missing_permission_is_403_with_its_name() {
     let ports = ports(vec![Permission::LoopsRead], true);
-    let req = authed(TestRequest::post().uri("/v1/api/loops")).set_json(serde_json::json!({"name": "x"}));
+    let req =
+        authed(TestRequest::post().uri("/v1/api/loops")).set_json(serde_json::json!({"name": "x"}));
     let (status, _, body) = call(ports, req).await;
-    assert_eq!((status, body["msg"].as_str()), (StatusCode::FORBIDDEN, Some("Insufficient permissions: requires loops:write")));
+    assert_eq!(
+        (status, body["msg"].as_str()),
+        (
+            StatusCode::FORBIDDEN,
+            Some("Insufficient permissions: requires loops:write")
+        )
+    );
 }
 
 #[actix_web::test]
 async fn public_routes_need_no_key_and_unknown_codes_are_404() {
     let (status, _, body) = call(all(), TestRequest::get().uri("/v1/qr/ABCDEF.png")).await;
-    assert_eq!((status, body["msg"].as_str()), (StatusCode::NOT_FOUND, Some("Invalid invite code")));
+    assert_eq!(
+        (status, body["msg"].as_str()),
+        (StatusCode::NOT_FOUND, Some("Invalid invite code"))
+    );
     let (status, _, body) = call(all(), TestRequest::get().uri("/health")).await;
-    assert_eq!((status, body["data"]["status"].as_str()), (StatusCode::OK, Some("ok")));
+    assert_eq!(
+        (status, body["data"]["status"].as_str()),
+        (StatusCode::OK, Some("ok"))
+    );
 }

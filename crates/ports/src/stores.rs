@@ -114,21 +114,41 @@ pub struct RequestPage {
 #[async_trait]
 pub trait RequestStore: Send + Sync {
     /// Adds a request with its broadcast entries.
-    async fn insert_request(&self, request: &ReviewRequest, events: &[Event]) -> Result<(), StoreError>;
+    async fn insert_request(
+        &self,
+        request: &ReviewRequest,
+        events: &[Event],
+    ) -> Result<(), StoreError>;
     /// A request with its broadcast entries.
     async fn request_by_id(&self, id: &RequestId) -> Result<Option<ReviewRequest>, StoreError>;
     /// Writes a changed request if the stored version is still
     /// `request.version` (then bumps it); `Conflict` when another writer got
     /// there first, `NotFound` when the request is gone.
-    async fn update_request(&self, request: &ReviewRequest, events: &[Event]) -> Result<(), StoreError>;
+    async fn update_request(
+        &self,
+        request: &ReviewRequest,
+        events: &[Event],
+    ) -> Result<(), StoreError>;
     /// A filtered, ordered page of an account's requests.
     async fn list_requests(&self, query: &RequestQuery) -> Result<RequestPage, StoreError>;
     /// Pending and claimed requests of a loop.
-    async fn open_requests_in_loop(&self, loop_id: &LoopId) -> Result<Vec<ReviewRequest>, StoreError>;
+    async fn open_requests_in_loop(
+        &self,
+        loop_id: &LoopId,
+    ) -> Result<Vec<ReviewRequest>, StoreError>;
     /// What `user` can still act on: requests broadcast to it that are
     /// pending, or claimed by it, in loops where it is still an active
     /// member; most urgent first, then oldest first.
-    async fn inbox(&self, user: &UserId, limit: u32, offset: u32) -> Result<Vec<ReviewRequest>, StoreError>;
+    async fn inbox(
+        &self,
+        user: &UserId,
+        limit: u32,
+        offset: u32,
+    ) -> Result<Vec<ReviewRequest>, StoreError>;
     /// Open requests whose `timeout_at` is at or before `now`, soonest first.
-    async fn due_requests(&self, now: DateTime<Utc>, limit: u32) -> Result<Vec<ReviewRequest>, StoreError>;
+    async fn due_requests(
+        &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<ReviewRequest>, StoreError>;
 }

@@ -53,8 +53,21 @@ pub async fn user(config: &Config, command: UserCommand) -> anyhow::Result<()> {
 pub async fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
     let accounts = accounts(config).await?;
     match command {
-        KeyCommand::Create { email, permissions, rate_limit, name, output } => {
-            let created = accounts.create_key(NewKey { email, permissions, rate_limit, name }).await?;
+        KeyCommand::Create {
+            email,
+            permissions,
+            rate_limit,
+            name,
+            output,
+        } => {
+            let created = accounts
+                .create_key(NewKey {
+                    email,
+                    permissions,
+                    rate_limit,
+                    name,
+                })
+                .await?;
             let value = json!({
                 "api_key": created.plain,
                 "api_key_id": created.key.id,
@@ -80,8 +93,18 @@ pub async fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
             } else {
                 keys.iter()
                     .map(|k| {
-                        let state = if k.revoked_at.is_some() { "revoked" } else { "active" };
-                        format!("{}  {}…  {}  {}", k.id, k.prefix, state, k.name.as_deref().unwrap_or("-"))
+                        let state = if k.revoked_at.is_some() {
+                            "revoked"
+                        } else {
+                            "active"
+                        };
+                        format!(
+                            "{}  {}…  {}  {}",
+                            k.id,
+                            k.prefix,
+                            state,
+                            k.name.as_deref().unwrap_or("-")
+                        )
                     })
                     .collect::<Vec<_>>()
                     .join("\n")
@@ -95,7 +118,11 @@ pub async fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
         }
         KeyCommand::Revoke { api_key_id, output } => {
             let key = accounts.revoke_key(&api_key_id).await?;
-            print(output.json, key_json(&key), format!("revoked API key {}", key.id));
+            print(
+                output.json,
+                key_json(&key),
+                format!("revoked API key {}", key.id),
+            );
         }
     }
     Ok(())

@@ -7,11 +7,21 @@ use clap::{Args, Parser, Subcommand};
 #[command(name = "reviewloop", version, about)]
 pub struct Cli {
     /// Database URL: sqlite://PATH.
-    #[arg(long, env = "REVIEWLOOP_DATABASE_URL", default_value = "sqlite://reviewloop.db", global = true)]
+    #[arg(
+        long,
+        env = "REVIEWLOOP_DATABASE_URL",
+        default_value = "sqlite://reviewloop.db",
+        global = true
+    )]
     pub database_url: String,
 
     /// Address to listen on.
-    #[arg(long, env = "REVIEWLOOP_BIND", default_value = "127.0.0.1:8080", global = true)]
+    #[arg(
+        long,
+        env = "REVIEWLOOP_BIND",
+        default_value = "127.0.0.1:8080",
+        global = true
+    )]
     pub bind: String,
 
     /// Base URL users reach the service at (join links, QR codes, polling URLs);
@@ -20,7 +30,12 @@ pub struct Cli {
     pub public_url: Option<String>,
 
     /// Let webhooks and callbacks reach loopback and private addresses.
-    #[arg(long, env = "REVIEWLOOP_ALLOW_PRIVATE_TARGETS", default_value_t = false, global = true)]
+    #[arg(
+        long,
+        env = "REVIEWLOOP_ALLOW_PRIVATE_TARGETS",
+        default_value_t = false,
+        global = true
+    )]
     pub allow_private_targets: bool,
 
     /// What to do; `serve` when omitted.

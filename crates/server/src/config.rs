@@ -23,15 +23,24 @@ pub struct Config {
 impl Config {
     /// Validates the command line's settings.
     pub fn from_cli(cli: &Cli) -> anyhow::Result<Self> {
-        let bind: SocketAddr = cli
-            .bind
-            .parse()
-            .with_context(|| format!("--bind / REVIEWLOOP_BIND must be an address like 127.0.0.1:8080, not '{}'", cli.bind))?;
-        let public_url = match cli.public_url.as_deref().map(str::trim).filter(|u| !u.is_empty()) {
+        let bind: SocketAddr = cli.bind.parse().with_context(|| {
+            format!(
+                "--bind / REVIEWLOOP_BIND must be an address like 127.0.0.1:8080, not '{}'",
+                cli.bind
+            )
+        })?;
+        let public_url = match cli
+            .public_url
+            .as_deref()
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+        {
             Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
                 Some(url.trim_end_matches('/').to_owned())
             }
-            Some(url) => bail!("REVIEWLOOP_PUBLIC_URL must start with http:// or https://, not '{url}'"),
+            Some(url) => {
+                bail!("REVIEWLOOP_PUBLIC_URL must start with http:// or https://, not '{url}'")
+            }
             None => None,
         };
         Ok(Self {
@@ -44,7 +53,9 @@ impl Config {
 
     /// The public URL, given the address actually bound.
     pub fn public_url_for(&self, bound: SocketAddr) -> String {
-        self.public_url.clone().unwrap_or_else(|| format!("http://{bound}"))
+        self.public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{bound}"))
     }
 }
 
@@ -70,7 +81,14 @@ mod tests {
 
     #[test]
     fn flags_are_read_and_checked() {
-        let config = parse(&["--bind", "0.0.0.0:9000", "--public-url", "https://r.example.com/", "migrate"]).unwrap();
+        let config = parse(&[
+            "--bind",
+            "0.0.0.0:9000",
+            "--public-url",
+            "https://r.example.com/",
+            "migrate",
+        ])
+        .unwrap();
         assert_eq!(config.public_url_for(config.bind), "https://r.example.com");
         assert!(parse(&["--bind", "localhost"]).is_err());
         assert!(parse(&["--public-url", "r.example.com"]).is_err());

@@ -10,7 +10,9 @@ mod workers;
 use std::sync::Arc;
 
 use anyhow::Context;
-use reviewloop_adapters::{Database, InMemoryRateLimiter, PngQrRenderer, RandomIds, SqlStore, SystemClock};
+use reviewloop_adapters::{
+    Database, InMemoryRateLimiter, PngQrRenderer, RandomIds, SqlStore, SystemClock,
+};
 use reviewloop_service::Ports;
 
 use crate::cli::{Cli, Command};

@@ -36,7 +36,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         eprintln!("reviewloop: bootstrap API key: {}", created.plain);
     }
 
-    let listener = TcpListener::bind(config.bind).with_context(|| format!("cannot listen on {}", config.bind))?;
+    let listener = TcpListener::bind(config.bind)
+        .with_context(|| format!("cannot listen on {}", config.bind))?;
     let bound = listener.local_addr()?;
     let public_url = config.public_url_for(bound);
     let state = AppState::new(ports.clone(), &public_url);
@@ -48,7 +49,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     tracing::info!(%bound, %public_url, "reviewloop started");
 
     let (stop, stopped) = watch::channel(false);
-    let sweeper = tokio::spawn(workers::time_out_due_requests(RequestService::new(ports, &public_url), stopped));
+    let sweeper = tokio::spawn(workers::time_out_due_requests(
+        RequestService::new(ports, &public_url),
+        stopped,
+    ));
 
     // actix-web stops accepting on SIGINT/SIGTERM and lets requests in
     // flight finish; then the workers stop.

@@ -13,7 +13,10 @@ const TIMEOUT_TICK: Duration = Duration::from_millis(250);
 /// Ends every open request whose timeout has passed, until told to stop.
 /// It reads only due requests (through an index), so a quiet sweep costs
 /// one indexed query whatever the number of pending requests.
-pub(crate) async fn time_out_due_requests(requests: RequestService, mut stop: watch::Receiver<bool>) {
+pub(crate) async fn time_out_due_requests(
+    requests: RequestService,
+    mut stop: watch::Receiver<bool>,
+) {
     loop {
         let full_batch = match requests.time_out_due(TIMEOUT_BATCH).await {
             Ok(ended) => {

@@ -42,11 +42,11 @@ pub(crate) async fn find_or_create_user(ports: &Ports, email: Email) -> Result<U
     match ports.accounts.insert_user(&user).await {
         Ok(()) => Ok(user),
         // Someone created it in the meantime: use theirs.
-        Err(StoreError::Conflict(_)) => ports
-            .accounts
-            .user_by_email(&email)
-            .await?
-            .ok_or_else(|| ServiceError::Unexpected("user vanished after email conflict".into())),
+        Err(StoreError::Conflict(_)) => {
+            ports.accounts.user_by_email(&email).await?.ok_or_else(|| {
+                ServiceError::Unexpected("user vanished after email conflict".into())
+            })
+        }
         Err(e) => Err(e.into()),
     }
 }
@@ -87,7 +87,13 @@ impl AccountService {
         Self { ports }
     }
 
-    fn new_key(&self, user: &User, permissions: Vec<Permission>, rate_limit: u32, name: Option<String>) -> (String, ApiKey) {
+    fn new_key(
+        &self,
+        user: &User,
+        permissions: Vec<Permission>,
+        rate_limit: u32,
+        name: Option<String>,
+    ) -> (String, ApiKey) {
         let now = self.ports.clock.now();
         let plain = format!("{KEY_PREFIX}{}", self.ports.ids.secret_hex(24));
         let key = ApiKey {
@@ -168,7 +174,12 @@ impl AccountService {
     pub async fn bootstrap(&self) -> Result<Option<CreatedKey>, ServiceError> {
         let email = Email::parse(BOOTSTRAP_EMAIL)?;
         let user = new_user(&self.ports, email);
-        let (plain, key) = self.new_key(&user, Permission::ALL.to_vec(), DEFAULT_RATE_LIMIT, Some("bootstrap".into()));
+        let (plain, key) = self.new_key(
+            &user,
+            Permission::ALL.to_vec(),
+            DEFAULT_RATE_LIMIT,
+            Some("bootstrap".into()),
+        );
         if self.ports.accounts.insert_first_user(&user, &key).await? {
             Ok(Some(CreatedKey { plain, key, user }))
         } else {
@@ -187,14 +198,24 @@ mod tests {
     async fn create_key_makes_the_account_and_stores_only_a_hash() {
         let mut kit = Kit::new();
         kit.accounts.expect_user_by_email().returning(|_| Ok(None));
-        kit.accounts.expect_insert_user().times(1).returning(|_| Ok(()));
+        kit.accounts
+            .expect_insert_user()
+            .times(1)
+            .returning(|_| Ok(()));
         kit.accounts
             .expect_insert_api_key()
-            .withf(|k| k.permissions == Permission::ALL && k.rate_limit == 100 && k.key_hash.len() == 64)
+            .withf(|k| {
+                k.permissions == Permission::ALL && k.rate_limit == 100 && k.key_hash.len() == 64
+            })
             .times(1)
             .returning(|_| Ok(()));
         let created = AccountService::new(kit.ports())
-            .create_key(NewKey { email: "Ann@X.io".into(), permissions: None, rate_limit: None, name: None })
+            .create_key(NewKey {
+                email: "Ann@X.io".into(),
+                permissions: None,
+                rate_limit: None,
+                name: None,
+            })
             .await
             .unwrap();
         assert!(created.plain.starts_with("rl_"));
@@ -209,9 +230,14 @@ mod tests {
         let mut kit = Kit::new();
         let existing = kit.user(5, "bob@x.io");
         let id = existing.id;
-        kit.accounts.expect_user_by_email().returning(move |_| Ok(Some(existing.clone())));
+        kit.accounts
+            .expect_user_by_email()
+            .returning(move |_| Ok(Some(existing.clone())));
         kit.accounts.expect_insert_user().never();
-        kit.accounts.expect_insert_api_key().withf(move |k| k.user_id == id).returning(|_| Ok(()));
+        kit.accounts
+            .expect_insert_api_key()
+            .withf(move |k| k.user_id == id)
+            .returning(|_| Ok(()));
         let created = AccountService::new(kit.ports())
             .create_key(NewKey {
                 email: "bob@x.io".into(),
@@ -222,7 +248,10 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(created.key.permissions, [Permission::LoopsRead]);
-        assert_eq!((created.key.rate_limit, created.key.name.as_deref()), (7, Some("ci")));
+        assert_eq!(
+            (created.key.rate_limit, created.key.name.as_deref()),
+            (7, Some("ci"))
+        );
     }
 
     #[tokio::test]
@@ -230,19 +259,42 @@ mod tests {
         let kit = Kit::new();
         let service = AccountService::new(kit.ports());
         for new in [
-            NewKey { email: "nope".into(), permissions: None, rate_limit: None, name: None },
-            NewKey { email: "a@x.io".into(), permissions: Some("root".into()), rate_limit: None, name: None },
-            NewKey { email: "a@x.io".into(), permissions: None, rate_limit: Some(0), name: None },
+            NewKey {
+                email: "nope".into(),
+                permissions: None,
+                rate_limit: None,
+                name: None,
+            },
+            NewKey {
+                email: "a@x.io".into(),
+                permissions: Some("root".into()),
+                rate_limit: None,
+                name: None,
+            },
+            NewKey {
+                email: "a@x.io".into(),
+                permissions: None,
+                rate_limit: Some(0),
+                name: None,
+            },
         ] {
-            assert!(matches!(service.create_key(new).await, Err(ServiceError::Invalid(_))));
+            assert!(matches!(
+                service.create_key(new).await,
+                Err(ServiceError::Invalid(_))
+            ));
         }
     }
 
     #[tokio::test]
     async fn create_user_refuses_a_taken_email() {
         let mut kit = Kit::new();
-        kit.accounts.expect_insert_user().returning(|_| Err(StoreError::Conflict("email".into())));
-        let err = AccountService::new(kit.ports()).create_user("a@x.io").await.unwrap_err();
+        kit.accounts
+            .expect_insert_user()
+            .returning(|_| Err(StoreError::Conflict("email".into())));
+        let err = AccountService::new(kit.ports())
+            .create_user("a@x.io")
+            .await
+            .unwrap_err();
         assert_eq!(err.to_string(), "A user with email a@x.io already exists");
     }
 
@@ -254,21 +306,40 @@ mod tests {
             .withf(|u, k| u.email.as_str() == BOOTSTRAP_EMAIL && k.permissions == Permission::ALL)
             .times(1)
             .returning(|_, _| Ok(true));
-        let created = AccountService::new(kit.ports()).bootstrap().await.unwrap().unwrap();
+        let created = AccountService::new(kit.ports())
+            .bootstrap()
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(created.user.email.as_str(), BOOTSTRAP_EMAIL);
 
         let mut kit = Kit::new();
-        kit.accounts.expect_insert_first_user().returning(|_, _| Ok(false));
-        assert!(AccountService::new(kit.ports()).bootstrap().await.unwrap().is_none());
+        kit.accounts
+            .expect_insert_first_user()
+            .returning(|_, _| Ok(false));
+        assert!(AccountService::new(kit.ports())
+            .bootstrap()
+            .await
+            .unwrap()
+            .is_none());
     }
 
     #[tokio::test]
     async fn revoke_unknown_or_malformed_key() {
         let mut kit = Kit::new();
         let id = ApiKeyId::parse("0123456789abcdef01234567").unwrap();
-        kit.accounts.expect_revoke_api_key().with(eq(id), mockall::predicate::always()).returning(|_, _| Ok(None));
+        kit.accounts
+            .expect_revoke_api_key()
+            .with(eq(id), mockall::predicate::always())
+            .returning(|_, _| Ok(None));
         let service = AccountService::new(kit.ports());
-        assert!(matches!(service.revoke_key("0123456789abcdef01234567").await, Err(ServiceError::NotFound(_))));
-        assert!(matches!(service.revoke_key("xyz").await, Err(ServiceError::Refused(_))));
+        assert!(matches!(
+            service.revoke_key("0123456789abcdef01234567").await,
+            Err(ServiceError::NotFound(_))
+        ));
+        assert!(matches!(
+            service.revoke_key("xyz").await,
+            Err(ServiceError::Refused(_))
+        ));
     }
 }

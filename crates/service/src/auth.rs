@@ -85,7 +85,12 @@ mod tests {
     fn allowing(kit: &mut Kit, allowed: bool) {
         let now = kit.now;
         kit.limiter.expect_hit().returning(move |_, limit, _| {
-            Ok(RateLimitStatus { limit, remaining: 0, reset_at: now, allowed })
+            Ok(RateLimitStatus {
+                limit,
+                remaining: 0,
+                reset_at: now,
+                allowed,
+            })
         });
     }
 
@@ -108,7 +113,10 @@ mod tests {
         assert_eq!(status.limit, 2);
         assert!(principal.require(Permission::LoopsRead).is_ok());
         assert_eq!(
-            principal.require(Permission::LoopsWrite).unwrap_err().to_string(),
+            principal
+                .require(Permission::LoopsWrite)
+                .unwrap_err()
+                .to_string(),
             "Insufficient permissions: requires loops:write"
         );
     }
@@ -122,9 +130,19 @@ mod tests {
             Ok((h == hash_key("rl_good")).then(|| (revoked.clone(), user.clone())))
         });
         let auth = Authenticator::new(kit.ports());
-        for header in [None, Some(""), Some("Basic abc"), Some("Bearer "), Some("Bearer rl_bad"), Some("Bearer rl_good")] {
+        for header in [
+            None,
+            Some(""),
+            Some("Basic abc"),
+            Some("Bearer "),
+            Some("Bearer rl_bad"),
+            Some("Bearer rl_good"),
+        ] {
             let err = auth.authenticate(header).await.unwrap_err();
-            assert!(matches!(err, ServiceError::Unauthenticated(_)), "{header:?}");
+            assert!(
+                matches!(err, ServiceError::Unauthenticated(_)),
+                "{header:?}"
+            );
         }
     }
 
@@ -133,9 +151,14 @@ mod tests {
         let mut kit = Kit::new();
         let key = key_for(&kit, false);
         let user = kit.user(1, "a@x.io");
-        kit.accounts.expect_api_key_by_hash().returning(move |_| Ok(Some((key.clone(), user.clone()))));
+        kit.accounts
+            .expect_api_key_by_hash()
+            .returning(move |_| Ok(Some((key.clone(), user.clone()))));
         allowing(&mut kit, false);
-        let err = Authenticator::new(kit.ports()).authenticate(Some("bearer rl_good")).await.unwrap_err();
+        let err = Authenticator::new(kit.ports())
+            .authenticate(Some("bearer rl_good"))
+            .await
+            .unwrap_err();
         assert!(matches!(err, ServiceError::RateLimited(s) if s.limit == 2 && !s.allowed));
     }
 
@@ -145,8 +168,13 @@ mod tests {
         let key = key_for(&kit, false);
         let mut user = kit.user(1, "a@x.io");
         user.status = AccountStatus::Suspended;
-        kit.accounts.expect_api_key_by_hash().returning(move |_| Ok(Some((key.clone(), user.clone()))));
-        let err = Authenticator::new(kit.ports()).authenticate(Some("Bearer rl_good")).await.unwrap_err();
+        kit.accounts
+            .expect_api_key_by_hash()
+            .returning(move |_| Ok(Some((key.clone(), user.clone()))));
+        let err = Authenticator::new(kit.ports())
+            .authenticate(Some("Bearer rl_good"))
+            .await
+            .unwrap_err();
         assert!(matches!(err, ServiceError::Forbidden(m) if m == "Account suspended"));
     }
 }

@@ -103,7 +103,12 @@ impl LoopService {
 
     /// A loop the caller created: 404 if invisible, 403 with `denied` if
     /// the caller is only a member.
-    async fn own_loop(&self, caller: &Principal, id: &LoopId, denied: &str) -> Result<Loop, ServiceError> {
+    async fn own_loop(
+        &self,
+        caller: &Principal,
+        id: &LoopId,
+        denied: &str,
+    ) -> Result<Loop, ServiceError> {
         let lp = self.visible_loop(caller, id).await?;
         if lp.is_creator(&caller.user_id) {
             Ok(lp)
@@ -126,14 +131,22 @@ impl LoopService {
         let id = LoopId::new(self.ports.ids.object_id(now));
         let creator = Member::creator(id, caller.user_id, caller.email.clone(), now);
         for _ in 0..CODE_ATTEMPTS {
-            let lp = Loop::create(id, fields.clone(), creator.clone(), self.ports.ids.invite_code(), now);
+            let lp = Loop::create(
+                id,
+                fields.clone(),
+                creator.clone(),
+                self.ports.ids.invite_code(),
+                now,
+            );
             match self.ports.loops.insert_loop(&lp, &[]).await {
                 Ok(()) => return self.invite_for(lp),
                 Err(StoreError::Conflict(_)) => continue,
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(ServiceError::Unexpected("no free invite code after several attempts".into()))
+        Err(ServiceError::Unexpected(
+            "no free invite code after several attempts".into(),
+        ))
     }
 
     /// The loops the caller created, newest first.
@@ -149,7 +162,12 @@ impl LoopService {
     }
 
     /// Changes name, description or icon (creator only).
-    pub async fn update(&self, caller: &Principal, id: &LoopId, patch: LoopPatch) -> Result<Loop, ServiceError> {
+    pub async fn update(
+        &self,
+        caller: &Principal,
+        id: &LoopId,
+        patch: LoopPatch,
+    ) -> Result<Loop, ServiceError> {
         caller.require(Permission::LoopsWrite)?;
         if patch == LoopPatch::default() {
             return Err(reviewloop_domain::ValidationError::field(
@@ -159,15 +177,23 @@ impl LoopService {
             .into());
         }
         let mut errors = reviewloop_domain::ValidationError::default();
-        let name = patch.name.as_deref().and_then(|n| errors.collect(LoopName::parse(n)));
+        let name = patch
+            .name
+            .as_deref()
+            .and_then(|n| errors.collect(LoopName::parse(n)));
         let description = patch.description.map(|d| {
             d.and_then(|d| errors.collect(LoopDescription::parse(&d)))
                 .filter(|d| !d.as_str().is_empty())
         });
-        let icon = patch.icon.as_deref().and_then(|i| errors.collect(Icon::parse(i)));
+        let icon = patch
+            .icon
+            .as_deref()
+            .and_then(|i| errors.collect(Icon::parse(i)));
         errors.into_result()?;
 
-        let mut lp = self.own_loop(caller, id, messages::LOOP_ACCESS_DENIED).await?;
+        let mut lp = self
+            .own_loop(caller, id, messages::LOOP_ACCESS_DENIED)
+            .await?;
         if let Some(name) = name {
             lp.name = name;
         }
@@ -184,9 +210,16 @@ impl LoopService {
 
     /// Deletes a loop with its members and requests (creator only). Open
     /// requests refuse the deletion unless `force`, which cancels them first.
-    pub async fn delete(&self, caller: &Principal, id: &LoopId, force: bool) -> Result<LoopId, ServiceError> {
+    pub async fn delete(
+        &self,
+        caller: &Principal,
+        id: &LoopId,
+        force: bool,
+    ) -> Result<LoopId, ServiceError> {
         caller.require(Permission::LoopsWrite)?;
-        let lp = self.own_loop(caller, id, messages::LOOP_ACCESS_DENIED).await?;
+        let lp = self
+            .own_loop(caller, id, messages::LOOP_ACCESS_DENIED)
+            .await?;
         let now = self.ports.clock.now();
         let mut events = Vec::new();
         if force {
@@ -202,10 +235,18 @@ impl LoopService {
                 ));
             }
         }
-        events.push(Event::for_loop(self.ports.event_id(now), EventType::LoopDeleted, &lp, None, now));
+        events.push(Event::for_loop(
+            self.ports.event_id(now),
+            EventType::LoopDeleted,
+            &lp,
+            None,
+            now,
+        ));
         match self.ports.loops.delete_loop(id, !force, &events).await {
             Ok(()) => Ok(lp.id),
-            Err(StoreError::Conflict(_)) => Err(ServiceError::Refused(messages::LOOP_HAS_ACTIVE_REQUESTS.into())),
+            Err(StoreError::Conflict(_)) => Err(ServiceError::Refused(
+                messages::LOOP_HAS_ACTIVE_REQUESTS.into(),
+            )),
             Err(StoreError::NotFound) => Err(ServiceError::NotFound(messages::LOOP_NOT_FOUND)),
             Err(e) => Err(e.into()),
         }
@@ -224,9 +265,13 @@ impl LoopService {
         user: &UserId,
     ) -> Result<RemovedMember, ServiceError> {
         caller.require(Permission::LoopsWrite)?;
-        let lp = self.own_loop(caller, id, messages::ONLY_CREATOR_REMOVES).await?;
+        let lp = self
+            .own_loop(caller, id, messages::ONLY_CREATOR_REMOVES)
+            .await?;
         if lp.is_creator(user) {
-            return Err(ServiceError::Refused(messages::CREATOR_CANNOT_REMOVE_SELF.into()));
+            return Err(ServiceError::Refused(
+                messages::CREATOR_CANNOT_REMOVE_SELF.into(),
+            ));
         }
         let mut member = lp
             .member(user)
@@ -234,16 +279,31 @@ impl LoopService {
             .ok_or(ServiceError::NotFound(messages::MEMBER_NOT_FOUND))?;
         let now = self.ports.clock.now();
         member.remove(now)?;
-        let event = Event::for_loop(self.ports.event_id(now), EventType::LoopMemberLeft, &lp, Some(&member), now);
+        let event = Event::for_loop(
+            self.ports.event_id(now),
+            EventType::LoopMemberLeft,
+            &lp,
+            Some(&member),
+            now,
+        );
         self.ports.loops.save_member(&member, &[event]).await?;
-        Ok(RemovedMember { loop_id: lp.id, user_id: *user, removed_at: now })
+        Ok(RemovedMember {
+            loop_id: lp.id,
+            user_id: *user,
+            removed_at: now,
+        })
     }
 
     /// Joins the loop of an invite code: a new or pending member becomes
     /// active; joining again changes nothing.
-    pub async fn join(&self, caller: &Principal, code: &str) -> Result<(Loop, Member), ServiceError> {
+    pub async fn join(
+        &self,
+        caller: &Principal,
+        code: &str,
+    ) -> Result<(Loop, Member), ServiceError> {
         caller.require(Permission::LoopsWrite)?;
-        let code = InviteCode::parse(code).ok_or(ServiceError::NotFound(messages::INVALID_INVITE_CODE))?;
+        let code =
+            InviteCode::parse(code).ok_or(ServiceError::NotFound(messages::INVALID_INVITE_CODE))?;
         let mut lp = self
             .ports
             .loops
@@ -256,10 +316,19 @@ impl LoopService {
                 let changed = member.join(now)?;
                 (member, changed)
             }
-            None => (Member::joined(lp.id, caller.user_id, caller.email.clone(), now), true),
+            None => (
+                Member::joined(lp.id, caller.user_id, caller.email.clone(), now),
+                true,
+            ),
         };
         if changed {
-            let event = Event::for_loop(self.ports.event_id(now), EventType::LoopMemberJoined, &lp, Some(&member), now);
+            let event = Event::for_loop(
+                self.ports.event_id(now),
+                EventType::LoopMemberJoined,
+                &lp,
+                Some(&member),
+                now,
+            );
             self.ports.loops.save_member(&member, &[event]).await?;
             lp.members.retain(|m| m.user_id != member.user_id);
             lp.members.push(member.clone());
@@ -269,15 +338,24 @@ impl LoopService {
 
     /// Invites someone by email (creator only): a pending member who turns
     /// active on joining with the code. Their account is created if needed.
-    pub async fn invite(&self, caller: &Principal, id: &LoopId, email: &str) -> Result<Member, ServiceError> {
+    pub async fn invite(
+        &self,
+        caller: &Principal,
+        id: &LoopId,
+        email: &str,
+    ) -> Result<Member, ServiceError> {
         caller.require(Permission::LoopsWrite)?;
         let email = Email::parse(email)?;
-        let lp = self.own_loop(caller, id, messages::LOOP_ACCESS_DENIED).await?;
+        let lp = self
+            .own_loop(caller, id, messages::LOOP_ACCESS_DENIED)
+            .await?;
         let user = find_or_create_user(&self.ports, email).await?;
         let now = self.ports.clock.now();
         let member = match self.ports.loops.member(&lp.id, &user.id).await? {
             Some(member) if member.status == reviewloop_domain::MemberStatus::Active => {
-                return Err(ServiceError::Conflict("User is already an active member of this loop".into()))
+                return Err(ServiceError::Conflict(
+                    "User is already an active member of this loop".into(),
+                ))
             }
             Some(mut member) => {
                 if !member.reinvite(now) {
@@ -292,9 +370,15 @@ impl LoopService {
     }
 
     /// Gives the loop a new invite code (creator only); the old one stops working.
-    pub async fn regenerate_code(&self, caller: &Principal, id: &LoopId) -> Result<LoopInvite, ServiceError> {
+    pub async fn regenerate_code(
+        &self,
+        caller: &Principal,
+        id: &LoopId,
+    ) -> Result<LoopInvite, ServiceError> {
         caller.require(Permission::LoopsWrite)?;
-        let mut lp = self.own_loop(caller, id, messages::LOOP_ACCESS_DENIED).await?;
+        let mut lp = self
+            .own_loop(caller, id, messages::LOOP_ACCESS_DENIED)
+            .await?;
         lp.updated_at = self.ports.clock.now();
         for _ in 0..CODE_ATTEMPTS {
             lp.invite_code = self.ports.ids.invite_code();
@@ -304,12 +388,15 @@ impl LoopService {
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(ServiceError::Unexpected("no free invite code after several attempts".into()))
+        Err(ServiceError::Unexpected(
+            "no free invite code after several attempts".into(),
+        ))
     }
 
     /// The QR code PNG of a live invite code (public: the code is the secret).
     pub async fn qr_png(&self, code: &str) -> Result<Vec<u8>, ServiceError> {
-        let code = InviteCode::parse(code).ok_or(ServiceError::NotFound(messages::INVALID_INVITE_CODE))?;
+        let code =
+            InviteCode::parse(code).ok_or(ServiceError::NotFound(messages::INVALID_INVITE_CODE))?;
         let lp = self
             .ports
             .loops
@@ -321,7 +408,8 @@ impl LoopService {
 
     /// The loop behind a live invite code, for the public join page.
     pub async fn loop_for_code(&self, code: &str) -> Result<Loop, ServiceError> {
-        let code = InviteCode::parse(code).ok_or(ServiceError::NotFound(messages::INVALID_INVITE_CODE))?;
+        let code =
+            InviteCode::parse(code).ok_or(ServiceError::NotFound(messages::INVALID_INVITE_CODE))?;
         self.ports
             .loops
             .loop_by_invite_code(&code)

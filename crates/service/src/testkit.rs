@@ -33,12 +33,20 @@ pub(crate) struct SeqIds {
 
 impl IdSource for SeqIds {
     fn object_id(&self, now: DateTime<Utc>) -> ObjectId {
-        ObjectId::from_parts(now.timestamp(), [self.next.fetch_add(1, Ordering::SeqCst); 8])
+        ObjectId::from_parts(
+            now.timestamp(),
+            [self.next.fetch_add(1, Ordering::SeqCst); 8],
+        )
     }
 
     fn invite_code(&self) -> InviteCode {
         let i = usize::from(self.next_code.fetch_add(1, Ordering::SeqCst));
-        let code = self.codes.get(i).or(self.codes.last()).copied().unwrap_or("ABCDEF");
+        let code = self
+            .codes
+            .get(i)
+            .or(self.codes.last())
+            .copied()
+            .unwrap_or("ABCDEF");
         InviteCode::parse(code).unwrap_or_else(|| InviteCode::from_random([0; 6]))
     }
 
@@ -112,13 +120,30 @@ impl Kit {
     pub fn a_loop(&self, active: &[u8], pending: &[u8]) -> Loop {
         let id = LoopId::new(self.oid(50));
         let creator = Member::creator(id, self.user_id(1), Self::email(1), self.now);
-        let fields = NewLoop::parse(Some("Reviewers"), None, None).unwrap_or_else(|_| panic!("name"));
-        let mut lp = Loop::create(id, fields, creator, InviteCode::from_random([3; 6]), self.now);
+        let fields =
+            NewLoop::parse(Some("Reviewers"), None, None).unwrap_or_else(|_| panic!("name"));
+        let mut lp = Loop::create(
+            id,
+            fields,
+            creator,
+            InviteCode::from_random([3; 6]),
+            self.now,
+        );
         for n in active {
-            lp.members.push(Member::joined(id, self.user_id(*n), Self::email(*n), self.now));
+            lp.members.push(Member::joined(
+                id,
+                self.user_id(*n),
+                Self::email(*n),
+                self.now,
+            ));
         }
         for n in pending {
-            lp.members.push(Member::invited(id, self.user_id(*n), Self::email(*n), self.now));
+            lp.members.push(Member::invited(
+                id,
+                self.user_id(*n),
+                Self::email(*n),
+                self.now,
+            ));
         }
         lp
     }

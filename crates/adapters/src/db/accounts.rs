@@ -47,7 +47,9 @@ impl AccountStore for SqlStore {
         let row = UserRow::from_domain(user);
         self.db
             .run(move |conn| {
-                diesel::insert_into(users::table).values(&row).execute(conn)?;
+                diesel::insert_into(users::table)
+                    .values(&row)
+                    .execute(conn)?;
                 Ok(())
             })
             .await
@@ -62,8 +64,12 @@ impl AccountStore for SqlStore {
                     if existing > 0 {
                         return Ok(false);
                     }
-                    diesel::insert_into(users::table).values(&user).execute(conn)?;
-                    diesel::insert_into(api_keys::table).values(&key).execute(conn)?;
+                    diesel::insert_into(users::table)
+                        .values(&user)
+                        .execute(conn)?;
+                    diesel::insert_into(api_keys::table)
+                        .values(&key)
+                        .execute(conn)?;
                     Ok(true)
                 })
             })
@@ -74,7 +80,9 @@ impl AccountStore for SqlStore {
         let row = ApiKeyRow::from_domain(key);
         self.db
             .run(move |conn| {
-                diesel::insert_into(api_keys::table).values(&row).execute(conn)?;
+                diesel::insert_into(api_keys::table)
+                    .values(&row)
+                    .execute(conn)?;
                 Ok(())
             })
             .await
@@ -114,15 +122,23 @@ impl AccountStore for SqlStore {
             .await
     }
 
-    async fn revoke_api_key(&self, id: &ApiKeyId, at: DateTime<Utc>) -> Result<Option<ApiKey>, StoreError> {
+    async fn revoke_api_key(
+        &self,
+        id: &ApiKeyId,
+        at: DateTime<Utc>,
+    ) -> Result<Option<ApiKey>, StoreError> {
         let id = id.to_string();
         self.db
             .run(move |conn| {
                 write(conn, |conn| {
                     // Revoking twice keeps the first revocation time.
-                    diesel::update(api_keys::table.find(&id).filter(api_keys::revoked_at.is_null()))
-                        .set(api_keys::revoked_at.eq(to_db_time(at)))
-                        .execute(conn)?;
+                    diesel::update(
+                        api_keys::table
+                            .find(&id)
+                            .filter(api_keys::revoked_at.is_null()),
+                    )
+                    .set(api_keys::revoked_at.eq(to_db_time(at)))
+                    .execute(conn)?;
                     api_keys::table
                         .find(&id)
                         .select(ApiKeyRow::as_select())
@@ -147,11 +163,20 @@ mod tests {
         let store = db.store();
         let user = fixtures::user(1, "ann@x.io");
         store.insert_user(&user).await.unwrap();
-        assert_eq!(store.user_by_email(&user.email).await.unwrap(), Some(user.clone()));
-        assert_eq!(store.user_by_id(&user.id).await.unwrap(), Some(user.clone()));
+        assert_eq!(
+            store.user_by_email(&user.email).await.unwrap(),
+            Some(user.clone())
+        );
+        assert_eq!(
+            store.user_by_id(&user.id).await.unwrap(),
+            Some(user.clone())
+        );
         let key = fixtures::key(2, &user, "hash-a");
         store.insert_api_key(&key).await.unwrap();
-        assert_eq!(store.api_key_by_hash("hash-a").await.unwrap(), Some((key.clone(), user.clone())));
+        assert_eq!(
+            store.api_key_by_hash("hash-a").await.unwrap(),
+            Some((key.clone(), user.clone()))
+        );
         assert_eq!(store.api_key_by_hash("hash-b").await.unwrap(), None);
         assert_eq!(store.api_keys_of(&user.id).await.unwrap(), vec![key]);
     }
@@ -163,10 +188,19 @@ mod tests {
         let user = fixtures::user(1, "ann@x.io");
         store.insert_user(&user).await.unwrap();
         let twin = fixtures::user(2, "ann@x.io");
-        assert!(matches!(store.insert_user(&twin).await, Err(StoreError::Conflict(_))));
-        store.insert_api_key(&fixtures::key(3, &user, "h")).await.unwrap();
+        assert!(matches!(
+            store.insert_user(&twin).await,
+            Err(StoreError::Conflict(_))
+        ));
+        store
+            .insert_api_key(&fixtures::key(3, &user, "h"))
+            .await
+            .unwrap();
         let same_hash = fixtures::key(4, &user, "h");
-        assert!(matches!(store.insert_api_key(&same_hash).await, Err(StoreError::Conflict(_))));
+        assert!(matches!(
+            store.insert_api_key(&same_hash).await,
+            Err(StoreError::Conflict(_))
+        ));
     }
 
     #[tokio::test]
@@ -174,9 +208,15 @@ mod tests {
         let db = TestDb::new();
         let store = db.store();
         let admin = fixtures::user(1, "admin@localhost");
-        assert!(store.insert_first_user(&admin, &fixtures::key(2, &admin, "k1")).await.unwrap());
+        assert!(store
+            .insert_first_user(&admin, &fixtures::key(2, &admin, "k1"))
+            .await
+            .unwrap());
         let other = fixtures::user(3, "other@localhost");
-        assert!(!store.insert_first_user(&other, &fixtures::key(4, &other, "k2")).await.unwrap());
+        assert!(!store
+            .insert_first_user(&other, &fixtures::key(4, &other, "k2"))
+            .await
+            .unwrap());
         assert!(store.user_by_email(&other.email).await.unwrap().is_none());
         assert!(store.api_key_by_hash("k2").await.unwrap().is_none());
     }
@@ -189,11 +229,25 @@ mod tests {
         store.insert_user(&user).await.unwrap();
         let key = fixtures::key(2, &user, "h");
         store.insert_api_key(&key).await.unwrap();
-        let first = store.revoke_api_key(&key.id, fixtures::at(10)).await.unwrap().unwrap();
+        let first = store
+            .revoke_api_key(&key.id, fixtures::at(10))
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(first.revoked_at, Some(fixtures::at(10)));
-        let again = store.revoke_api_key(&key.id, fixtures::at(20)).await.unwrap().unwrap();
+        let again = store
+            .revoke_api_key(&key.id, fixtures::at(20))
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(again.revoked_at, Some(fixtures::at(10)));
         let unknown = ApiKeyId::new(fixtures::oid(99));
-        assert_eq!(store.revoke_api_key(&unknown, fixtures::at(0)).await.unwrap(), None);
+        assert_eq!(
+            store
+                .revoke_api_key(&unknown, fixtures::at(0))
+                .await
+                .unwrap(),
+            None
+        );
     }
 }

@@ -18,7 +18,9 @@ pub(crate) fn from_db_time(t: NaiveDateTime) -> DateTime<Utc> {
 }
 
 pub(crate) fn corrupt(what: &str, value: &str) -> DbError {
-    DbError::Store(StoreError::Internal(format!("stored {what} is invalid: {value:?}")))
+    DbError::Store(StoreError::Internal(format!(
+        "stored {what} is invalid: {value:?}"
+    )))
 }
 
 pub(crate) fn parse<T: FromStr>(what: &str, value: &str) -> Result<T, DbError> {

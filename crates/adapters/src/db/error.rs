@@ -18,9 +18,15 @@ impl From<DbError> for StoreError {
             DbError::Store(e) => e,
             DbError::Diesel(DieselError::NotFound) => StoreError::NotFound,
             DbError::Diesel(DieselError::DatabaseError(kind, info)) => match kind {
-                DatabaseErrorKind::UniqueViolation => StoreError::Conflict(info.message().to_owned()),
-                DatabaseErrorKind::SerializationFailure => StoreError::Conflict(info.message().to_owned()),
-                DatabaseErrorKind::ClosedConnection => StoreError::Unavailable(info.message().to_owned()),
+                DatabaseErrorKind::UniqueViolation => {
+                    StoreError::Conflict(info.message().to_owned())
+                }
+                DatabaseErrorKind::SerializationFailure => {
+                    StoreError::Conflict(info.message().to_owned())
+                }
+                DatabaseErrorKind::ClosedConnection => {
+                    StoreError::Unavailable(info.message().to_owned())
+                }
                 _ if is_busy(info.message()) => StoreError::Unavailable(info.message().to_owned()),
                 _ => StoreError::Internal(info.message().to_owned()),
             },

@@ -35,12 +35,15 @@ impl LoopRow {
             id: parse("loop id", &self.id)?,
             name: LoopName::parse(&self.name).map_err(|_| corrupt("loop name", &self.name))?,
             description: match self.description {
-                Some(d) => Some(LoopDescription::parse(&d).map_err(|_| corrupt("loop description", &d))?),
+                Some(d) => {
+                    Some(LoopDescription::parse(&d).map_err(|_| corrupt("loop description", &d))?)
+                }
                 None => None,
             },
             icon: Icon::parse(&self.icon).map_err(|_| corrupt("icon", &self.icon))?,
             creator_id: parse("user id", &self.creator_id)?,
-            invite_code: InviteCode::parse(&self.invite_code).ok_or_else(|| corrupt("invite code", &self.invite_code))?,
+            invite_code: InviteCode::parse(&self.invite_code)
+                .ok_or_else(|| corrupt("invite code", &self.invite_code))?,
             members,
             created_at: from_db_time(self.created_at),
             updated_at: from_db_time(self.updated_at),
@@ -59,7 +62,10 @@ fn with_members(conn: &mut Conn, rows: Vec<LoopRow>) -> Result<Vec<Loop>, DbErro
         .select(MemberRow::as_select())
         .load(conn)?;
     for row in member_rows {
-        by_loop.entry(row.loop_id.clone()).or_default().push(row.into_domain()?);
+        by_loop
+            .entry(row.loop_id.clone())
+            .or_default()
+            .push(row.into_domain()?);
     }
     rows.into_iter()
         .map(|row| {
@@ -82,8 +88,12 @@ impl LoopStore for SqlStore {
         self.db
             .run(move |conn| {
                 write(conn, |conn| {
-                    diesel::insert_into(loops::table).values(&row).execute(conn)?;
-                    diesel::insert_into(loop_members::table).values(&members).execute(conn)?;
+                    diesel::insert_into(loops::table)
+                        .values(&row)
+                        .execute(conn)?;
+                    diesel::insert_into(loop_members::table)
+                        .values(&members)
+                        .execute(conn)?;
                     outbox::append(conn, &events)
                 })
             })
@@ -94,7 +104,11 @@ impl LoopStore for SqlStore {
         let id = id.to_string();
         self.db
             .run(move |conn| {
-                let row = loops::table.find(id).select(LoopRow::as_select()).first(conn).optional()?;
+                let row = loops::table
+                    .find(id)
+                    .select(LoopRow::as_select())
+                    .first(conn)
+                    .optional()?;
                 one_loop(conn, row)
             })
             .await
@@ -132,7 +146,9 @@ impl LoopStore for SqlStore {
         let row = LoopRow::from_domain(lp);
         self.db
             .run(move |conn| {
-                let changed = diesel::update(loops::table.find(row.id.clone())).set(&row).execute(conn)?;
+                let changed = diesel::update(loops::table.find(row.id.clone()))
+                    .set(&row)
+                    .execute(conn)?;
                 if changed == 0 {
                     return Err(StoreError::NotFound.into());
                 }
@@ -141,7 +157,12 @@ impl LoopStore for SqlStore {
             .await
     }
 
-    async fn delete_loop(&self, id: &LoopId, refuse_if_open: bool, events: &[Event]) -> Result<(), StoreError> {
+    async fn delete_loop(
+        &self,
+        id: &LoopId,
+        refuse_if_open: bool,
+        events: &[Event],
+    ) -> Result<(), StoreError> {
         let id = id.to_string();
         let events = events.to_vec();
         self.db
@@ -154,7 +175,9 @@ impl LoopStore for SqlStore {
                             .count()
                             .get_result(conn)?;
                         if open > 0 {
-                            return Err(StoreError::Conflict(format!("{open} open requests")).into());
+                            return Err(
+                                StoreError::Conflict(format!("{open} open requests")).into()
+                            );
                         }
                     }
                     // Members, requests and their broadcasts go with the loop
@@ -193,9 +216,13 @@ impl LoopStore for SqlStore {
                     // An upsert spelled out, because the statement differs
                     // between backends and this runs on all of them.
                     let key = (row.loop_id.clone(), row.user_id.clone());
-                    let updated = diesel::update(loop_members::table.find(key)).set(&row).execute(conn)?;
+                    let updated = diesel::update(loop_members::table.find(key))
+                        .set(&row)
+                        .execute(conn)?;
                     if updated == 0 {
-                        diesel::insert_into(loop_members::table).values(&row).execute(conn)?;
+                        diesel::insert_into(loop_members::table)
+                            .values(&row)
+                            .execute(conn)?;
                     }
                     outbox::append(conn, &events)
                 })

@@ -58,7 +58,9 @@ impl CustomizeConnection<SqliteConnection, diesel::r2d2::Error> for SqlitePragma
 }
 
 fn sqlite_path(url: &str) -> Option<&str> {
-    let path = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
     // An in-memory database would be a different database on every pooled
     // connection; refuse it rather than lose data between calls.
     (!path.is_empty() && !path.contains(":memory:")).then_some(path)
@@ -105,14 +107,18 @@ impl Database {
     {
         let pool = self.pool.clone();
         let outcome = tokio::task::spawn_blocking(move || {
-            let mut conn = pool.get().map_err(|e| StoreError::Unavailable(e.to_string()))?;
+            let mut conn = pool
+                .get()
+                .map_err(|e| StoreError::Unavailable(e.to_string()))?;
             f(&mut conn).map_err(StoreError::from)
         })
         .await;
         match outcome {
             Ok(result) => result,
             Err(join) if join.is_panic() => std::panic::resume_unwind(join.into_panic()),
-            Err(_) => Err(StoreError::Unavailable("database task was cancelled".into())),
+            Err(_) => Err(StoreError::Unavailable(
+                "database task was cancelled".into(),
+            )),
         }
     }
 }

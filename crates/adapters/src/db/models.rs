@@ -11,7 +11,8 @@ use reviewloop_domain::{
 use serde_json::json;
 
 use super::convert::{
-    corrupt, from_db_time, from_json_opt, from_json_text, parse, parse_opt, to_db_time, to_json_text,
+    corrupt, from_db_time, from_json_opt, from_json_text, parse, parse_opt, to_db_time,
+    to_json_text,
 };
 use super::schema::{api_keys, loop_members, loops, request_broadcasts, requests, users};
 use super::DbError;
@@ -49,7 +50,8 @@ impl UserRow {
         Ok(User {
             id: parse("user id", &self.id)?,
             email: email(&self.email)?,
-            status: AccountStatus::parse(&self.status).ok_or_else(|| corrupt("account status", &self.status))?,
+            status: AccountStatus::parse(&self.status)
+                .ok_or_else(|| corrupt("account status", &self.status))?,
             signing_secret: self.signing_secret,
             created_at: from_db_time(self.created_at),
         })
@@ -90,8 +92,10 @@ impl ApiKeyRow {
             id: parse("api key id", &self.id)?,
             user_id: parse("user id", &self.user_id)?,
             name: self.name,
-            permissions: Permission::parse_list(&self.permissions).map_err(|_| corrupt("permissions", &self.permissions))?,
-            rate_limit: u32::try_from(self.rate_limit).map_err(|_| corrupt("rate limit", &self.rate_limit.to_string()))?,
+            permissions: Permission::parse_list(&self.permissions)
+                .map_err(|_| corrupt("permissions", &self.permissions))?,
+            rate_limit: u32::try_from(self.rate_limit)
+                .map_err(|_| corrupt("rate limit", &self.rate_limit.to_string()))?,
             key_hash: self.key_hash,
             prefix: self.prefix,
             created_at: from_db_time(self.created_at),
@@ -143,7 +147,8 @@ impl MemberRow {
             loop_id: parse("loop id", &self.loop_id)?,
             user_id: parse("user id", &self.user_id)?,
             email: email(&self.email)?,
-            status: MemberStatus::parse(&self.status).ok_or_else(|| corrupt("member status", &self.status))?,
+            status: MemberStatus::parse(&self.status)
+                .ok_or_else(|| corrupt("member status", &self.status))?,
             invited_at: from_db_time(self.invited_at),
             joined_at: opt_time(self.joined_at),
             removed_at: opt_time(self.removed_at),
@@ -232,7 +237,11 @@ pub(crate) struct RequestRow {
     pub version: i64,
 }
 
-fn enum_value<T>(what: &str, value: &str, parse: impl Fn(&str) -> Result<T, reviewloop_domain::ValidationError>) -> Result<T, DbError> {
+fn enum_value<T>(
+    what: &str,
+    value: &str,
+    parse: impl Fn(&str) -> Result<T, reviewloop_domain::ValidationError>,
+) -> Result<T, DbError> {
     parse(value).map_err(|_| corrupt(what, value))
 }
 
@@ -268,7 +277,9 @@ impl RequestRow {
             response_time_seconds: r.response_time_seconds,
             cancelled_at: r.cancelled_at.map(to_db_time),
             feedback: r.feedback.as_ref().map(|f| {
-                to_json_text(&json!({"rating": f.rating, "comment": f.comment, "created_at": f.created_at}))
+                to_json_text(
+                    &json!({"rating": f.rating, "comment": f.comment, "created_at": f.created_at}),
+                )
             }),
             created_at: to_db_time(r.created_at),
             updated_at: to_db_time(r.updated_at),
@@ -276,7 +287,10 @@ impl RequestRow {
         }
     }
 
-    pub fn into_domain(self, broadcasted_to: Vec<BroadcastEntry>) -> Result<ReviewRequest, DbError> {
+    pub fn into_domain(
+        self,
+        broadcasted_to: Vec<BroadcastEntry>,
+    ) -> Result<ReviewRequest, DbError> {
         let created_at = from_db_time(self.created_at);
         let timeout_at = from_db_time(self.timeout_at);
         let feedback = match from_json_opt("feedback", self.feedback.as_deref())? {
@@ -293,7 +307,11 @@ impl RequestRow {
             loop_id: parse("loop id", &self.loop_id)?,
             creator_id: parse("user id", &self.creator_id)?,
             api_key_id: parse_opt("api key id", self.api_key_id.as_deref())?,
-            processing_type: enum_value("processing type", &self.processing_type, ProcessingType::parse)?,
+            processing_type: enum_value(
+                "processing type",
+                &self.processing_type,
+                ProcessingType::parse,
+            )?,
             content_type: enum_value("content type", &self.content_type, ContentType::parse)?,
             priority: enum_value("priority", &self.priority, Priority::parse)?,
             request_text: self.request_text,

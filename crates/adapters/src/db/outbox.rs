@@ -36,6 +36,8 @@ pub(crate) fn append(conn: &mut Conn, events: &[Event]) -> Result<(), DbError> {
             created_at: to_db_time(e.created_at),
         })
         .collect();
-    diesel::insert_into(outbox_events::table).values(&rows).execute(conn)?;
+    diesel::insert_into(outbox_events::table)
+        .values(&rows)
+        .execute(conn)?;
     Ok(())
 }

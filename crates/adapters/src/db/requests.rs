@@ -29,12 +29,18 @@ fn with_broadcasts(conn: &mut Conn, rows: Vec<RequestRow>) -> Result<Vec<ReviewR
     let mut by_request: HashMap<String, Vec<BroadcastEntry>> = HashMap::new();
     let entries = request_broadcasts::table
         .filter(request_broadcasts::request_id.eq_any(&ids))
-        .order((request_broadcasts::request_id.asc(), request_broadcasts::position.asc()))
+        .order((
+            request_broadcasts::request_id.asc(),
+            request_broadcasts::position.asc(),
+        ))
         .select(BroadcastRow::as_select())
         .load(conn)?;
     for entry in entries {
         let request_id = entry.request_id.clone();
-        by_request.entry(request_id).or_default().push(entry.into_domain()?);
+        by_request
+            .entry(request_id)
+            .or_default()
+            .push(entry.into_domain()?);
     }
     rows.into_iter()
         .map(|row| {
@@ -62,15 +68,23 @@ fn filtered(query: &RequestQuery) -> requests::BoxedQuery<'static, Backend> {
 
 #[async_trait]
 impl RequestStore for SqlStore {
-    async fn insert_request(&self, request: &ReviewRequest, events: &[Event]) -> Result<(), StoreError> {
+    async fn insert_request(
+        &self,
+        request: &ReviewRequest,
+        events: &[Event],
+    ) -> Result<(), StoreError> {
         let row = RequestRow::from_domain(request);
         let broadcasts = BroadcastRow::from_domain(request);
         let events = events.to_vec();
         self.db
             .run(move |conn| {
                 write(conn, |conn| {
-                    diesel::insert_into(requests::table).values(&row).execute(conn)?;
-                    diesel::insert_into(request_broadcasts::table).values(&broadcasts).execute(conn)?;
+                    diesel::insert_into(requests::table)
+                        .values(&row)
+                        .execute(conn)?;
+                    diesel::insert_into(request_broadcasts::table)
+                        .values(&broadcasts)
+                        .execute(conn)?;
                     outbox::append(conn, &events)
                 })
             })
@@ -81,13 +95,21 @@ impl RequestStore for SqlStore {
         let id = id.to_string();
         self.db
             .run(move |conn| {
-                let row = requests::table.find(id).select(RequestRow::as_select()).first(conn).optional()?;
+                let row = requests::table
+                    .find(id)
+                    .select(RequestRow::as_select())
+                    .first(conn)
+                    .optional()?;
                 Ok(with_broadcasts(conn, row.into_iter().collect())?.pop())
             })
             .await
     }
 
-    async fn update_request(&self, request: &ReviewRequest, events: &[Event]) -> Result<(), StoreError> {
+    async fn update_request(
+        &self,
+        request: &ReviewRequest,
+        events: &[Event],
+    ) -> Result<(), StoreError> {
         let row = RequestRow::from_domain(request);
         let events = events.to_vec();
         self.db
@@ -95,7 +117,9 @@ impl RequestStore for SqlStore {
                 write(conn, |conn| {
                     let expected = row.version;
                     let changed = diesel::update(
-                        requests::table.find(&row.id).filter(requests::version.eq(expected)),
+                        requests::table
+                            .find(&row.id)
+                            .filter(requests::version.eq(expected)),
                     )
                     .set((&row, requests::version.eq(expected + 1)))
                     .execute(conn)?;
@@ -121,14 +145,22 @@ impl RequestStore for SqlStore {
                 let total: i64 = filtered(&query).count().get_result(conn)?;
                 let page = filtered(&query);
                 let page = match query.sort {
-                    RequestSort::CreatedAtDesc => page.order((requests::created_at.desc(), requests::id.desc())),
-                    RequestSort::CreatedAtAsc => page.order((requests::created_at.asc(), requests::id.asc())),
-                    RequestSort::PriorityDesc => {
-                        page.order((requests::priority_rank.desc(), requests::created_at.desc(), requests::id.desc()))
+                    RequestSort::CreatedAtDesc => {
+                        page.order((requests::created_at.desc(), requests::id.desc()))
                     }
-                    RequestSort::StatusAsc => {
-                        page.order((requests::status.asc(), requests::created_at.desc(), requests::id.desc()))
+                    RequestSort::CreatedAtAsc => {
+                        page.order((requests::created_at.asc(), requests::id.asc()))
                     }
+                    RequestSort::PriorityDesc => page.order((
+                        requests::priority_rank.desc(),
+                        requests::created_at.desc(),
+                        requests::id.desc(),
+                    )),
+                    RequestSort::StatusAsc => page.order((
+                        requests::status.asc(),
+                        requests::created_at.desc(),
+                        requests::id.desc(),
+                    )),
                 };
                 let rows = page
                     .limit(i64::from(query.limit))
@@ -143,7 +175,10 @@ impl RequestStore for SqlStore {
             .await
     }
 
-    async fn open_requests_in_loop(&self, loop_id: &LoopId) -> Result<Vec<ReviewRequest>, StoreError> {
+    async fn open_requests_in_loop(
+        &self,
+        loop_id: &LoopId,
+    ) -> Result<Vec<ReviewRequest>, StoreError> {
         let loop_id = loop_id.to_string();
         self.db
             .run(move |conn| {
@@ -158,7 +193,12 @@ impl RequestStore for SqlStore {
             .await
     }
 
-    async fn inbox(&self, user: &UserId, limit: u32, offset: u32) -> Result<Vec<ReviewRequest>, StoreError> {
+    async fn inbox(
+        &self,
+        user: &UserId,
+        limit: u32,
+        offset: u32,
+    ) -> Result<Vec<ReviewRequest>, StoreError> {
         let user = user.to_string();
         self.db
             .run(move |conn| {
@@ -172,11 +212,15 @@ impl RequestStore for SqlStore {
                     .filter(request_broadcasts::user_id.eq(&user))
                     .filter(loop_members::status.eq("active"))
                     .filter(
-                        requests::status
-                            .eq("pending")
-                            .or(requests::status.eq("claimed").and(requests::claimed_by.eq(&user))),
+                        requests::status.eq("pending").or(requests::status
+                            .eq("claimed")
+                            .and(requests::claimed_by.eq(&user))),
                     )
-                    .order((requests::priority_rank.desc(), requests::created_at.asc(), requests::id.asc()))
+                    .order((
+                        requests::priority_rank.desc(),
+                        requests::created_at.asc(),
+                        requests::id.asc(),
+                    ))
                     .limit(i64::from(limit))
                     .offset(i64::from(offset))
                     .select(RequestRow::as_select())
@@ -186,7 +230,11 @@ impl RequestStore for SqlStore {
             .await
     }
 
-    async fn due_requests(&self, now: DateTime<Utc>, limit: u32) -> Result<Vec<ReviewRequest>, StoreError> {
+    async fn due_requests(
+        &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<ReviewRequest>, StoreError> {
         self.db
             .run(move |conn| {
                 let rows = requests::table

@@ -43,7 +43,8 @@ pub(crate) mod fixtures {
 
     /// A time with milliseconds, as the clock gives them.
     pub fn at(seconds: i64) -> DateTime<Utc> {
-        DateTime::from_timestamp_millis(1_800_000_000_123).expect("time") + Duration::seconds(seconds)
+        DateTime::from_timestamp_millis(1_800_000_000_123).expect("time")
+            + Duration::seconds(seconds)
     }
 
     pub fn user(n: u8, email: &str) -> User {
@@ -79,9 +80,20 @@ pub(crate) mod fixtures {
             }
         }
         let id = LoopId::new(oid(n));
-        let creator = Member::creator(id, UserId::new(oid(1)), Email::parse("u1@x.io").expect("e"), at(0));
+        let creator = Member::creator(
+            id,
+            UserId::new(oid(1)),
+            Email::parse("u1@x.io").expect("e"),
+            at(0),
+        );
         let fields = NewLoop::parse(Some("Reviewers"), Some("desc"), Some("📝")).expect("fields");
-        let mut lp = Loop::create(id, fields, creator, InviteCode::parse(code).expect("code"), at(0));
+        let mut lp = Loop::create(
+            id,
+            fields,
+            creator,
+            InviteCode::parse(code).expect("code"),
+            at(0),
+        );
         for (u, active) in [(2u8, true), (3, true), (4, false)] {
             let email = Email::parse(&format!("u{u}@x.io")).expect("e");
             let member = if active {

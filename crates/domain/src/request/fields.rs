@@ -171,7 +171,13 @@ mod tests {
 
     #[test]
     fn serialize_with_api_names() {
-        assert_eq!(serde_json::to_string(&ProcessingType::TimeSensitive).unwrap(), "\"time-sensitive\"");
-        assert_eq!(serde_json::to_string(&Platform::WebPortal).unwrap(), "\"web_portal\"");
+        assert_eq!(
+            serde_json::to_string(&ProcessingType::TimeSensitive).unwrap(),
+            "\"time-sensitive\""
+        );
+        assert_eq!(
+            serde_json::to_string(&Platform::WebPortal).unwrap(),
+            "\"web_portal\""
+        );
     }
 }

@@ -135,11 +135,17 @@ pub(super) fn parse_timeout_seconds(raw: &Value) -> Result<i64, ValidationError>
         })
 }
 
-pub(super) fn parse_object(field: &str, raw: Option<Value>) -> Result<Option<Value>, ValidationError> {
+pub(super) fn parse_object(
+    field: &str,
+    raw: Option<Value>,
+) -> Result<Option<Value>, ValidationError> {
     match raw {
         None | Some(Value::Null) => Ok(None),
         Some(value @ Value::Object(_)) => Ok(Some(value)),
-        Some(_) => Err(ValidationError::field(field, format!("{field} must be a JSON object"))),
+        Some(_) => Err(ValidationError::field(
+            field,
+            format!("{field} must be a JSON object"),
+        )),
     }
 }
 
@@ -153,7 +159,10 @@ pub fn parse_http_url(field: &str, raw: &str) -> Result<String, ValidationError>
         .or_else(|| url.strip_prefix("http://"))
         .ok_or_else(fail)?;
     let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    if host.is_empty() || url.len() > MAX_URL_LEN || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    if host.is_empty()
+        || url.len() > MAX_URL_LEN
+        || url.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
         return Err(fail());
     }
     Ok(url.to_owned())
@@ -164,18 +173,26 @@ impl RequestInput {
     pub fn validate(self) -> Result<ValidRequest, ValidationError> {
         let mut errors = ValidationError::default();
 
-        let request_text = errors.collect(required(&self.request_text, "request_text").and_then(parse_request_text));
-        let content_type = errors.collect(required(&self.content_type, "type").and_then(ContentType::parse));
-        let response_type = errors.collect(required(&self.response_type, "response_type").and_then(ResponseType::parse));
-        let priority = errors.collect(required(&self.priority, "priority").and_then(Priority::parse));
-        let processing_type =
-            errors.collect(required(&self.processing_type, "processing_type").and_then(ProcessingType::parse));
+        let request_text = errors
+            .collect(required(&self.request_text, "request_text").and_then(parse_request_text));
+        let content_type =
+            errors.collect(required(&self.content_type, "type").and_then(ContentType::parse));
+        let response_type = errors
+            .collect(required(&self.response_type, "response_type").and_then(ResponseType::parse));
+        let priority =
+            errors.collect(required(&self.priority, "priority").and_then(Priority::parse));
+        let processing_type = errors.collect(
+            required(&self.processing_type, "processing_type").and_then(ProcessingType::parse),
+        );
 
         let image_url = match self.image_url.as_deref().filter(|u| !u.trim().is_empty()) {
             Some(url) => errors.collect(parse_http_url("image_url", url)),
             None => {
                 if content_type == Some(ContentType::Image) {
-                    errors.extend(ValidationError::field("image_url", "image_url is required when type is image"));
+                    errors.extend(ValidationError::field(
+                        "image_url",
+                        "image_url is required when type is image",
+                    ));
                 }
                 None
             }
@@ -200,14 +217,21 @@ impl RequestInput {
             errors.collect(config.validate_answer("default_response", default));
         }
 
-        let context = errors.collect(parse_object("context", self.context)).flatten();
-        let metadata = errors.collect(parse_object("metadata", self.metadata)).flatten();
+        let context = errors
+            .collect(parse_object("context", self.context))
+            .flatten();
+        let metadata = errors
+            .collect(parse_object("metadata", self.metadata))
+            .flatten();
         let platform = match self.platform.as_deref() {
             Some(p) => errors.collect(Platform::parse(p)),
             None => Some(Platform::Api),
         };
         let platform_version = self.platform_version.filter(|v| !v.trim().is_empty());
-        if platform_version.as_deref().is_some_and(|v| char_len(v) > MAX_PLATFORM_VERSION_LEN) {
+        if platform_version
+            .as_deref()
+            .is_some_and(|v| char_len(v) > MAX_PLATFORM_VERSION_LEN)
+        {
             errors.extend(ValidationError::field(
                 "platform_version",
                 format!("platform_version must be at most {MAX_PLATFORM_VERSION_LEN} characters"),
@@ -220,7 +244,16 @@ impl RequestInput {
             .and_then(|u| errors.collect(parse_http_url("callback_url", u)));
 
         errors.into_result()?;
-        match (request_text, content_type, response_type, config, priority, processing_type, timeout_seconds, platform) {
+        match (
+            request_text,
+            content_type,
+            response_type,
+            config,
+            priority,
+            processing_type,
+            timeout_seconds,
+            platform,
+        ) {
             (
                 Some(request_text),
                 Some(content_type),
@@ -282,7 +315,10 @@ mod tests {
         let valid = valid_input().validate().unwrap();
         assert_eq!(valid.platform, Platform::Api);
         assert_eq!(valid.timeout_seconds, 300);
-        assert_eq!(valid.response_config_value, json!({"options": ["approve", "reject"]}));
+        assert_eq!(
+            valid.response_config_value,
+            json!({"options": ["approve", "reject"]})
+        );
         assert_eq!(valid.default_response, Some(json!("reject")));
     }
 
@@ -291,21 +327,38 @@ mod tests {
         let err = RequestInput::default().validate().unwrap_err();
         assert_eq!(
             fields(err),
-            ["request_text", "type", "response_type", "priority", "processing_type"]
+            [
+                "request_text",
+                "type",
+                "response_type",
+                "priority",
+                "processing_type"
+            ]
         );
     }
 
     #[test]
     fn request_text_limits() {
-        for (text, ok) in [("x", true), (&*"x".repeat(2000), true), (&*"x".repeat(2001), false), ("  ", false)] {
-            let input = RequestInput { request_text: Some(text.into()), ..valid_input() };
+        for (text, ok) in [
+            ("x", true),
+            (&*"x".repeat(2000), true),
+            (&*"x".repeat(2001), false),
+            ("  ", false),
+        ] {
+            let input = RequestInput {
+                request_text: Some(text.into()),
+                ..valid_input()
+            };
             assert_eq!(input.validate().is_ok(), ok, "{} chars", text.len());
         }
     }
 
     #[test]
     fn image_requests_need_an_image_url() {
-        let input = RequestInput { content_type: Some("image".into()), ..valid_input() };
+        let input = RequestInput {
+            content_type: Some("image".into()),
+            ..valid_input()
+        };
         assert_eq!(
             input.validate().unwrap_err().to_string(),
             "image_url is required when type is image"
@@ -316,13 +369,22 @@ mod tests {
             ..valid_input()
         };
         assert!(input.validate().is_ok());
-        let input = RequestInput { image_url: Some("ftp://x/a.png".into()), ..valid_input() };
-        assert_eq!(input.validate().unwrap_err().to_string(), "image_url must be an http or https URL");
+        let input = RequestInput {
+            image_url: Some("ftp://x/a.png".into()),
+            ..valid_input()
+        };
+        assert_eq!(
+            input.validate().unwrap_err().to_string(),
+            "image_url must be an http or https URL"
+        );
     }
 
     #[test]
     fn time_sensitive_needs_a_timeout_and_deferred_defaults_to_30_days() {
-        let input = RequestInput { timeout_seconds: None, ..valid_input() };
+        let input = RequestInput {
+            timeout_seconds: None,
+            ..valid_input()
+        };
         assert_eq!(
             input.validate().unwrap_err().to_string(),
             "timeout_seconds is required when processing_type is time-sensitive"
@@ -337,26 +399,44 @@ mod tests {
 
     #[test]
     fn timeout_seconds_must_be_a_whole_number_within_30_days() {
-        for bad in [json!(0), json!(-1), json!(2_592_001), json!(1.5), json!("60")] {
-            let input = RequestInput { timeout_seconds: Some(bad.clone()), ..valid_input() };
+        for bad in [
+            json!(0),
+            json!(-1),
+            json!(2_592_001),
+            json!(1.5),
+            json!("60"),
+        ] {
+            let input = RequestInput {
+                timeout_seconds: Some(bad.clone()),
+                ..valid_input()
+            };
             assert_eq!(
                 fields(input.validate().unwrap_err()),
                 ["timeout_seconds"],
                 "{bad}"
             );
         }
-        let input = RequestInput { timeout_seconds: Some(json!(2_592_000)), ..valid_input() };
+        let input = RequestInput {
+            timeout_seconds: Some(json!(2_592_000)),
+            ..valid_input()
+        };
         assert!(input.validate().is_ok());
     }
 
     #[test]
     fn default_response_must_fit_the_config() {
-        let input = RequestInput { default_response: Some(json!("maybe")), ..valid_input() };
+        let input = RequestInput {
+            default_response: Some(json!("maybe")),
+            ..valid_input()
+        };
         assert_eq!(
             input.validate().unwrap_err().to_string(),
             "default_response 'maybe' is not one of the options: approve, reject"
         );
-        let input = RequestInput { default_response: Some(Value::Null), ..valid_input() };
+        let input = RequestInput {
+            default_response: Some(Value::Null),
+            ..valid_input()
+        };
         assert_eq!(input.validate().unwrap().default_response, None);
     }
 
@@ -367,7 +447,10 @@ mod tests {
             metadata: Some(json!([1])),
             ..valid_input()
         };
-        assert_eq!(fields(input.validate().unwrap_err()), ["context", "metadata"]);
+        assert_eq!(
+            fields(input.validate().unwrap_err()),
+            ["context", "metadata"]
+        );
         let input = RequestInput {
             context: Some(json!({"post_id": 7})),
             metadata: Some(json!({"run": "a"})),
@@ -397,7 +480,10 @@ mod tests {
         };
         let valid = input.validate().unwrap();
         assert_eq!(valid.platform, Platform::N8n);
-        assert_eq!(valid.callback_url.as_deref(), Some("https://hooks.example.com/cb?x=1"));
+        assert_eq!(
+            valid.callback_url.as_deref(),
+            Some("https://hooks.example.com/cb?x=1")
+        );
     }
 
     #[test]

@@ -102,7 +102,9 @@ impl ReviewRequest {
 
     fn ensure_not_claimed_by_other(&self, by: &UserId) -> Result<(), TransitionError> {
         match (&self.status, &self.claimed_by) {
-            (RequestStatus::Claimed, Some(holder)) if holder != by => Err(TransitionError::AlreadyClaimed),
+            (RequestStatus::Claimed, Some(holder)) if holder != by => {
+                Err(TransitionError::AlreadyClaimed)
+            }
             _ => Ok(()),
         }
     }
@@ -138,7 +140,12 @@ impl ReviewRequest {
 
     /// A reviewer answers: from pending (the claim is implied) or from a
     /// claim `by` holds. The answer must fit the request's configuration.
-    pub fn respond(&mut self, by: UserId, answer: Value, now: DateTime<Utc>) -> Result<(), ChangeError> {
+    pub fn respond(
+        &mut self,
+        by: UserId,
+        answer: Value,
+        now: DateTime<Utc>,
+    ) -> Result<(), ChangeError> {
         self.ensure_open()?;
         self.ensure_not_claimed_by_other(&by)?;
         self.config()?.validate_answer("response_data", &answer)?;
@@ -206,17 +213,30 @@ impl ReviewRequest {
         }
         let mut errors = ValidationError::default();
         if rating.is_some_and(|r| !(1.0..=5.0).contains(&r)) {
-            errors.extend(ValidationError::field("rating", "rating must be a number from 1 to 5"));
+            errors.extend(ValidationError::field(
+                "rating",
+                "rating must be a number from 1 to 5",
+            ));
         }
         let comment = comment.filter(|c| !c.trim().is_empty());
         if comment.as_deref().is_some_and(|c| char_len(c) > 5000) {
-            errors.extend(ValidationError::field("comment", "comment must be at most 5000 characters"));
+            errors.extend(ValidationError::field(
+                "comment",
+                "comment must be at most 5000 characters",
+            ));
         }
         if rating.is_none() && comment.is_none() && errors.is_empty() {
-            errors.extend(ValidationError::field("feedback", "feedback needs a rating or a comment"));
+            errors.extend(ValidationError::field(
+                "feedback",
+                "feedback needs a rating or a comment",
+            ));
         }
         errors.into_result()?;
-        self.feedback = Some(Feedback { rating, comment, created_at: now });
+        self.feedback = Some(Feedback {
+            rating,
+            comment,
+            created_at: now,
+        });
         self.updated_at = now;
         Ok(())
     }
@@ -240,9 +260,17 @@ impl ReviewRequest {
             .into());
         }
         let mut errors = ValidationError::default();
-        let request_text = patch.request_text.as_deref().and_then(|t| errors.collect(parse_request_text(t)));
-        let priority = patch.priority.as_deref().and_then(|p| errors.collect(Priority::parse(p)));
-        let context = patch.context.map(|c| errors.collect(parse_object("context", Some(c))).flatten());
+        let request_text = patch
+            .request_text
+            .as_deref()
+            .and_then(|t| errors.collect(parse_request_text(t)));
+        let priority = patch
+            .priority
+            .as_deref()
+            .and_then(|p| errors.collect(Priority::parse(p)));
+        let context = patch
+            .context
+            .map(|c| errors.collect(parse_object("context", Some(c))).flatten());
         let config_raw = patch.response_config.filter(|c| !c.is_null());
         let config = match &config_raw {
             Some(raw) => errors.collect(ResponseConfig::parse(self.response_type, Some(raw))),
@@ -256,7 +284,10 @@ impl ReviewRequest {
         if let (Some(config), Some(default)) = (&config, &default_response) {
             errors.collect(config.validate_answer("default_response", default));
         }
-        let timeout_seconds = patch.timeout_seconds.as_ref().and_then(|t| errors.collect(parse_timeout_seconds(t)));
+        let timeout_seconds = patch
+            .timeout_seconds
+            .as_ref()
+            .and_then(|t| errors.collect(parse_timeout_seconds(t)));
         if let Some(seconds) = timeout_seconds {
             if self.created_at + Duration::seconds(seconds) <= now {
                 errors.extend(ValidationError::field(

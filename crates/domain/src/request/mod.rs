@@ -6,7 +6,9 @@ mod input;
 mod lifecycle;
 
 pub use fields::{ContentType, Platform, Priority, ProcessingType, RequestStatus};
-pub use input::{RequestInput, RequestPatch, ValidRequest, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS};
+pub use input::{
+    RequestInput, RequestPatch, ValidRequest, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS,
+};
 pub use lifecycle::ChangeError;
 
 use chrono::{DateTime, Utc};

@@ -19,7 +19,11 @@ type Result = std::result::Result<HttpResponse, ApiError>;
 pub(super) async fn list(state: web::Data<AppState>, caller: Caller) -> Result {
     let loops = state.loops.list(&caller.principal).await?;
     let rendered: Vec<_> = loops.iter().map(loop_json).collect();
-    Ok(ok(StatusCode::OK, "Loops retrieved successfully", json!({"loops": rendered, "count": loops.len()})))
+    Ok(ok(
+        StatusCode::OK,
+        "Loops retrieved successfully",
+        json!({"loops": rendered, "count": loops.len()}),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -29,18 +33,41 @@ pub(super) struct CreateLoop {
     icon: Option<String>,
 }
 
-pub(super) async fn create(state: web::Data<AppState>, caller: Caller, Body(body): Body<CreateLoop>) -> Result {
-    let body = body;
+pub(super) async fn create(
+    state: web::Data<AppState>,
+    caller: Caller,
+    Body(body): Body<CreateLoop>,
+) -> Result {
     let invite = state
         .loops
-        .create(&caller.principal, body.name.as_deref(), body.description.as_deref(), body.icon.as_deref())
+        .create(
+            &caller.principal,
+            body.name.as_deref(),
+            body.description.as_deref(),
+            body.icon.as_deref(),
+        )
         .await?;
-    Ok(ok(StatusCode::CREATED, "Loop created successfully", invite_json(&invite)))
+    Ok(ok(
+        StatusCode::CREATED,
+        "Loop created successfully",
+        invite_json(&invite),
+    ))
 }
 
-pub(super) async fn get(state: web::Data<AppState>, caller: Caller, path: web::Path<String>) -> Result {
-    let lp = state.loops.get(&caller.principal, &id::<LoopId>(&path)?).await?;
-    Ok(ok(StatusCode::OK, "Loop retrieved successfully", json!({"loop": loop_json(&lp)})))
+pub(super) async fn get(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+) -> Result {
+    let lp = state
+        .loops
+        .get(&caller.principal, &id::<LoopId>(&path)?)
+        .await?;
+    Ok(ok(
+        StatusCode::OK,
+        "Loop retrieved successfully",
+        json!({"loop": loop_json(&lp)}),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -57,10 +84,20 @@ pub(super) async fn update(
     path: web::Path<String>,
     Body(body): Body<UpdateLoop>,
 ) -> Result {
-    let body = body;
-    let patch = LoopPatch { name: body.name, description: body.description, icon: body.icon };
-    let lp = state.loops.update(&caller.principal, &id::<LoopId>(&path)?, patch).await?;
-    Ok(ok(StatusCode::OK, "Loop updated successfully", json!({"loop": loop_json(&lp)})))
+    let patch = LoopPatch {
+        name: body.name,
+        description: body.description,
+        icon: body.icon,
+    };
+    let lp = state
+        .loops
+        .update(&caller.principal, &id::<LoopId>(&path)?, patch)
+        .await?;
+    Ok(ok(
+        StatusCode::OK,
+        "Loop updated successfully",
+        json!({"loop": loop_json(&lp)}),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -79,6 +116,13 @@ pub(super) async fn delete(
         Some("true") | Some("1") => true,
         Some(_) => return Err(ApiError::bad_request("force must be true or false")),
     };
-    let loop_id = state.loops.delete(&caller.principal, &id::<LoopId>(&path)?, force).await?;
-    Ok(ok(StatusCode::OK, "Loop deleted successfully", json!({"loop_id": loop_id})))
+    let loop_id = state
+        .loops
+        .delete(&caller.principal, &id::<LoopId>(&path)?, force)
+        .await?;
+    Ok(ok(
+        StatusCode::OK,
+        "Loop deleted successfully",
+        json!({"loop_id": loop_id}),
+    ))
 }

@@ -15,8 +15,15 @@ use crate::state::AppState;
 
 type Result = std::result::Result<HttpResponse, ApiError>;
 
-pub(super) async fn list(state: web::Data<AppState>, caller: Caller, path: web::Path<String>) -> Result {
-    let lp = state.loops.members(&caller.principal, &id::<LoopId>(&path)?).await?;
+pub(super) async fn list(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+) -> Result {
+    let lp = state
+        .loops
+        .members(&caller.principal, &id::<LoopId>(&path)?)
+        .await?;
     let data = json!({
         "loop_id": lp.id,
         "members": lp.members,
@@ -40,9 +47,18 @@ pub(super) async fn invite(
     Body(body): Body<Invite>,
 ) -> Result {
     let loop_id = id::<LoopId>(&path)?;
-    let email = body.email.ok_or_else(|| ApiError::bad_request("email is required"))?;
-    let member = state.loops.invite(&caller.principal, &loop_id, &email).await?;
-    Ok(ok(StatusCode::CREATED, "Member invited successfully", json!({"loop_id": loop_id, "member": member})))
+    let email = body
+        .email
+        .ok_or_else(|| ApiError::bad_request("email is required"))?;
+    let member = state
+        .loops
+        .invite(&caller.principal, &loop_id, &email)
+        .await?;
+    Ok(ok(
+        StatusCode::CREATED,
+        "Member invited successfully",
+        json!({"loop_id": loop_id, "member": member}),
+    ))
 }
 
 pub(super) async fn remove(
@@ -53,7 +69,11 @@ pub(super) async fn remove(
     let (loop_id, user_id) = path.into_inner();
     let removed = state
         .loops
-        .remove_member(&caller.principal, &id::<LoopId>(&loop_id)?, &id::<UserId>(&user_id)?)
+        .remove_member(
+            &caller.principal,
+            &id::<LoopId>(&loop_id)?,
+            &id::<UserId>(&user_id)?,
+        )
         .await?;
     let data = json!({"loop_id": removed.loop_id, "user_id": removed.user_id, "removed_at": removed.removed_at});
     Ok(ok(StatusCode::OK, "Member removed successfully", data))
@@ -64,13 +84,34 @@ pub(super) struct Join {
     invite_code: Option<String>,
 }
 
-pub(super) async fn join(state: web::Data<AppState>, caller: Caller, Body(body): Body<Join>) -> Result {
-    let code = body.invite_code.ok_or_else(|| ApiError::bad_request("invite_code is required"))?;
+pub(super) async fn join(
+    state: web::Data<AppState>,
+    caller: Caller,
+    Body(body): Body<Join>,
+) -> Result {
+    let code = body
+        .invite_code
+        .ok_or_else(|| ApiError::bad_request("invite_code is required"))?;
     let (lp, member) = state.loops.join(&caller.principal, &code).await?;
-    Ok(ok(StatusCode::OK, "Joined loop successfully", json!({"loop": loop_json(&lp), "member": member})))
+    Ok(ok(
+        StatusCode::OK,
+        "Joined loop successfully",
+        json!({"loop": loop_json(&lp), "member": member}),
+    ))
 }
 
-pub(super) async fn new_invite_code(state: web::Data<AppState>, caller: Caller, path: web::Path<String>) -> Result {
-    let invite = state.loops.regenerate_code(&caller.principal, &id::<LoopId>(&path)?).await?;
-    Ok(ok(StatusCode::OK, "Invite code regenerated successfully", invite_json(&invite)))
+pub(super) async fn new_invite_code(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+) -> Result {
+    let invite = state
+        .loops
+        .regenerate_code(&caller.principal, &id::<LoopId>(&path)?)
+        .await?;
+    Ok(ok(
+        StatusCode::OK,
+        "Invite code regenerated successfully",
+        invite_json(&invite),
+    ))
 }

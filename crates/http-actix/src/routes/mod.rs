@@ -18,8 +18,16 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/health", web::get().to(public::health))
         .route("/join/{code}", web::get().to(public::join_page))
         .route("/v1/qr/{file}", web::get().to(public::qr_png))
-        .service(web::scope("/v1/api").wrap(from_fn(auth::authenticate)).configure(operations))
-        .service(web::scope("/v1").wrap(from_fn(auth::authenticate)).configure(operations));
+        .service(
+            web::scope("/v1/api")
+                .wrap(from_fn(auth::authenticate))
+                .configure(operations),
+        )
+        .service(
+            web::scope("/v1")
+                .wrap(from_fn(auth::authenticate))
+                .configure(operations),
+        );
 }
 
 fn operations(cfg: &mut web::ServiceConfig) {
@@ -33,7 +41,11 @@ fn operations(cfg: &mut web::ServiceConfig) {
                 .put(loops::update)
                 .delete(loops::delete),
         )
-        .service(web::resource("/loops/{id}/members").get(members::list).post(members::invite))
+        .service(
+            web::resource("/loops/{id}/members")
+                .get(members::list)
+                .post(members::invite),
+        )
         .service(web::resource("/loops/{id}/members/{user_id}").delete(members::remove))
         .service(web::resource("/loops/{id}/invite-code").post(members::new_invite_code))
         .service(
@@ -41,7 +53,11 @@ fn operations(cfg: &mut web::ServiceConfig) {
                 .get(requests::list_in_loop)
                 .post(requests::create_in_loop),
         )
-        .service(web::resource("/requests").get(requests::list).post(requests::create))
+        .service(
+            web::resource("/requests")
+                .get(requests::list)
+                .post(requests::create),
+        )
         .service(
             web::resource("/requests/{id}")
                 .get(requests::get)

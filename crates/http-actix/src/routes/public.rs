@@ -15,13 +15,19 @@ pub(super) async fn health() -> HttpResponse {
     ok(StatusCode::OK, "ok", json!({"status": "ok"}))
 }
 
-pub(super) async fn qr_png(state: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+pub(super) async fn qr_png(
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let code = path.strip_suffix(".png").unwrap_or(&path);
     let png = state.loops.qr_png(code).await?;
     Ok(HttpResponse::Ok()
         .content_type("image/png")
         // A code can be regenerated; keep caches short.
-        .insert_header(CacheControl(vec![CacheDirective::Public, CacheDirective::MaxAge(300)]))
+        .insert_header(CacheControl(vec![
+            CacheDirective::Public,
+            CacheDirective::MaxAge(300),
+        ]))
         .body(png))
 }
 
@@ -38,13 +44,20 @@ fn escape(text: &str) -> String {
         .collect()
 }
 
-pub(super) async fn join_page(state: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+pub(super) async fn join_page(
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let lp = state.loops.loop_for_code(&path).await?;
     let base = escape(state.loops.public_url());
     let code = escape(lp.invite_code.as_str());
     let name = escape(lp.name.as_str());
     let icon = escape(lp.icon.as_str());
-    let description = lp.description.as_ref().map(|d| format!("<p>{}</p>", escape(d.as_str()))).unwrap_or_default();
+    let description = lp
+        .description
+        .as_ref()
+        .map(|d| format!("<p>{}</p>", escape(d.as_str())))
+        .unwrap_or_default();
     let page = format!(
         r#"<!doctype html>
 <html lang="en">
@@ -68,5 +81,7 @@ code,pre{{background:#f3f3f3;border-radius:4px;padding:.1rem .3rem}}pre{{padding
 </body>
 </html>"#
     );
-    Ok(HttpResponse::Ok().content_type(ContentType::html()).body(page))
+    Ok(HttpResponse::Ok()
+        .content_type(ContentType::html())
+        .body(page))
 }

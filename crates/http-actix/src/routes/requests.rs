@@ -61,7 +61,12 @@ impl CreateRequest {
 
 fn created(created: CreatedRequest) -> HttpResponse {
     let sent = created.request.broadcasted_to.len();
-    let notified = created.request.broadcasted_to.iter().filter(|b| b.notification_sent).count();
+    let notified = created
+        .request
+        .broadcasted_to
+        .iter()
+        .filter(|b| b.notification_sent)
+        .count();
     let data = json!({
         "request": created.request,
         "request_id": created.request.id,
@@ -73,15 +78,27 @@ fn created(created: CreatedRequest) -> HttpResponse {
 }
 
 fn body_loop_id(raw: Option<&str>) -> std::result::Result<Option<LoopId>, ApiError> {
-    raw.map(|raw| raw.parse().map_err(|_| ApiError::bad_request("loop_id must be 24 hexadecimal characters")))
-        .transpose()
+    raw.map(|raw| {
+        raw.parse()
+            .map_err(|_| ApiError::bad_request("loop_id must be 24 hexadecimal characters"))
+    })
+    .transpose()
 }
 
 /// `POST /requests` with `loop_id` in the body.
-pub(super) async fn create(state: web::Data<AppState>, caller: Caller, Body(body): Body<CreateRequest>) -> Result {
-    let body = body;
-    let loop_id = body_loop_id(body.loop_id.as_deref())?.ok_or_else(|| ApiError::bad_request("loop_id is required"))?;
-    Ok(created(state.requests.create(&caller.principal, &loop_id, body.into_input()).await?))
+pub(super) async fn create(
+    state: web::Data<AppState>,
+    caller: Caller,
+    Body(body): Body<CreateRequest>,
+) -> Result {
+    let loop_id = body_loop_id(body.loop_id.as_deref())?
+        .ok_or_else(|| ApiError::bad_request("loop_id is required"))?;
+    Ok(created(
+        state
+            .requests
+            .create(&caller.principal, &loop_id, body.into_input())
+            .await?,
+    ))
 }
 
 /// `POST /loops/{id}/requests`; a `loop_id` in the body must agree with the path.
@@ -92,11 +109,17 @@ pub(super) async fn create_in_loop(
     Body(body): Body<CreateRequest>,
 ) -> Result {
     let loop_id = id::<LoopId>(&path)?;
-    let body = body;
     if body_loop_id(body.loop_id.as_deref())?.is_some_and(|in_body| in_body != loop_id) {
-        return Err(ApiError::bad_request("loop_id in the body does not match the loop in the path"));
+        return Err(ApiError::bad_request(
+            "loop_id in the body does not match the loop in the path",
+        ));
     }
-    Ok(created(state.requests.create(&caller.principal, &loop_id, body.into_input()).await?))
+    Ok(created(
+        state
+            .requests
+            .create(&caller.principal, &loop_id, body.into_input())
+            .await?,
+    ))
 }
 
 #[derive(Deserialize)]
@@ -122,9 +145,20 @@ impl ListQuery {
     }
 }
 
-pub(super) async fn list(state: web::Data<AppState>, caller: Caller, query: web::Query<ListQuery>) -> Result {
-    let (page, query) = state.requests.list(&caller.principal, query.into_inner().into_input()).await?;
-    Ok(ok(StatusCode::OK, "Requests retrieved successfully", page_json(&page, query.limit, query.offset)))
+pub(super) async fn list(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<ListQuery>,
+) -> Result {
+    let (page, query) = state
+        .requests
+        .list(&caller.principal, query.into_inner().into_input())
+        .await?;
+    Ok(ok(
+        StatusCode::OK,
+        "Requests retrieved successfully",
+        page_json(&page, query.limit, query.offset),
+    ))
 }
 
 pub(super) async fn list_in_loop(
@@ -145,9 +179,20 @@ pub(super) async fn list_in_loop(
     Ok(ok(StatusCode::OK, "Requests retrieved successfully", data))
 }
 
-pub(super) async fn get(state: web::Data<AppState>, caller: Caller, path: web::Path<String>) -> Result {
-    let request = state.requests.get(&caller.principal, &id::<RequestId>(&path)?).await?;
-    Ok(ok(StatusCode::OK, "Request retrieved successfully", request_json(&request)))
+pub(super) async fn get(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+) -> Result {
+    let request = state
+        .requests
+        .get(&caller.principal, &id::<RequestId>(&path)?)
+        .await?;
+    Ok(ok(
+        StatusCode::OK,
+        "Request retrieved successfully",
+        request_json(&request),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -169,7 +214,6 @@ pub(super) async fn update(
     Body(body): Body<UpdateRequest>,
 ) -> Result {
     let id = id::<RequestId>(&path)?;
-    let body = body;
     let patch = RequestPatch {
         request_text: body.request_text,
         priority: body.priority,
@@ -179,11 +223,22 @@ pub(super) async fn update(
         timeout_seconds: body.timeout_seconds,
     };
     let request = state.requests.update(&caller.principal, &id, patch).await?;
-    Ok(ok(StatusCode::OK, "Request updated successfully", request_json(&request)))
+    Ok(ok(
+        StatusCode::OK,
+        "Request updated successfully",
+        request_json(&request),
+    ))
 }
 
-pub(super) async fn cancel(state: web::Data<AppState>, caller: Caller, path: web::Path<String>) -> Result {
-    let request = state.requests.cancel(&caller.principal, &id::<RequestId>(&path)?).await?;
+pub(super) async fn cancel(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+) -> Result {
+    let request = state
+        .requests
+        .cancel(&caller.principal, &id::<RequestId>(&path)?)
+        .await?;
     let data = json!({"request_id": request.id, "status": request.status});
     Ok(ok(StatusCode::OK, "Request cancelled successfully", data))
 }
@@ -209,12 +264,14 @@ pub(super) async fn feedback(
     Body(body): Body<FeedbackBody>,
 ) -> Result {
     let id = id::<RequestId>(&path)?;
-    let body = body;
     let (rating, comment) = match body.feedback {
         Some(inner) => (inner.rating, inner.comment),
         None => (body.rating, body.comment),
     };
-    let request = state.requests.feedback(&caller.principal, &id, rating, comment).await?;
+    let request = state
+        .requests
+        .feedback(&caller.principal, &id, rating, comment)
+        .await?;
     let data = json!({"request_id": request.id, "feedback": request.feedback});
     Ok(ok(StatusCode::OK, "Feedback recorded successfully", data))
 }

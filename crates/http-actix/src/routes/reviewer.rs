@@ -30,22 +30,51 @@ fn whole(name: &str, raw: Option<&str>) -> std::result::Result<Option<u32>, ApiE
     .transpose()
 }
 
-pub(super) async fn inbox(state: web::Data<AppState>, caller: Caller, page: web::Query<Page>) -> Result {
+pub(super) async fn inbox(
+    state: web::Data<AppState>,
+    caller: Caller,
+    page: web::Query<Page>,
+) -> Result {
     let limit = whole("limit", page.limit.as_deref())?;
     let offset = whole("offset", page.offset.as_deref())?;
-    let requests = state.requests.inbox(&caller.principal, limit, offset).await?;
+    let requests = state
+        .requests
+        .inbox(&caller.principal, limit, offset)
+        .await?;
     let data = json!({"count": requests.len(), "requests": requests});
     Ok(ok(StatusCode::OK, "Inbox retrieved successfully", data))
 }
 
-pub(super) async fn claim(state: web::Data<AppState>, caller: Caller, path: web::Path<String>) -> Result {
-    let request = state.requests.claim(&caller.principal, &id::<RequestId>(&path)?).await?;
-    Ok(ok(StatusCode::OK, "Request claimed successfully", request_json(&request)))
+pub(super) async fn claim(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+) -> Result {
+    let request = state
+        .requests
+        .claim(&caller.principal, &id::<RequestId>(&path)?)
+        .await?;
+    Ok(ok(
+        StatusCode::OK,
+        "Request claimed successfully",
+        request_json(&request),
+    ))
 }
 
-pub(super) async fn release(state: web::Data<AppState>, caller: Caller, path: web::Path<String>) -> Result {
-    let request = state.requests.release(&caller.principal, &id::<RequestId>(&path)?).await?;
-    Ok(ok(StatusCode::OK, "Request released successfully", request_json(&request)))
+pub(super) async fn release(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+) -> Result {
+    let request = state
+        .requests
+        .release(&caller.principal, &id::<RequestId>(&path)?)
+        .await?;
+    Ok(ok(
+        StatusCode::OK,
+        "Request released successfully",
+        request_json(&request),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -61,6 +90,13 @@ pub(super) async fn respond(
 ) -> Result {
     let id = id::<RequestId>(&path)?;
     let answer = body.response_data;
-    let request = state.requests.respond(&caller.principal, &id, answer).await?;
-    Ok(ok(StatusCode::OK, "Response submitted successfully", request_json(&request)))
+    let request = state
+        .requests
+        .respond(&caller.principal, &id, answer)
+        .await?;
+    Ok(ok(
+        StatusCode::OK,
+        "Response submitted successfully",
+        request_json(&request),
+    ))
 }

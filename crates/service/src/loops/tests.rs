@@ -12,28 +12,43 @@ fn service(kit: Kit) -> LoopService {
 
 fn with_loop(kit: &mut Kit, lp: Loop) {
     let by_code = lp.clone();
-    kit.loops.expect_loop_by_id().returning(move |_| Ok(Some(lp.clone())));
-    kit.loops.expect_loop_by_invite_code().returning(move |_| Ok(Some(by_code.clone())));
+    kit.loops
+        .expect_loop_by_id()
+        .returning(move |_| Ok(Some(lp.clone())));
+    kit.loops
+        .expect_loop_by_invite_code()
+        .returning(move |_| Ok(Some(by_code.clone())));
 }
 
 #[tokio::test]
 async fn create_makes_the_creator_an_active_member_and_returns_join_links() {
     let mut kit = Kit::new();
-    kit.qr.expect_png().withf(|t| t == "https://review.example.com/join/ABCDEF").returning(|_| Ok(vec![1, 2]));
+    kit.qr
+        .expect_png()
+        .withf(|t| t == "https://review.example.com/join/ABCDEF")
+        .returning(|_| Ok(vec![1, 2]));
     let creator = kit.user_id(1);
     kit.loops
         .expect_insert_loop()
         .withf(move |lp, _| {
-            lp.members.len() == 1 && lp.members[0].user_id == creator && lp.members[0].status == MemberStatus::Active
+            lp.members.len() == 1
+                && lp.members[0].user_id == creator
+                && lp.members[0].status == MemberStatus::Active
         })
         .times(1)
         .returning(|_, _| Ok(()));
     let caller = kit.principal(1);
-    let invite = service(kit).create(&caller, Some("Legal"), Some("contracts"), None).await.unwrap();
+    let invite = service(kit)
+        .create(&caller, Some("Legal"), Some("contracts"), None)
+        .await
+        .unwrap();
     assert_eq!(invite.lp.name.as_str(), "Legal");
     assert_eq!(invite.lp.icon.as_str(), "🔁");
     assert_eq!(invite.join_url, "https://review.example.com/join/ABCDEF");
-    assert_eq!(invite.qr_code_url, "https://review.example.com/v1/qr/ABCDEF.png");
+    assert_eq!(
+        invite.qr_code_url,
+        "https://review.example.com/v1/qr/ABCDEF.png"
+    );
     assert_eq!(invite.qr_png, vec![1, 2]);
 }
 
@@ -51,7 +66,10 @@ async fn create_retries_when_the_invite_code_is_taken() {
         .withf(|lp, _| lp.invite_code.as_str() == "BBBBBB")
         .returning(|_, _| Ok(()));
     let caller = kit.principal(1);
-    let invite = service(kit).create(&caller, Some("Legal"), None, None).await.unwrap();
+    let invite = service(kit)
+        .create(&caller, Some("Legal"), None, None)
+        .await
+        .unwrap();
     assert_eq!(invite.lp.invite_code.as_str(), "BBBBBB");
 }
 
@@ -63,8 +81,13 @@ async fn create_validates_and_checks_permission_before_storing() {
     let err = svc.create(&caller, None, None, None).await.unwrap_err();
     assert_eq!(err.to_string(), "name is required");
     caller.permissions = vec![Permission::LoopsRead];
-    let err = svc.create(&caller, Some("x"), None, None).await.unwrap_err();
-    assert!(matches!(err, ServiceError::Forbidden(m) if m == "Insufficient permissions: requires loops:write"));
+    let err = svc
+        .create(&caller, Some("x"), None, None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ServiceError::Forbidden(m) if m == "Insufficient permissions: requires loops:write")
+    );
 }
 
 #[tokio::test]
@@ -92,7 +115,10 @@ async fn members_may_not_update_or_delete() {
     kit.loops.expect_delete_loop().never();
     let member = kit.principal(2);
     let svc = service(kit);
-    let patch = LoopPatch { name: Some("New".into()), ..LoopPatch::default() };
+    let patch = LoopPatch {
+        name: Some("New".into()),
+        ..LoopPatch::default()
+    };
     let err = svc.update(&member, &id, patch).await.unwrap_err();
     assert!(matches!(err, ServiceError::Forbidden(m) if m == "Access denied to this loop"));
     let err = svc.delete(&member, &id, false).await.unwrap_err();
@@ -108,11 +134,17 @@ async fn update_changes_only_what_is_sent_and_can_clear_the_description() {
     with_loop(&mut kit, lp);
     kit.loops
         .expect_update_loop()
-        .withf(|lp| lp.name.as_str() == "Reviewers" && lp.description.is_none() && lp.icon.as_str() == "✅")
+        .withf(|lp| {
+            lp.name.as_str() == "Reviewers" && lp.description.is_none() && lp.icon.as_str() == "✅"
+        })
         .times(1)
         .returning(|_| Ok(()));
     let caller = kit.principal(1);
-    let patch = LoopPatch { description: Some(None), icon: Some("✅".into()), ..LoopPatch::default() };
+    let patch = LoopPatch {
+        description: Some(None),
+        icon: Some("✅".into()),
+        ..LoopPatch::default()
+    };
     let lp = service(kit).update(&caller, &id, patch).await.unwrap();
     assert_eq!(lp.icon.as_str(), "✅");
 }
@@ -123,9 +155,23 @@ async fn update_refuses_empty_and_invalid_patches() {
     let caller = kit.principal(1);
     let id = LoopId::new(kit.oid(50));
     let svc = service(kit);
-    assert!(svc.update(&caller, &id, LoopPatch::default()).await.unwrap_err().to_string().starts_with("nothing to update"));
-    let patch = LoopPatch { name: Some(String::new()), ..LoopPatch::default() };
-    assert_eq!(svc.update(&caller, &id, patch).await.unwrap_err().to_string(), "name must be 1 to 100 characters");
+    assert!(svc
+        .update(&caller, &id, LoopPatch::default())
+        .await
+        .unwrap_err()
+        .to_string()
+        .starts_with("nothing to update"));
+    let patch = LoopPatch {
+        name: Some(String::new()),
+        ..LoopPatch::default()
+    };
+    assert_eq!(
+        svc.update(&caller, &id, patch)
+            .await
+            .unwrap_err()
+            .to_string(),
+        "name must be 1 to 100 characters"
+    );
 }
 
 #[tokio::test]
@@ -136,11 +182,15 @@ async fn delete_refuses_open_requests_unless_forced() {
     with_loop(&mut kit, lp);
     kit.loops
         .expect_delete_loop()
-        .withf(|_, refuse, events| *refuse && events.len() == 1 && events[0].event_type == EventType::LoopDeleted)
+        .withf(|_, refuse, events| {
+            *refuse && events.len() == 1 && events[0].event_type == EventType::LoopDeleted
+        })
         .returning(|_, _, _| Err(StoreError::Conflict("open requests".into())));
     let caller = kit.principal(1);
     let err = service(kit).delete(&caller, &id, false).await.unwrap_err();
-    assert!(matches!(err, ServiceError::Refused(m) if m == "Cannot delete loop with active requests"));
+    assert!(
+        matches!(err, ServiceError::Refused(m) if m == "Cannot delete loop with active requests")
+    );
 }
 
 #[tokio::test]
@@ -150,13 +200,20 @@ async fn forced_delete_cancels_open_requests_with_events() {
     let id = lp.id;
     with_loop(&mut kit, lp);
     let open = crate::requests::tests::a_request(&kit);
-    kit.requests.expect_open_requests_in_loop().returning(move |_| Ok(vec![open.clone(), open.clone()]));
+    kit.requests
+        .expect_open_requests_in_loop()
+        .returning(move |_| Ok(vec![open.clone(), open.clone()]));
     kit.loops
         .expect_delete_loop()
         .withf(|_, refuse, events| {
             let kinds: Vec<_> = events.iter().map(|e| e.event_type).collect();
             !*refuse
-                && kinds == [EventType::RequestCancelled, EventType::RequestCancelled, EventType::LoopDeleted]
+                && kinds
+                    == [
+                        EventType::RequestCancelled,
+                        EventType::RequestCancelled,
+                        EventType::LoopDeleted,
+                    ]
                 && events[0].data["request"]["status"] == "cancelled"
         })
         .times(1)
@@ -187,11 +244,18 @@ async fn member_removal_rules() {
     let svc = service(kit);
 
     let err = svc.remove_member(&member, &id, &u3).await.unwrap_err();
-    assert!(matches!(err, ServiceError::Forbidden(m) if m == "Only loop creator can remove members"));
+    assert!(
+        matches!(err, ServiceError::Forbidden(m) if m == "Only loop creator can remove members")
+    );
     let err = svc.remove_member(&creator, &id, &u1).await.unwrap_err();
-    assert!(matches!(err, ServiceError::Refused(m) if m == "Loop creator cannot remove themselves"));
+    assert!(
+        matches!(err, ServiceError::Refused(m) if m == "Loop creator cannot remove themselves")
+    );
     let err = svc.remove_member(&creator, &id, &u9).await.unwrap_err();
-    assert!(matches!(err, ServiceError::NotFound("Member not found in this loop")));
+    assert!(matches!(
+        err,
+        ServiceError::NotFound("Member not found in this loop")
+    ));
     let out = svc.remove_member(&creator, &id, &u3).await.unwrap();
     assert_eq!((out.loop_id, out.user_id), (id, u3));
 }
@@ -202,10 +266,14 @@ async fn joining_activates_a_pending_member_once() {
     let lp = kit.a_loop(&[], &[2]);
     with_loop(&mut kit, lp.clone());
     let pending = lp.members[1].clone();
-    kit.loops.expect_member().returning(move |_, _| Ok(Some(pending.clone())));
+    kit.loops
+        .expect_member()
+        .returning(move |_, _| Ok(Some(pending.clone())));
     kit.loops
         .expect_save_member()
-        .withf(|m, events| m.status == MemberStatus::Active && events[0].event_type == EventType::LoopMemberJoined)
+        .withf(|m, events| {
+            m.status == MemberStatus::Active && events[0].event_type == EventType::LoopMemberJoined
+        })
         .times(1)
         .returning(|_, _| Ok(()));
     let caller = kit.principal(2);
@@ -220,7 +288,9 @@ async fn joining_as_an_active_member_changes_nothing() {
     let lp = kit.a_loop(&[2], &[]);
     with_loop(&mut kit, lp.clone());
     let active = lp.members[1].clone();
-    kit.loops.expect_member().returning(move |_, _| Ok(Some(active.clone())));
+    kit.loops
+        .expect_member()
+        .returning(move |_, _| Ok(Some(active.clone())));
     kit.loops.expect_save_member().never();
     let caller = kit.principal(2);
     service(kit).join(&caller, "ABCDEF").await.unwrap();
@@ -229,12 +299,17 @@ async fn joining_as_an_active_member_changes_nothing() {
 #[tokio::test]
 async fn unknown_or_malformed_codes_are_invalid() {
     let mut kit = Kit::new();
-    kit.loops.expect_loop_by_invite_code().returning(|_| Ok(None));
+    kit.loops
+        .expect_loop_by_invite_code()
+        .returning(|_| Ok(None));
     let caller = kit.principal(2);
     let svc = service(kit);
     for code in ["ZZZZZZ", "0", ""] {
         let err = svc.join(&caller, code).await.unwrap_err();
-        assert!(matches!(err, ServiceError::NotFound("Invalid invite code")), "{code}");
+        assert!(
+            matches!(err, ServiceError::NotFound("Invalid invite code")),
+            "{code}"
+        );
     }
 }
 
@@ -248,7 +323,10 @@ async fn invite_creates_a_pending_member_and_refuses_active_ones() {
     kit.accounts
         .expect_user_by_email()
         .returning(move |e| Ok((e.as_str() == "u2@x.io").then(|| active_user.clone())));
-    kit.accounts.expect_insert_user().times(1).returning(|_| Ok(()));
+    kit.accounts
+        .expect_insert_user()
+        .times(1)
+        .returning(|_| Ok(()));
     let active_member = Member::joined(id, kit.user_id(2), Kit::email(2), kit.now);
     kit.loops
         .expect_member()
@@ -261,10 +339,16 @@ async fn invite_creates_a_pending_member_and_refuses_active_ones() {
     let caller = kit.principal(1);
     let svc = service(kit);
     let member = svc.invite(&caller, &id, "New@x.io").await.unwrap();
-    assert_eq!((member.status, member.joined_at), (MemberStatus::Pending, None));
+    assert_eq!(
+        (member.status, member.joined_at),
+        (MemberStatus::Pending, None)
+    );
     let err = svc.invite(&caller, &id, "u2@x.io").await.unwrap_err();
     assert!(matches!(err, ServiceError::Conflict(_)));
-    assert!(matches!(svc.invite(&caller, &id, "bad").await, Err(ServiceError::Invalid(_))));
+    assert!(matches!(
+        svc.invite(&caller, &id, "bad").await,
+        Err(ServiceError::Invalid(_))
+    ));
 }
 
 #[tokio::test]
@@ -290,10 +374,16 @@ async fn regenerating_the_code_replaces_it() {
 #[tokio::test]
 async fn listing_needs_loops_read() {
     let mut kit = Kit::new();
-    kit.loops.expect_loops_created_by().with(always()).returning(|_| Ok(vec![]));
+    kit.loops
+        .expect_loops_created_by()
+        .with(always())
+        .returning(|_| Ok(vec![]));
     let mut caller = kit.principal(1);
     let svc = service(kit);
     assert!(svc.list(&caller).await.unwrap().is_empty());
     caller.permissions = vec![Permission::RequestsRead];
-    assert!(matches!(svc.list(&caller).await, Err(ServiceError::Forbidden(_))));
+    assert!(matches!(
+        svc.list(&caller).await,
+        Err(ServiceError::Forbidden(_))
+    ));
 }

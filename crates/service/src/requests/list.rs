@@ -23,7 +23,11 @@ pub struct ListRequestsInput {
     pub sort: Option<String>,
 }
 
-fn whole(field: &str, raw: &str, range: std::ops::RangeInclusive<u32>) -> Result<u32, ValidationError> {
+fn whole(
+    field: &str,
+    raw: &str,
+    range: std::ops::RangeInclusive<u32>,
+) -> Result<u32, ValidationError> {
     raw.trim()
         .parse::<u32>()
         .ok()
@@ -31,7 +35,11 @@ fn whole(field: &str, raw: &str, range: std::ops::RangeInclusive<u32>) -> Result
         .ok_or_else(|| {
             ValidationError::field(
                 field,
-                format!("{field} must be a whole number from {} to {}", range.start(), range.end()),
+                format!(
+                    "{field} must be a whole number from {} to {}",
+                    range.start(),
+                    range.end()
+                ),
             )
         })
 }
@@ -40,15 +48,27 @@ impl ListRequestsInput {
     /// Validates every parameter; unknown values are refused, not ignored.
     pub fn into_query(self, creator: UserId) -> Result<RequestQuery, ValidationError> {
         let mut errors = ValidationError::default();
-        let status = self.status.as_deref().and_then(|s| errors.collect(RequestStatus::parse(s)));
-        let priority = self.priority.as_deref().and_then(|p| errors.collect(Priority::parse(p)));
+        let status = self
+            .status
+            .as_deref()
+            .and_then(|s| errors.collect(RequestStatus::parse(s)));
+        let priority = self
+            .priority
+            .as_deref()
+            .and_then(|p| errors.collect(Priority::parse(p)));
         let loop_id = self.loop_id.as_deref().and_then(|id| {
             errors.collect(LoopId::parse(id).map_err(|_| {
                 ValidationError::field("loop_id", "loop_id must be 24 hexadecimal characters")
             }))
         });
-        let limit = self.limit.as_deref().and_then(|l| errors.collect(whole("limit", l, 1..=MAX_LIMIT)));
-        let offset = self.offset.as_deref().and_then(|o| errors.collect(whole("offset", o, 0..=u32::MAX)));
+        let limit = self
+            .limit
+            .as_deref()
+            .and_then(|l| errors.collect(whole("limit", l, 1..=MAX_LIMIT)));
+        let offset = self
+            .offset
+            .as_deref()
+            .and_then(|o| errors.collect(whole("offset", o, 0..=u32::MAX)));
         let sort = match self.sort.as_deref() {
             None | Some("created_at_desc") => RequestSort::CreatedAtDesc,
             Some("created_at_asc") => RequestSort::CreatedAtAsc,

@@ -78,16 +78,22 @@ impl RequestService {
         actor: Option<Actor>,
     ) -> Result<(ReviewRequest, Loop), ServiceError> {
         let not_found = || ServiceError::NotFound(messages::REQUEST_NOT_FOUND);
-        let request = self.ports.requests.request_by_id(id).await?.ok_or_else(not_found)?;
+        let request = self
+            .ports
+            .requests
+            .request_by_id(id)
+            .await?
+            .ok_or_else(not_found)?;
         let lp = self.loop_of(&request).await?.ok_or_else(not_found)?;
         let is_creator = request.creator_id == caller.user_id;
-        let is_reviewer = request.was_broadcast_to(&caller.user_id) && lp.is_active_member(&caller.user_id);
+        let is_reviewer =
+            request.was_broadcast_to(&caller.user_id) && lp.is_active_member(&caller.user_id);
         match actor {
             None if is_creator || is_reviewer => Ok((request, lp)),
             Some(Actor::Requester) if is_creator => Ok((request, lp)),
-            Some(Actor::Requester) if is_reviewer => {
-                Err(ServiceError::Forbidden(messages::REQUEST_ACCESS_DENIED.into()))
-            }
+            Some(Actor::Requester) if is_reviewer => Err(ServiceError::Forbidden(
+                messages::REQUEST_ACCESS_DENIED.into(),
+            )),
             Some(Actor::Reviewer) if is_reviewer => Ok((request, lp)),
             _ => Err(not_found()),
         }
@@ -103,7 +109,11 @@ impl RequestService {
         mut change: F,
     ) -> Result<ReviewRequest, ServiceError>
     where
-        F: FnMut(&mut ReviewRequest, &Loop, DateTime<Utc>) -> Result<Option<EventType>, ServiceError>,
+        F: FnMut(
+            &mut ReviewRequest,
+            &Loop,
+            DateTime<Utc>,
+        ) -> Result<Option<EventType>, ServiceError>,
     {
         for _ in 0..WRITE_ATTEMPTS {
             let (mut request, lp) = self.load(caller, id, Some(actor)).await?;
@@ -111,7 +121,8 @@ impl RequestService {
             let event_type = change(&mut request, &lp, now)?;
             let events: Vec<Event> = event_type
                 .map(|kind| {
-                    let reviewer = matches!(actor, Actor::Reviewer).then_some((&caller.user_id, &caller.email));
+                    let reviewer = matches!(actor, Actor::Reviewer)
+                        .then_some((&caller.user_id, &caller.email));
                     Event::for_request(self.ports.event_id(now), kind, &request, &lp, reviewer, now)
                 })
                 .into_iter()
@@ -122,11 +133,15 @@ impl RequestService {
                     return Ok(request);
                 }
                 Err(StoreError::Conflict(_)) => continue,
-                Err(StoreError::NotFound) => return Err(ServiceError::NotFound(messages::REQUEST_NOT_FOUND)),
+                Err(StoreError::NotFound) => {
+                    return Err(ServiceError::NotFound(messages::REQUEST_NOT_FOUND))
+                }
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(ServiceError::Conflict("Request is being changed by someone else; try again".into()))
+        Err(ServiceError::Conflict(
+            "Request is being changed by someone else; try again".into(),
+        ))
     }
 
     /// Creates a request in a loop the caller can see and broadcasts it to
@@ -160,9 +175,27 @@ impl RequestService {
             })
             .collect();
         let id = RequestId::new(self.ports.ids.object_id(now));
-        let request = ReviewRequest::create(id, lp.id, caller.user_id, Some(caller.api_key_id), fields, broadcasts, now);
-        let event = Event::for_request(self.ports.event_id(now), EventType::RequestCreated, &request, &lp, None, now);
-        self.ports.requests.insert_request(&request, &[event]).await?;
+        let request = ReviewRequest::create(
+            id,
+            lp.id,
+            caller.user_id,
+            Some(caller.api_key_id),
+            fields,
+            broadcasts,
+            now,
+        );
+        let event = Event::for_request(
+            self.ports.event_id(now),
+            EventType::RequestCreated,
+            &request,
+            &lp,
+            None,
+            now,
+        );
+        self.ports
+            .requests
+            .insert_request(&request, &[event])
+            .await?;
         Ok(CreatedRequest {
             polling_url: format!("{}/v1/api/requests/{}", self.public_url, request.id),
             request,
@@ -170,7 +203,11 @@ impl RequestService {
     }
 
     /// One request the caller created or was sent.
-    pub async fn get(&self, caller: &Principal, id: &RequestId) -> Result<ReviewRequest, ServiceError> {
+    pub async fn get(
+        &self,
+        caller: &Principal,
+        id: &RequestId,
+    ) -> Result<ReviewRequest, ServiceError> {
         caller.require(Permission::RequestsRead)?;
         Ok(self.load(caller, id, None).await?.0)
     }
@@ -206,7 +243,12 @@ impl RequestService {
     }
 
     /// Changes a pending request (requester only).
-    pub async fn update(&self, caller: &Principal, id: &RequestId, patch: RequestPatch) -> Result<ReviewRequest, ServiceError> {
+    pub async fn update(
+        &self,
+        caller: &Principal,
+        id: &RequestId,
+        patch: RequestPatch,
+    ) -> Result<ReviewRequest, ServiceError> {
         caller.require(Permission::RequestsWrite)?;
         self.change(caller, id, Actor::Requester, |request, _, now| {
             request.update(patch.clone(), now)?;
@@ -216,7 +258,11 @@ impl RequestService {
     }
 
     /// Cancels a pending or claimed request (requester only).
-    pub async fn cancel(&self, caller: &Principal, id: &RequestId) -> Result<ReviewRequest, ServiceError> {
+    pub async fn cancel(
+        &self,
+        caller: &Principal,
+        id: &RequestId,
+    ) -> Result<ReviewRequest, ServiceError> {
         caller.require(Permission::RequestsWrite)?;
         self.change(caller, id, Actor::Requester, |request, _, now| {
             request.cancel(now)?;
@@ -242,7 +288,12 @@ impl RequestService {
     }
 
     /// What the caller can still act on, most urgent first, then oldest.
-    pub async fn inbox(&self, caller: &Principal, limit: Option<u32>, offset: Option<u32>) -> Result<Vec<ReviewRequest>, ServiceError> {
+    pub async fn inbox(
+        &self,
+        caller: &Principal,
+        limit: Option<u32>,
+        offset: Option<u32>,
+    ) -> Result<Vec<ReviewRequest>, ServiceError> {
         caller.require(Permission::RequestsRead)?;
         let limit = limit.unwrap_or(INBOX_DEFAULT_LIMIT);
         if !(1..=INBOX_MAX_LIMIT).contains(&limit) {
@@ -252,11 +303,19 @@ impl RequestService {
             )
             .into());
         }
-        Ok(self.ports.requests.inbox(&caller.user_id, limit, offset.unwrap_or(0)).await?)
+        Ok(self
+            .ports
+            .requests
+            .inbox(&caller.user_id, limit, offset.unwrap_or(0))
+            .await?)
     }
 
     /// Claims a request for the caller.
-    pub async fn claim(&self, caller: &Principal, id: &RequestId) -> Result<ReviewRequest, ServiceError> {
+    pub async fn claim(
+        &self,
+        caller: &Principal,
+        id: &RequestId,
+    ) -> Result<ReviewRequest, ServiceError> {
         caller.require(Permission::RequestsWrite)?;
         let by = caller.user_id;
         self.change(caller, id, Actor::Reviewer, |request, _, now| {
@@ -266,7 +325,11 @@ impl RequestService {
     }
 
     /// Gives back a claim the caller holds.
-    pub async fn release(&self, caller: &Principal, id: &RequestId) -> Result<ReviewRequest, ServiceError> {
+    pub async fn release(
+        &self,
+        caller: &Principal,
+        id: &RequestId,
+    ) -> Result<ReviewRequest, ServiceError> {
         caller.require(Permission::RequestsWrite)?;
         let by = caller.user_id;
         self.change(caller, id, Actor::Reviewer, |request, _, now| {
@@ -277,7 +340,12 @@ impl RequestService {
     }
 
     /// Answers a request: from pending, or from a claim the caller holds.
-    pub async fn respond(&self, caller: &Principal, id: &RequestId, answer: Option<Value>) -> Result<ReviewRequest, ServiceError> {
+    pub async fn respond(
+        &self,
+        caller: &Principal,
+        id: &RequestId,
+        answer: Option<Value>,
+    ) -> Result<ReviewRequest, ServiceError> {
         caller.require(Permission::RequestsWrite)?;
         let answer = answer.ok_or_else(|| {
             reviewloop_domain::ValidationError::field("response_data", "response_data is required")
@@ -300,8 +368,17 @@ impl RequestService {
             if request.time_out(now).is_err() {
                 continue;
             }
-            let Some(lp) = self.loop_of(&request).await? else { continue };
-            let event = Event::for_request(self.ports.event_id(now), EventType::RequestTimeout, &request, &lp, None, now);
+            let Some(lp) = self.loop_of(&request).await? else {
+                continue;
+            };
+            let event = Event::for_request(
+                self.ports.event_id(now),
+                EventType::RequestTimeout,
+                &request,
+                &lp,
+                None,
+                now,
+            );
             match self.ports.requests.update_request(&request, &[event]).await {
                 Ok(()) => ended += 1,
                 Err(StoreError::Conflict(_) | StoreError::NotFound) => {}

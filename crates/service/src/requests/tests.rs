@@ -55,7 +55,9 @@ fn service(kit: Kit) -> RequestService {
 /// and the loop with active members 2 and 3.
 fn serve(kit: &mut Kit, request: ReviewRequest, later: Option<ReviewRequest>) {
     let lp = kit.a_loop(&[2, 3], &[]);
-    kit.loops.expect_loop_by_id().returning(move |_| Ok(Some(lp.clone())));
+    kit.loops
+        .expect_loop_by_id()
+        .returning(move |_| Ok(Some(lp.clone())));
     let reads = Arc::new(AtomicUsize::new(0));
     kit.requests.expect_request_by_id().returning(move |_| {
         let n = reads.fetch_add(1, Ordering::SeqCst);
@@ -71,7 +73,9 @@ async fn create_broadcasts_to_active_members_with_a_created_event() {
     let mut kit = Kit::new();
     let lp = kit.a_loop(&[2], &[3]);
     let loop_id = lp.id;
-    kit.loops.expect_loop_by_id().returning(move |_| Ok(Some(lp.clone())));
+    kit.loops
+        .expect_loop_by_id()
+        .returning(move |_| Ok(Some(lp.clone())));
     let (u1, u2) = (kit.user_id(1), kit.user_id(2));
     kit.requests
         .expect_insert_request()
@@ -87,10 +91,16 @@ async fn create_broadcasts_to_active_members_with_a_created_event() {
         .returning(|_, _| Ok(()));
     let caller = kit.principal(1);
     let now = kit.now;
-    let created = service(kit).create(&caller, &loop_id, input()).await.unwrap();
+    let created = service(kit)
+        .create(&caller, &loop_id, input())
+        .await
+        .unwrap();
     assert_eq!(created.request.timeout_at, now + Duration::seconds(60));
     assert_eq!(created.request.api_key_id, Some(caller.api_key_id));
-    assert_eq!(created.polling_url, format!("{URL}/v1/api/requests/{}", created.request.id));
+    assert_eq!(
+        created.polling_url,
+        format!("{URL}/v1/api/requests/{}", created.request.id)
+    );
 }
 
 #[tokio::test]
@@ -98,7 +108,9 @@ async fn create_refuses_invisible_loops_and_invalid_bodies() {
     let mut kit = Kit::new();
     let lp = kit.a_loop(&[2], &[3]);
     let loop_id = lp.id;
-    kit.loops.expect_loop_by_id().returning(move |_| Ok(Some(lp.clone())));
+    kit.loops
+        .expect_loop_by_id()
+        .returning(move |_| Ok(Some(lp.clone())));
     kit.requests.expect_insert_request().never();
     let (creator, pending, stranger) = (kit.principal(1), kit.principal(3), kit.principal(9));
     let svc = service(kit);
@@ -106,9 +118,15 @@ async fn create_refuses_invisible_loops_and_invalid_bodies() {
         let err = svc.create(&caller, &loop_id, input()).await.unwrap_err();
         assert!(matches!(err, ServiceError::NotFound("Loop not found")));
     }
-    let bad = RequestInput { priority: Some("urgent".into()), ..input() };
+    let bad = RequestInput {
+        priority: Some("urgent".into()),
+        ..input()
+    };
     let err = svc.create(&creator, &loop_id, bad).await.unwrap_err();
-    assert_eq!(err.to_string(), "priority must be one of low, medium, high, critical");
+    assert_eq!(
+        err.to_string(),
+        "priority must be one of low, medium, high, critical"
+    );
 }
 
 #[tokio::test]
@@ -116,8 +134,18 @@ async fn create_needs_requests_write() {
     let kit = Kit::new();
     let mut caller = kit.principal(1);
     caller.permissions = vec![Permission::RequestsRead];
-    let err = service(kit).create(&caller, &LoopId::new(caller.api_key_id.object_id()), input()).await.unwrap_err();
-    assert_eq!(err.to_string(), "Insufficient permissions: requires requests:write");
+    let err = service(kit)
+        .create(
+            &caller,
+            &LoopId::new(caller.api_key_id.object_id()),
+            input(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Insufficient permissions: requires requests:write"
+    );
 }
 
 #[tokio::test]
@@ -127,14 +155,26 @@ async fn reviewers_see_requests_strangers_and_removed_members_do_not() {
     let id = request.id;
     // user 3 was sent the request but is no longer an active member: a_loop(&[2]) only.
     let lp = kit.a_loop(&[2], &[]);
-    kit.loops.expect_loop_by_id().returning(move |_| Ok(Some(lp.clone())));
-    kit.requests.expect_request_by_id().returning(move |_| Ok(Some(request.clone())));
-    let (creator, reviewer, removed, stranger) = (kit.principal(1), kit.principal(2), kit.principal(3), kit.principal(9));
+    kit.loops
+        .expect_loop_by_id()
+        .returning(move |_| Ok(Some(lp.clone())));
+    kit.requests
+        .expect_request_by_id()
+        .returning(move |_| Ok(Some(request.clone())));
+    let (creator, reviewer, removed, stranger) = (
+        kit.principal(1),
+        kit.principal(2),
+        kit.principal(3),
+        kit.principal(9),
+    );
     let svc = service(kit);
     assert!(svc.get(&creator, &id).await.is_ok());
     assert!(svc.get(&reviewer, &id).await.is_ok());
     for caller in [removed, stranger] {
-        assert!(matches!(svc.get(&caller, &id).await, Err(ServiceError::NotFound("Request not found"))));
+        assert!(matches!(
+            svc.get(&caller, &id).await,
+            Err(ServiceError::NotFound("Request not found"))
+        ));
     }
 }
 
@@ -146,7 +186,10 @@ async fn reviewers_may_not_cancel_and_the_requester_cancels_with_an_event() {
     serve(&mut kit, request, None);
     kit.requests
         .expect_update_request()
-        .withf(|r, events| r.status == RequestStatus::Cancelled && events[0].event_type == EventType::RequestCancelled)
+        .withf(|r, events| {
+            r.status == RequestStatus::Cancelled
+                && events[0].event_type == EventType::RequestCancelled
+        })
         .times(1)
         .returning(|_, _| Ok(()));
     let (creator, reviewer) = (kit.principal(1), kit.principal(2));
@@ -161,7 +204,9 @@ async fn reviewers_may_not_cancel_and_the_requester_cancels_with_an_event() {
 async fn cancelling_a_final_request_is_refused_with_400() {
     let mut kit = Kit::new();
     let mut request = a_request(&kit);
-    request.respond(kit.user_id(2), json!("yes"), kit.now).unwrap();
+    request
+        .respond(kit.user_id(2), json!("yes"), kit.now)
+        .unwrap();
     let id = request.id;
     serve(&mut kit, request, None);
     kit.requests.expect_update_request().never();
@@ -216,16 +261,31 @@ async fn respond_validates_the_answer_and_completes() {
     serve(&mut kit, request, None);
     kit.requests
         .expect_update_request()
-        .withf(|r, events| r.status == RequestStatus::Completed && events[0].event_type == EventType::RequestCompleted)
+        .withf(|r, events| {
+            r.status == RequestStatus::Completed
+                && events[0].event_type == EventType::RequestCompleted
+        })
         .times(1)
         .returning(|_, _| Ok(()));
     let (reviewer, stranger) = (kit.principal(2), kit.principal(9));
     let svc = service(kit);
-    let err = svc.respond(&reviewer, &id, Some(json!("maybe"))).await.unwrap_err();
+    let err = svc
+        .respond(&reviewer, &id, Some(json!("maybe")))
+        .await
+        .unwrap_err();
     assert!(matches!(err, ServiceError::Invalid(_)));
-    assert!(matches!(svc.respond(&reviewer, &id, None).await, Err(ServiceError::Invalid(_))));
-    assert!(matches!(svc.respond(&stranger, &id, Some(json!("yes"))).await, Err(ServiceError::NotFound(_))));
-    let done = svc.respond(&reviewer, &id, Some(json!("yes"))).await.unwrap();
+    assert!(matches!(
+        svc.respond(&reviewer, &id, None).await,
+        Err(ServiceError::Invalid(_))
+    ));
+    assert!(matches!(
+        svc.respond(&stranger, &id, Some(json!("yes"))).await,
+        Err(ServiceError::NotFound(_))
+    ));
+    let done = svc
+        .respond(&reviewer, &id, Some(json!("yes")))
+        .await
+        .unwrap();
     assert_eq!(done.response_data, Some(json!("yes")));
 }
 
@@ -237,19 +297,26 @@ async fn due_requests_time_out_once_and_lost_races_are_skipped() {
     second.id = RequestId::new(kit.oid(61));
     kit.now += Duration::seconds(61);
     let lp = kit.a_loop(&[2, 3], &[]);
-    kit.loops.expect_loop_by_id().returning(move |_| Ok(Some(lp.clone())));
+    kit.loops
+        .expect_loop_by_id()
+        .returning(move |_| Ok(Some(lp.clone())));
     let second_id = second.id;
-    kit.requests.expect_due_requests().returning(move |_, _| Ok(vec![first.clone(), second.clone()]));
-    kit.requests.expect_update_request().times(2).returning(move |r, events| {
-        assert_eq!(r.status, RequestStatus::Timeout);
-        assert_eq!(r.response_data, Some(json!("no")));
-        assert_eq!(events[0].event_type, EventType::RequestTimeout);
-        if r.id == second_id {
-            Err(StoreError::Conflict("answered meanwhile".into()))
-        } else {
-            Ok(())
-        }
-    });
+    kit.requests
+        .expect_due_requests()
+        .returning(move |_, _| Ok(vec![first.clone(), second.clone()]));
+    kit.requests
+        .expect_update_request()
+        .times(2)
+        .returning(move |r, events| {
+            assert_eq!(r.status, RequestStatus::Timeout);
+            assert_eq!(r.response_data, Some(json!("no")));
+            assert_eq!(events[0].event_type, EventType::RequestTimeout);
+            if r.id == second_id {
+                Err(StoreError::Conflict("answered meanwhile".into()))
+            } else {
+                Ok(())
+            }
+        });
     assert_eq!(service(kit).time_out_due(100).await.unwrap(), 1);
 }
 
@@ -266,7 +333,9 @@ async fn list_parameters_are_validated() {
         ..ListRequestsInput::default()
     };
     let err = svc.list(&caller, bad).await.unwrap_err();
-    let ServiceError::Invalid(err) = err else { panic!("expected 400") };
+    let ServiceError::Invalid(err) = err else {
+        panic!("expected 400")
+    };
     let fields: Vec<_> = err.errors.iter().map(|e| e.field.as_str()).collect();
     assert_eq!(fields, ["status", "loop_id", "limit", "sort"]);
 }
@@ -284,7 +353,12 @@ async fn list_passes_the_parsed_query_to_the_store() {
                 && q.offset == 10
                 && q.sort == reviewloop_ports::RequestSort::PriorityDesc
         })
-        .returning(|_| Ok(RequestPage { requests: vec![], total: 0 }));
+        .returning(|_| {
+            Ok(RequestPage {
+                requests: vec![],
+                total: 0,
+            })
+        });
     let caller = kit.principal(1);
     let input = ListRequestsInput {
         status: Some("pending".into()),

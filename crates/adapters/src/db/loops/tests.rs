@@ -14,9 +14,17 @@ async fn a_loop_round_trips_with_members_creator_first() {
     let loaded = store.loop_by_id(&lp.id).await.unwrap().unwrap();
     assert_eq!(loaded, lp);
     assert_eq!(loaded.members[0].user_id, lp.creator_id);
-    let by_code = store.loop_by_invite_code(&lp.invite_code).await.unwrap().unwrap();
+    let by_code = store
+        .loop_by_invite_code(&lp.invite_code)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(by_code.id, lp.id);
-    assert!(store.loop_by_invite_code(&InviteCode::parse("ZZZZZZ").unwrap()).await.unwrap().is_none());
+    assert!(store
+        .loop_by_invite_code(&InviteCode::parse("ZZZZZZ").unwrap())
+        .await
+        .unwrap()
+        .is_none());
 }
 
 #[tokio::test]
@@ -24,12 +32,19 @@ async fn invite_codes_are_unique() {
     let db = TestDb::new();
     let store = db.store();
     fixtures::loop_with_members(&store, 10, "ABCDEF").await;
-    let mut twin = store.loop_by_id(&LoopId::new(fixtures::oid(10))).await.unwrap().unwrap();
+    let mut twin = store
+        .loop_by_id(&LoopId::new(fixtures::oid(10)))
+        .await
+        .unwrap()
+        .unwrap();
     twin.id = LoopId::new(fixtures::oid(11));
     for m in &mut twin.members {
         m.loop_id = twin.id;
     }
-    assert!(matches!(store.insert_loop(&twin, &[]).await, Err(StoreError::Conflict(_))));
+    assert!(matches!(
+        store.insert_loop(&twin, &[]).await,
+        Err(StoreError::Conflict(_))
+    ));
 }
 
 #[tokio::test]
@@ -40,7 +55,13 @@ async fn loops_are_listed_per_creator_newest_first() {
     let mut second = fixtures::loop_with_members(&store, 11, "BBBBBB").await;
     second.created_at = fixtures::at(50);
     store.update_loop(&second).await.unwrap();
-    let listed: Vec<_> = store.loops_created_by(&first.creator_id).await.unwrap().iter().map(|l| l.id).collect();
+    let listed: Vec<_> = store
+        .loops_created_by(&first.creator_id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|l| l.id)
+        .collect();
     assert_eq!(listed, [second.id, first.id]);
     let stranger = UserId::new(fixtures::oid(4));
     assert!(store.loops_created_by(&stranger).await.unwrap().is_empty());
@@ -57,7 +78,11 @@ async fn update_writes_fields_and_can_clear_the_description() {
     lp.updated_at = fixtures::at(9);
     store.update_loop(&lp).await.unwrap();
     assert_eq!(store.loop_by_id(&lp.id).await.unwrap().unwrap(), lp);
-    assert!(store.loop_by_invite_code(&InviteCode::parse("ABCDEF").unwrap()).await.unwrap().is_none());
+    assert!(store
+        .loop_by_invite_code(&InviteCode::parse("ABCDEF").unwrap())
+        .await
+        .unwrap()
+        .is_none());
 }
 
 #[tokio::test]
@@ -77,11 +102,23 @@ async fn removed_members_leave_the_loop_but_keep_their_row() {
     store.save_member(&member, &[event]).await.unwrap();
     let loaded = store.loop_by_id(&lp.id).await.unwrap().unwrap();
     assert!(loaded.member(&member.user_id).is_none());
-    let row = store.member(&lp.id, &member.user_id).await.unwrap().unwrap();
-    assert_eq!((row.status, row.removed_at), (MemberStatus::Removed, Some(fixtures::at(5))));
+    let row = store
+        .member(&lp.id, &member.user_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (row.status, row.removed_at),
+        (MemberStatus::Removed, Some(fixtures::at(5)))
+    );
     let events: i64 = db
         .db
-        .run(|c| Ok(outbox_events::table.filter(outbox_events::event_type.eq("loop.member_left")).count().get_result(c)?))
+        .run(|c| {
+            Ok(outbox_events::table
+                .filter(outbox_events::event_type.eq("loop.member_left"))
+                .count()
+                .get_result(c)?)
+        })
         .await
         .unwrap();
     assert_eq!(events, 1);
@@ -93,10 +130,20 @@ async fn save_member_inserts_new_members() {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     let newcomer_user = fixtures::user(7, "new@x.io");
-    reviewloop_ports::AccountStore::insert_user(&store, &newcomer_user).await.unwrap();
-    let newcomer = Member::joined(lp.id, newcomer_user.id, newcomer_user.email, fixtures::at(3));
+    reviewloop_ports::AccountStore::insert_user(&store, &newcomer_user)
+        .await
+        .unwrap();
+    let newcomer = Member::joined(
+        lp.id,
+        newcomer_user.id,
+        newcomer_user.email,
+        fixtures::at(3),
+    );
     store.save_member(&newcomer, &[]).await.unwrap();
-    assert_eq!(store.member(&lp.id, &newcomer.user_id).await.unwrap(), Some(newcomer));
+    assert_eq!(
+        store.member(&lp.id, &newcomer.user_id).await.unwrap(),
+        Some(newcomer)
+    );
 }
 
 #[tokio::test]
@@ -108,16 +155,29 @@ async fn deleting_refuses_open_requests_unless_told_and_cascades() {
     store.insert_request(&request, &[]).await.unwrap();
     let deleted = fixtures::event_for(&request, &lp, 91, EventType::LoopDeleted);
 
-    let refused = store.delete_loop(&lp.id, true, &[deleted.clone()]).await;
+    let refused = store
+        .delete_loop(&lp.id, true, std::slice::from_ref(&deleted))
+        .await;
     assert!(matches!(refused, Err(StoreError::Conflict(_))));
     assert!(store.loop_by_id(&lp.id).await.unwrap().is_some());
 
     store.delete_loop(&lp.id, false, &[deleted]).await.unwrap();
     assert!(store.loop_by_id(&lp.id).await.unwrap().is_none());
     assert!(store.request_by_id(&request.id).await.unwrap().is_none());
-    let members: i64 = db.db.run(|c| Ok(loop_members::table.count().get_result(c)?)).await.unwrap();
+    let members: i64 = db
+        .db
+        .run(|c| Ok(loop_members::table.count().get_result(c)?))
+        .await
+        .unwrap();
     assert_eq!(members, 0, "members go with the loop");
-    let events: i64 = db.db.run(|c| Ok(outbox_events::table.count().get_result(c)?)).await.unwrap();
+    let events: i64 = db
+        .db
+        .run(|c| Ok(outbox_events::table.count().get_result(c)?))
+        .await
+        .unwrap();
     assert_eq!(events, 1, "the loop.deleted event stays in the outbox");
-    assert!(matches!(store.delete_loop(&lp.id, false, &[]).await, Err(StoreError::NotFound)));
+    assert!(matches!(
+        store.delete_loop(&lp.id, false, &[]).await,
+        Err(StoreError::NotFound)
+    ));
 }

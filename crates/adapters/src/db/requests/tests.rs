@@ -21,7 +21,10 @@ fn query(creator: &UserId) -> RequestQuery {
 }
 
 async fn outbox_count(db: &TestDb) -> i64 {
-    db.db.run(|c| Ok(outbox_events::table.count().get_result(c)?)).await.unwrap()
+    db.db
+        .run(|c| Ok(outbox_events::table.count().get_result(c)?))
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -35,11 +38,19 @@ async fn a_request_round_trips_with_every_field() {
     let loaded = store.request_by_id(&request.id).await.unwrap().unwrap();
     assert_eq!(loaded, request);
     assert_eq!(loaded.timeout_seconds, 60);
-    assert_eq!(loaded.broadcasted_to.len(), 3, "creator and two active members, not the pending one");
+    assert_eq!(
+        loaded.broadcasted_to.len(),
+        3,
+        "creator and two active members, not the pending one"
+    );
     assert_eq!(outbox_count(&db).await, 1);
 
-    request.respond(UserId::new(fixtures::oid(2)), json!(7), fixtures::at(3)).unwrap();
-    request.give_feedback(Some(4.5), Some("quick".into()), fixtures::at(4)).unwrap();
+    request
+        .respond(UserId::new(fixtures::oid(2)), json!(7), fixtures::at(3))
+        .unwrap();
+    request
+        .give_feedback(Some(4.5), Some("quick".into()), fixtures::at(4))
+        .unwrap();
     store.update_request(&request, &[]).await.unwrap();
     let loaded = store.request_by_id(&request.id).await.unwrap().unwrap();
     assert_eq!(loaded.version, 1);
@@ -56,9 +67,13 @@ async fn a_stale_write_is_a_conflict_and_changes_nothing() {
     store.insert_request(&request, &[]).await.unwrap();
 
     let mut first = request.clone();
-    first.claim(UserId::new(fixtures::oid(2)), fixtures::at(1)).unwrap();
+    first
+        .claim(UserId::new(fixtures::oid(2)), fixtures::at(1))
+        .unwrap();
     let mut second = request.clone();
-    second.claim(UserId::new(fixtures::oid(3)), fixtures::at(1)).unwrap();
+    second
+        .claim(UserId::new(fixtures::oid(3)), fixtures::at(1))
+        .unwrap();
     let claimed = fixtures::event_for(&second, &lp, 91, EventType::RequestClaimed);
 
     store.update_request(&first, &[]).await.unwrap();
@@ -66,7 +81,11 @@ async fn a_stale_write_is_a_conflict_and_changes_nothing() {
     assert!(matches!(lost, Err(StoreError::Conflict(_))));
     let stored = store.request_by_id(&request.id).await.unwrap().unwrap();
     assert_eq!(stored.claimed_by, Some(UserId::new(fixtures::oid(2))));
-    assert_eq!(outbox_count(&db).await, 0, "the loser's event was not written");
+    assert_eq!(
+        outbox_count(&db).await,
+        0,
+        "the loser's event was not written"
+    );
 }
 
 #[tokio::test]
@@ -76,7 +95,10 @@ async fn a_change_and_its_events_commit_together_or_not_at_all() {
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     let request = fixtures::request(&lp, 20, "high", 0);
     let created = fixtures::event_for(&request, &lp, 90, EventType::RequestCreated);
-    store.insert_request(&request, &[created.clone()]).await.unwrap();
+    store
+        .insert_request(&request, std::slice::from_ref(&created))
+        .await
+        .unwrap();
 
     // Reusing the event id makes the outbox insert fail inside the transaction.
     let mut cancelled = request.clone();
@@ -84,7 +106,11 @@ async fn a_change_and_its_events_commit_together_or_not_at_all() {
     let result = store.update_request(&cancelled, &[created]).await;
     assert!(matches!(result, Err(StoreError::Conflict(_))));
     let stored = store.request_by_id(&request.id).await.unwrap().unwrap();
-    assert_eq!(stored.status, RequestStatus::Pending, "the change rolled back with its event");
+    assert_eq!(
+        stored.status,
+        RequestStatus::Pending,
+        "the change rolled back with its event"
+    );
 }
 
 #[tokio::test]
@@ -93,7 +119,10 @@ async fn updating_a_missing_request_is_not_found() {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     let request = fixtures::request(&lp, 20, "high", 0);
-    assert!(matches!(store.update_request(&request, &[]).await, Err(StoreError::NotFound)));
+    assert!(matches!(
+        store.update_request(&request, &[]).await,
+        Err(StoreError::NotFound)
+    ));
 }
 
 #[tokio::test]
@@ -106,28 +135,58 @@ async fn lists_filter_sort_page_and_count() {
     for (i, priority) in priorities.iter().enumerate() {
         let n = 20 + i as u8;
         let target = if i == 4 { &other } else { &lp };
-        store.insert_request(&fixtures::request(target, n, priority, i as i64), &[]).await.unwrap();
+        store
+            .insert_request(&fixtures::request(target, n, priority, i as i64), &[])
+            .await
+            .unwrap();
     }
-    let mut cancelled = store.request_by_id(&RequestId::new(fixtures::oid(21))).await.unwrap().unwrap();
+    let mut cancelled = store
+        .request_by_id(&RequestId::new(fixtures::oid(21)))
+        .await
+        .unwrap()
+        .unwrap();
     cancelled.cancel(fixtures::at(9)).unwrap();
     store.update_request(&cancelled, &[]).await.unwrap();
 
     let creator = lp.creator_id;
-    let ids = |page: RequestPage| page.requests.iter().map(|r| r.id.object_id()).collect::<Vec<_>>();
+    let ids = |page: RequestPage| {
+        page.requests
+            .iter()
+            .map(|r| r.id.object_id())
+            .collect::<Vec<_>>()
+    };
     let all = store.list_requests(&query(&creator)).await.unwrap();
     assert_eq!(all.total, 5);
     assert_eq!(ids(all), [24, 23, 22, 21, 20].map(fixtures::oid));
 
-    let asc = RequestQuery { sort: RequestSort::CreatedAtAsc, limit: 2, offset: 1, ..query(&creator) };
+    let asc = RequestQuery {
+        sort: RequestSort::CreatedAtAsc,
+        limit: 2,
+        offset: 1,
+        ..query(&creator)
+    };
     let page = store.list_requests(&asc).await.unwrap();
     assert_eq!(page.total, 5, "total counts every match, not the page");
     assert_eq!(ids(page), [21, 22].map(fixtures::oid));
 
-    let by_priority = RequestQuery { sort: RequestSort::PriorityDesc, ..query(&creator) };
-    assert_eq!(ids(store.list_requests(&by_priority).await.unwrap()), [21, 23, 22, 24, 20].map(fixtures::oid));
+    let by_priority = RequestQuery {
+        sort: RequestSort::PriorityDesc,
+        ..query(&creator)
+    };
+    assert_eq!(
+        ids(store.list_requests(&by_priority).await.unwrap()),
+        [21, 23, 22, 24, 20].map(fixtures::oid)
+    );
 
-    let by_status = RequestQuery { sort: RequestSort::StatusAsc, ..query(&creator) };
-    assert_eq!(ids(store.list_requests(&by_status).await.unwrap())[0], fixtures::oid(21), "cancelled sorts first");
+    let by_status = RequestQuery {
+        sort: RequestSort::StatusAsc,
+        ..query(&creator)
+    };
+    assert_eq!(
+        ids(store.list_requests(&by_status).await.unwrap())[0],
+        fixtures::oid(21),
+        "cancelled sorts first"
+    );
 
     let filtered = RequestQuery {
         status: Some(RequestStatus::Pending),
@@ -135,10 +194,16 @@ async fn lists_filter_sort_page_and_count() {
         loop_id: Some(lp.id),
         ..query(&creator)
     };
-    assert_eq!(ids(store.list_requests(&filtered).await.unwrap()), [fixtures::oid(20)]);
+    assert_eq!(
+        ids(store.list_requests(&filtered).await.unwrap()),
+        [fixtures::oid(20)]
+    );
 
     let stranger = UserId::new(fixtures::oid(2));
-    assert_eq!(store.list_requests(&query(&stranger)).await.unwrap().total, 0);
+    assert_eq!(
+        store.list_requests(&query(&stranger)).await.unwrap().total,
+        0
+    );
 }
 
 #[tokio::test]
@@ -161,14 +226,31 @@ async fn the_inbox_holds_what_a_reviewer_can_still_act_on() {
     store.update_request(&answered, &[]).await.unwrap();
 
     let ids = |list: Vec<ReviewRequest>| list.iter().map(|r| r.id.object_id()).collect::<Vec<_>>();
-    assert_eq!(ids(store.inbox(&u2, 50, 0).await.unwrap()), [22, 21, 20].map(fixtures::oid));
-    assert_eq!(ids(store.inbox(&u3, 50, 0).await.unwrap()), [23, 22, 21, 20].map(fixtures::oid));
-    assert_eq!(ids(store.inbox(&u2, 1, 1).await.unwrap()), [fixtures::oid(21)]);
+    assert_eq!(
+        ids(store.inbox(&u2, 50, 0).await.unwrap()),
+        [22, 21, 20].map(fixtures::oid)
+    );
+    assert_eq!(
+        ids(store.inbox(&u3, 50, 0).await.unwrap()),
+        [23, 22, 21, 20].map(fixtures::oid)
+    );
+    assert_eq!(
+        ids(store.inbox(&u2, 1, 1).await.unwrap()),
+        [fixtures::oid(21)]
+    );
 
     // A member added after the requests were created received none of them.
     let late_user = fixtures::user(8, "late@x.io");
-    reviewloop_ports::AccountStore::insert_user(&store, &late_user).await.unwrap();
-    store.save_member(&Member::joined(lp.id, late_user.id, late_user.email, fixtures::at(9)), &[]).await.unwrap();
+    reviewloop_ports::AccountStore::insert_user(&store, &late_user)
+        .await
+        .unwrap();
+    store
+        .save_member(
+            &Member::joined(lp.id, late_user.id, late_user.email, fixtures::at(9)),
+            &[],
+        )
+        .await
+        .unwrap();
     assert!(store.inbox(&late_user.id, 50, 0).await.unwrap().is_empty());
 
     // A removed member's inbox empties.
@@ -184,17 +266,39 @@ async fn due_requests_are_the_open_ones_past_their_timeout_soonest_first() {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     for (n, created) in [(20u8, 10i64), (21, 0), (22, 100)] {
-        store.insert_request(&fixtures::request(&lp, n, "low", created), &[]).await.unwrap();
+        store
+            .insert_request(&fixtures::request(&lp, n, "low", created), &[])
+            .await
+            .unwrap();
     }
     let mut cancelled = fixtures::request(&lp, 23, "low", 0);
     store.insert_request(&cancelled, &[]).await.unwrap();
     cancelled.cancel(fixtures::at(1)).unwrap();
     store.update_request(&cancelled, &[]).await.unwrap();
 
-    let due: Vec<_> = store.due_requests(fixtures::at(75), 10).await.unwrap().iter().map(|r| r.id.object_id()).collect();
-    assert_eq!(due, [21, 20].map(fixtures::oid), "timeouts at 60 and 70; the one at 160 is not due");
-    assert_eq!(store.due_requests(fixtures::at(75), 1).await.unwrap().len(), 1);
-    let open: Vec<_> = store.open_requests_in_loop(&lp.id).await.unwrap().iter().map(|r| r.id.object_id()).collect();
+    let due: Vec<_> = store
+        .due_requests(fixtures::at(75), 10)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.id.object_id())
+        .collect();
+    assert_eq!(
+        due,
+        [21, 20].map(fixtures::oid),
+        "timeouts at 60 and 70; the one at 160 is not due"
+    );
+    assert_eq!(
+        store.due_requests(fixtures::at(75), 1).await.unwrap().len(),
+        1
+    );
+    let open: Vec<_> = store
+        .open_requests_in_loop(&lp.id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.id.object_id())
+        .collect();
     assert_eq!(open, [21, 20, 22].map(fixtures::oid));
 }
 
@@ -218,5 +322,8 @@ async fn the_timeout_sweep_reads_through_the_due_index() {
         .await
         .unwrap();
     let details: Vec<&str> = plan.iter().map(|p| p.detail.as_str()).collect();
-    assert!(details.iter().any(|d| d.contains("requests_due")), "{details:?}");
+    assert!(
+        details.iter().any(|d| d.contains("requests_due")),
+        "{details:?}"
+    );
 }

@@ -64,7 +64,11 @@ fn in_status(status: RequestStatus) -> ReviewRequest {
     r
 }
 
-const FINAL: [RequestStatus; 3] = [RequestStatus::Completed, RequestStatus::Timeout, RequestStatus::Cancelled];
+const FINAL: [RequestStatus; 3] = [
+    RequestStatus::Completed,
+    RequestStatus::Timeout,
+    RequestStatus::Cancelled,
+];
 
 #[test]
 fn a_new_request_is_pending_broadcast_and_due_at_its_timeout() {
@@ -82,8 +86,15 @@ fn a_new_request_is_pending_broadcast_and_due_at_its_timeout() {
 fn claim_moves_pending_to_claimed_once() {
     let mut r = request();
     assert_eq!(r.claim(user(2), t(5)), Ok(true));
-    assert_eq!((r.status, r.claimed_by, r.claimed_at), (RequestStatus::Claimed, Some(user(2)), Some(t(5))));
-    assert_eq!(r.claim(user(2), t(6)), Ok(false), "claiming twice changes nothing");
+    assert_eq!(
+        (r.status, r.claimed_by, r.claimed_at),
+        (RequestStatus::Claimed, Some(user(2)), Some(t(5)))
+    );
+    assert_eq!(
+        r.claim(user(2), t(6)),
+        Ok(false),
+        "claiming twice changes nothing"
+    );
     assert_eq!(r.claimed_at, Some(t(5)));
     assert_eq!(r.claim(user(3), t(7)), Err(TransitionError::AlreadyClaimed));
 }
@@ -91,19 +102,35 @@ fn claim_moves_pending_to_claimed_once() {
 #[test]
 fn claim_refuses_final_states() {
     for status in FINAL {
-        assert_eq!(in_status(status).claim(user(3), t(9)), Err(TransitionError::NotOpen), "{status}");
+        assert_eq!(
+            in_status(status).claim(user(3), t(9)),
+            Err(TransitionError::NotOpen),
+            "{status}"
+        );
     }
 }
 
 #[test]
 fn release_gives_the_request_back() {
     let mut r = in_status(RequestStatus::Claimed);
-    assert_eq!(r.release(user(3), t(2)), Err(TransitionError::AlreadyClaimed));
+    assert_eq!(
+        r.release(user(3), t(2)),
+        Err(TransitionError::AlreadyClaimed)
+    );
     r.release(user(2), t(2)).unwrap();
-    assert_eq!((r.status, r.claimed_by, r.claimed_at), (RequestStatus::Pending, None, None));
-    assert_eq!(r.release(user(2), t(3)), Err(TransitionError::NotClaimedByYou));
+    assert_eq!(
+        (r.status, r.claimed_by, r.claimed_at),
+        (RequestStatus::Pending, None, None)
+    );
+    assert_eq!(
+        r.release(user(2), t(3)),
+        Err(TransitionError::NotClaimedByYou)
+    );
     for status in FINAL {
-        assert_eq!(in_status(status).release(user(2), t(9)), Err(TransitionError::NotOpen));
+        assert_eq!(
+            in_status(status).release(user(2), t(9)),
+            Err(TransitionError::NotOpen)
+        );
     }
 }
 
@@ -162,7 +189,10 @@ fn time_out_applies_the_default_from_pending_or_claimed() {
         assert_eq!(r.response_by, None);
     }
     for status in FINAL {
-        assert_eq!(in_status(status).time_out(t(1000)), Err(TransitionError::NotOpen));
+        assert_eq!(
+            in_status(status).time_out(t(1000)),
+            Err(TransitionError::NotOpen)
+        );
     }
 }
 
@@ -171,10 +201,18 @@ fn cancel_works_from_pending_and_claimed_only() {
     for status in [RequestStatus::Pending, RequestStatus::Claimed] {
         let mut r = in_status(status);
         r.cancel(t(3)).unwrap();
-        assert_eq!((r.status, r.cancelled_at), (RequestStatus::Cancelled, Some(t(3))));
+        assert_eq!(
+            (r.status, r.cancelled_at),
+            (RequestStatus::Cancelled, Some(t(3)))
+        );
     }
-    let err = in_status(RequestStatus::Completed).cancel(t(3)).unwrap_err();
-    assert_eq!(err.to_string(), "Request is completed; only pending or claimed requests can be cancelled");
+    let err = in_status(RequestStatus::Completed)
+        .cancel(t(3))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Request is completed; only pending or claimed requests can be cancelled"
+    );
     for status in FINAL {
         assert!(in_status(status).cancel(t(3)).is_err());
     }
@@ -182,26 +220,47 @@ fn cancel_works_from_pending_and_claimed_only() {
 
 #[test]
 fn feedback_only_for_completed_and_replaces_the_previous_one() {
-    for status in [RequestStatus::Pending, RequestStatus::Claimed, RequestStatus::Timeout, RequestStatus::Cancelled] {
-        let err = in_status(status).give_feedback(Some(5.0), None, t(3)).unwrap_err();
-        assert!(matches!(err, ChangeError::Transition(TransitionError::WrongStatus { .. })), "{status}");
+    for status in [
+        RequestStatus::Pending,
+        RequestStatus::Claimed,
+        RequestStatus::Timeout,
+        RequestStatus::Cancelled,
+    ] {
+        let err = in_status(status)
+            .give_feedback(Some(5.0), None, t(3))
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ChangeError::Transition(TransitionError::WrongStatus { .. })
+            ),
+            "{status}"
+        );
     }
     let mut r = in_status(RequestStatus::Completed);
-    r.give_feedback(Some(4.0), Some("good".into()), t(3)).unwrap();
+    r.give_feedback(Some(4.0), Some("good".into()), t(3))
+        .unwrap();
     r.give_feedback(Some(2.0), None, t(4)).unwrap();
     let fb = r.feedback.clone().unwrap();
-    assert_eq!((fb.rating, fb.comment, fb.created_at), (Some(2.0), None, t(4)));
+    assert_eq!(
+        (fb.rating, fb.comment, fb.created_at),
+        (Some(2.0), None, t(4))
+    );
 }
 
 #[test]
 fn feedback_is_validated() {
     let mut r = in_status(RequestStatus::Completed);
     assert_eq!(
-        r.give_feedback(Some(6.0), None, t(3)).unwrap_err().to_string(),
+        r.give_feedback(Some(6.0), None, t(3))
+            .unwrap_err()
+            .to_string(),
         "rating must be a number from 1 to 5"
     );
     assert_eq!(
-        r.give_feedback(None, Some(" ".into()), t(3)).unwrap_err().to_string(),
+        r.give_feedback(None, Some(" ".into()), t(3))
+            .unwrap_err()
+            .to_string(),
         "feedback needs a rating or a comment"
     );
     assert!(r.give_feedback(None, Some("c".repeat(5001)), t(3)).is_err());
@@ -210,9 +269,20 @@ fn feedback_is_validated() {
 
 #[test]
 fn update_changes_pending_requests_only() {
-    let patch = RequestPatch { priority: Some("critical".into()), ..RequestPatch::default() };
-    for status in [RequestStatus::Claimed, RequestStatus::Completed, RequestStatus::Timeout, RequestStatus::Cancelled] {
-        assert!(in_status(status).update(patch.clone(), t(5)).is_err(), "{status}");
+    let patch = RequestPatch {
+        priority: Some("critical".into()),
+        ..RequestPatch::default()
+    };
+    for status in [
+        RequestStatus::Claimed,
+        RequestStatus::Completed,
+        RequestStatus::Timeout,
+        RequestStatus::Cancelled,
+    ] {
+        assert!(
+            in_status(status).update(patch.clone(), t(5)).is_err(),
+            "{status}"
+        );
     }
     let mut r = request();
     r.update(patch, t(5)).unwrap();
@@ -222,10 +292,26 @@ fn update_changes_pending_requests_only() {
 #[test]
 fn update_recomputes_the_timeout_from_creation() {
     let mut r = request();
-    r.update(RequestPatch { timeout_seconds: Some(json!(3600)), ..RequestPatch::default() }, t(30)).unwrap();
-    assert_eq!((r.timeout_seconds, r.timeout_at), (3600, t(0) + Duration::seconds(3600)));
+    r.update(
+        RequestPatch {
+            timeout_seconds: Some(json!(3600)),
+            ..RequestPatch::default()
+        },
+        t(30),
+    )
+    .unwrap();
+    assert_eq!(
+        (r.timeout_seconds, r.timeout_at),
+        (3600, t(0) + Duration::seconds(3600))
+    );
     let err = r
-        .update(RequestPatch { timeout_seconds: Some(json!(10)), ..RequestPatch::default() }, t(30))
+        .update(
+            RequestPatch {
+                timeout_seconds: Some(json!(10)),
+                ..RequestPatch::default()
+            },
+            t(30),
+        )
         .unwrap_err();
     assert!(err.to_string().contains("would already have passed"));
 }
@@ -249,7 +335,10 @@ fn update_checks_the_default_against_the_new_config_and_is_all_or_nothing() {
         ..RequestPatch::default()
     };
     let err = r.update(patch, t(5)).unwrap_err();
-    assert_eq!(err.to_string(), "default_response 'a' is not one of the options: b, c");
+    assert_eq!(
+        err.to_string(),
+        "default_response 'a' is not one of the options: b, c"
+    );
     assert_eq!(r, before, "a refused patch changes nothing");
 
     let patch = RequestPatch {
@@ -263,9 +352,19 @@ fn update_checks_the_default_against_the_new_config_and_is_all_or_nothing() {
     assert_eq!(r.default_response, Some(json!("c")));
     assert_eq!(r.context, Some(json!({"k": 1})));
 
-    r.update(RequestPatch { default_response: Some(Value::Null), context: Some(Value::Null), ..RequestPatch::default() }, t(7))
-        .unwrap();
-    assert_eq!((r.default_response.clone(), r.context.clone()), (None, None));
+    r.update(
+        RequestPatch {
+            default_response: Some(Value::Null),
+            context: Some(Value::Null),
+            ..RequestPatch::default()
+        },
+        t(7),
+    )
+    .unwrap();
+    assert_eq!(
+        (r.default_response.clone(), r.context.clone()),
+        (None, None)
+    );
 }
 
 #[test]

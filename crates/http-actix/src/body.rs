@@ -83,8 +83,9 @@ pub(crate) fn present_text<'de, D: Deserializer<'de>>(
 
 /// A JSON body that must be an object. Plain `web::Json<T>` would accept an
 /// array for a struct (serde fills fields by position), so the body is read
-/// as an object first and only then turned into `T`.
-pub(crate) struct Body<T>(pub T);
+/// as an object first and only then turned into `T`. The object itself is
+/// kept too: idempotency compares bodies by it.
+pub(crate) struct Body<T>(pub T, pub Value);
 
 impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
     type Error = actix_web::Error;
@@ -94,9 +95,9 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
         let object = web::Json::<Map<String, Value>>::from_request(req, payload);
         let surface = Surface::of(req.path());
         Box::pin(async move {
-            let object = object.await?.into_inner();
-            serde_json::from_value(Value::Object(object))
-                .map(Body)
+            let object = Value::Object(object.await?.into_inner());
+            serde_json::from_value(object.clone())
+                .map(|typed| Body(typed, object))
                 .map_err(|e| {
                     ApiError::with_status(
                         StatusCode::BAD_REQUEST,

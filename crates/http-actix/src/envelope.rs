@@ -34,9 +34,14 @@ impl Surface {
     }
 }
 
+/// The body of a success in envelope A.
+pub fn ok_body(msg: &str, data: impl Serialize) -> Value {
+    json!({"error": false, "msg": msg, "data": data})
+}
+
 /// A success in envelope A.
 pub fn ok(status: StatusCode, msg: &str, data: impl Serialize) -> HttpResponse {
-    HttpResponse::build(status).json(json!({"error": false, "msg": msg, "data": data}))
+    HttpResponse::build(status).json(ok_body(msg, data))
 }
 
 /// The code of the alternate envelope for a status.
@@ -61,7 +66,17 @@ pub fn failure(
     message: &str,
     request_id: Option<String>,
 ) -> HttpResponse {
-    let body = match surface {
+    HttpResponse::build(status).json(failure_body(surface, status, message, request_id))
+}
+
+/// The body of a failure in the envelope of `surface`.
+pub fn failure_body(
+    surface: Surface,
+    status: StatusCode,
+    message: &str,
+    request_id: Option<String>,
+) -> Value {
+    match surface {
         Surface::Request => json!({"error": true, "msg": message}),
         Surface::Alternate => json!({
             "success": false,
@@ -71,8 +86,7 @@ pub fn failure(
                 "timestamp": Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true),
             },
         }),
-    };
-    HttpResponse::build(status).json(body)
+    }
 }
 
 #[cfg(test)]

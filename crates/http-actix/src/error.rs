@@ -40,6 +40,16 @@ impl ApiError {
         }
     }
 
+    /// The failure body this error is answered with.
+    pub fn body(&self) -> serde_json::Value {
+        crate::envelope::failure_body(
+            self.surface,
+            self.status_code(),
+            &self.error.to_string(),
+            None,
+        )
+    }
+
     /// A 400 with `message`.
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(ServiceError::Refused(message.into()), Surface::Request)
@@ -69,6 +79,7 @@ impl ResponseError for ApiError {
             ServiceError::Forbidden(_) => StatusCode::FORBIDDEN,
             ServiceError::NotFound(_) => StatusCode::NOT_FOUND,
             ServiceError::Conflict(_) => StatusCode::CONFLICT,
+            ServiceError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ServiceError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
             ServiceError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ServiceError::Unexpected(_) => StatusCode::INTERNAL_SERVER_ERROR,

@@ -1,6 +1,6 @@
 //! What every handler can reach: the services.
 
-use reviewloop_service::{Authenticator, LoopService, Ports, RequestService};
+use reviewloop_service::{Authenticator, IdempotencyService, LoopService, Ports, RequestService};
 
 /// The services, built once at start and shared by every worker.
 #[derive(Clone)]
@@ -11,6 +11,8 @@ pub struct AppState {
     pub loops: LoopService,
     /// Review requests.
     pub requests: RequestService,
+    /// Safe retries of create calls.
+    pub idempotency: IdempotencyService,
 }
 
 impl AppState {
@@ -19,6 +21,7 @@ impl AppState {
         Self {
             auth: Authenticator::new(ports.clone()),
             loops: LoopService::new(ports.clone(), public_url),
+            idempotency: IdempotencyService::new(ports.clone()),
             requests: RequestService::new(ports, public_url),
         }
     }

@@ -12,8 +12,8 @@ use reviewloop_domain::{
     AccountStatus, ApiKey, ApiKeyId, Email, InviteCode, ObjectId, Permission, User, UserId,
 };
 use reviewloop_ports::{
-    Clock, IdSource, MockAccountStore, MockLoopStore, MockQrRenderer, MockRateLimiter,
-    MockRequestStore, RateLimitStatus,
+    Clock, IdSource, MockAccountStore, MockIdempotencyStore, MockLoopStore, MockQrRenderer,
+    MockRateLimiter, MockRequestStore, RateLimitStatus,
 };
 use reviewloop_service::Ports;
 use serde_json::Value;
@@ -86,6 +86,7 @@ fn ports(permissions: Vec<Permission>, allowed: bool) -> Ports {
         accounts: Arc::new(accounts),
         loops: Arc::new(loops),
         requests: Arc::new(MockRequestStore::new()),
+        idempotency: Arc::new(MockIdempotencyStore::new()),
         clock: Arc::new(Fixed),
         ids: Arc::new(Ids),
         qr: Arc::new(MockQrRenderer::new()),

@@ -4,13 +4,17 @@
 //! mockall mocks for unit tests of the services.
 
 mod error;
+mod idempotency;
 mod stores;
 mod system;
 
 pub use error::StoreError;
+pub use idempotency::{IdempotencyBegin, IdempotencyStore};
 pub use stores::{AccountStore, LoopStore, RequestPage, RequestQuery, RequestSort, RequestStore};
 pub use system::{Clock, IdSource, QrError, QrRenderer, RateLimitStatus, RateLimiter};
 
+#[cfg(feature = "mock")]
+pub use idempotency::MockIdempotencyStore;
 #[cfg(feature = "mock")]
 pub use stores::{MockAccountStore, MockLoopStore, MockRequestStore};
 #[cfg(feature = "mock")]

@@ -34,7 +34,8 @@ pub(crate) fn ports(db: Database) -> Ports {
     Ports {
         accounts: store.clone(),
         loops: store.clone(),
-        requests: store,
+        requests: store.clone(),
+        idempotency: store,
         clock: Arc::new(SystemClock),
         ids: Arc::new(RandomIds),
         qr: Arc::new(PngQrRenderer),

@@ -7,7 +7,7 @@ use std::net::TcpListener;
 use actix_web::HttpServer;
 use anyhow::Context;
 use reviewloop_http_actix::{build_app, AppState};
-use reviewloop_service::{AccountService, RequestService};
+use reviewloop_service::{AccountService, IdempotencyService, RequestService};
 use tokio::sync::watch;
 use tracing_subscriber::EnvFilter;
 
@@ -49,6 +49,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     tracing::info!(%bound, %public_url, "reviewloop started");
 
     let (stop, stopped) = watch::channel(false);
+    let purger = tokio::spawn(workers::purge_idempotency_records(
+        IdempotencyService::new(ports.clone()),
+        stopped.clone(),
+    ));
     let sweeper = tokio::spawn(workers::time_out_due_requests(
         RequestService::new(ports, &public_url),
         stopped,
@@ -58,8 +62,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     // flight finish; then the workers stop.
     let result = server.await;
     let _ = stop.send(true);
-    if let Err(error) = sweeper.await {
-        tracing::warn!(%error, "timeout worker ended abnormally");
+    for (name, worker) in [("timeout", sweeper), ("idempotency purge", purger)] {
+        if let Err(error) = worker.await {
+            tracing::warn!(%error, worker = name, "worker ended abnormally");
+        }
     }
     tracing::info!("reviewloop stopped");
     result.context("HTTP server failed")

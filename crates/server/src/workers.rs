@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use reviewloop_service::RequestService;
+use reviewloop_service::{IdempotencyService, RequestService};
 use tokio::sync::watch;
 
 /// How many due requests one sweep takes at most.
@@ -39,6 +39,28 @@ pub(crate) async fn time_out_due_requests(
         }
         tokio::select! {
             _ = tokio::time::sleep(TIMEOUT_TICK) => {}
+            _ = stop.changed() => break,
+        }
+    }
+}
+
+/// How often expired idempotency records are deleted.
+const PURGE_EVERY: Duration = Duration::from_secs(3600);
+
+/// Deletes idempotency records older than 24 hours, once an hour. Expired
+/// records are ignored anyway; this only keeps the table small.
+pub(crate) async fn purge_idempotency_records(
+    idempotency: IdempotencyService,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        match idempotency.purge_expired().await {
+            Ok(0) => {}
+            Ok(purged) => tracing::info!(purged, "expired idempotency records deleted"),
+            Err(error) => tracing::warn!(%error, "idempotency purge failed; retrying later"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(PURGE_EVERY) => {}
             _ = stop.changed() => break,
         }
     }

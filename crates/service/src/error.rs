@@ -56,6 +56,10 @@ pub enum ServiceError {
     /// Lost to the resource's state or to another writer. (409)
     #[error("{0}")]
     Conflict(String),
+    /// Well-formed but impossible to honour, such as an idempotency key
+    /// reused with another body. (422)
+    #[error("{0}")]
+    Unprocessable(String),
     /// Over the key's hourly limit. (429)
     #[error("{}", messages::RATE_LIMITED)]
     RateLimited(RateLimitStatus),

@@ -6,6 +6,7 @@
 mod accounts;
 mod auth;
 mod error;
+mod idempotency;
 mod loops;
 mod ports;
 mod principal;
@@ -17,6 +18,7 @@ mod testkit;
 pub use accounts::{AccountService, CreatedKey, NewKey};
 pub use auth::Authenticator;
 pub use error::{messages, ServiceError};
+pub use idempotency::{IdempotencyService, IdempotencyTicket, Idempotent};
 pub use loops::{LoopInvite, LoopPatch, LoopService, RemovedMember};
 pub use ports::Ports;
 pub use principal::Principal;

@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use reviewloop_domain::EventId;
 use reviewloop_ports::{
-    AccountStore, Clock, IdSource, LoopStore, QrRenderer, RateLimiter, RequestStore,
+    AccountStore, Clock, IdSource, IdempotencyStore, LoopStore, QrRenderer, RateLimiter,
+    RequestStore,
 };
 
 /// Every port, behind `Arc`s so services clone it cheaply.
@@ -16,6 +17,8 @@ pub struct Ports {
     pub loops: Arc<dyn LoopStore>,
     /// Review requests.
     pub requests: Arc<dyn RequestStore>,
+    /// Outcomes of retried create calls.
+    pub idempotency: Arc<dyn IdempotencyStore>,
     /// Time.
     pub clock: Arc<dyn Clock>,
     /// Randomness.

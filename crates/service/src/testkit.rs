@@ -10,8 +10,8 @@ use reviewloop_domain::{
     AccountStatus, Email, InviteCode, Loop, LoopId, Member, ObjectId, User, UserId,
 };
 use reviewloop_ports::{
-    Clock, IdSource, MockAccountStore, MockLoopStore, MockQrRenderer, MockRateLimiter,
-    MockRequestStore,
+    Clock, IdSource, MockAccountStore, MockIdempotencyStore, MockLoopStore, MockQrRenderer,
+    MockRateLimiter, MockRequestStore,
 };
 
 use crate::ports::Ports;
@@ -59,6 +59,7 @@ pub(crate) struct Kit {
     pub accounts: MockAccountStore,
     pub loops: MockLoopStore,
     pub requests: MockRequestStore,
+    pub idempotency: MockIdempotencyStore,
     pub limiter: MockRateLimiter,
     pub qr: MockQrRenderer,
     pub now: DateTime<Utc>,
@@ -71,6 +72,7 @@ impl Kit {
             accounts: MockAccountStore::new(),
             loops: MockLoopStore::new(),
             requests: MockRequestStore::new(),
+            idempotency: MockIdempotencyStore::new(),
             limiter: MockRateLimiter::new(),
             qr: MockQrRenderer::new(),
             now: DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default(),
@@ -83,6 +85,7 @@ impl Kit {
             accounts: Arc::new(self.accounts),
             loops: Arc::new(self.loops),
             requests: Arc::new(self.requests),
+            idempotency: Arc::new(self.idempotency),
             clock: Arc::new(FixedClock(self.now)),
             ids: Arc::new(SeqIds {
                 next: AtomicU8::new(100),

@@ -7,6 +7,7 @@
 mod accounts;
 mod convert;
 mod error;
+mod idempotency;
 mod loops;
 mod models;
 mod outbox;

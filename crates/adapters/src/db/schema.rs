@@ -124,3 +124,15 @@ diesel::allow_tables_to_appear_in_same_query!(
     request_broadcasts,
     outbox_events,
 );
+
+diesel::table! {
+    idempotency_keys (api_key_id, idempotency_key) {
+        api_key_id -> Text,
+        idempotency_key -> Text,
+        fingerprint -> Text,
+        state -> Text,
+        response_status -> Nullable<Integer>,
+        response_body -> Nullable<Text>,
+        created_at -> Timestamp,
+    }
+}

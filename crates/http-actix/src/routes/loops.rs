@@ -1,16 +1,17 @@
 //! Loop handlers: list, create, read, update, delete.
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use reviewloop_domain::LoopId;
 use reviewloop_service::LoopPatch;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::once::once;
 use super::views::{invite_json, loop_json};
 use crate::auth::Caller;
 use crate::body::{id, present_text, Body};
-use crate::envelope::ok;
+use crate::envelope::{ok, ok_body};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -36,22 +37,25 @@ pub(super) struct CreateLoop {
 pub(super) async fn create(
     state: web::Data<AppState>,
     caller: Caller,
-    Body(body): Body<CreateLoop>,
+    req: HttpRequest,
+    Body(body, raw): Body<CreateLoop>,
 ) -> Result {
-    let invite = state
-        .loops
-        .create(
-            &caller.principal,
+    once(&state, &caller, &req, &raw, async {
+        let (name, description, icon) = (
             body.name.as_deref(),
             body.description.as_deref(),
             body.icon.as_deref(),
-        )
-        .await?;
-    Ok(ok(
-        StatusCode::CREATED,
-        "Loop created successfully",
-        invite_json(&invite),
-    ))
+        );
+        let invite = state
+            .loops
+            .create(&caller.principal, name, description, icon)
+            .await?;
+        Ok((
+            StatusCode::CREATED,
+            ok_body("Loop created successfully", invite_json(&invite)),
+        ))
+    })
+    .await
 }
 
 pub(super) async fn get(
@@ -82,7 +86,7 @@ pub(super) async fn update(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    Body(body): Body<UpdateLoop>,
+    Body(body, _): Body<UpdateLoop>,
 ) -> Result {
     let patch = LoopPatch {
         name: body.name,

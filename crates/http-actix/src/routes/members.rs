@@ -44,7 +44,7 @@ pub(super) async fn invite(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    Body(body): Body<Invite>,
+    Body(body, _): Body<Invite>,
 ) -> Result {
     let loop_id = id::<LoopId>(&path)?;
     let email = body
@@ -87,7 +87,7 @@ pub(super) struct Join {
 pub(super) async fn join(
     state: web::Data<AppState>,
     caller: Caller,
-    Body(body): Body<Join>,
+    Body(body, _): Body<Join>,
 ) -> Result {
     let code = body
         .invite_code

@@ -4,6 +4,7 @@
 mod key;
 mod loops;
 mod members;
+mod once;
 mod public;
 mod requests;
 mod reviewer;

@@ -1,16 +1,17 @@
 //! The requester's handlers: create, list, read, change, cancel, rate.
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use reviewloop_domain::{LoopId, RequestId, RequestInput, RequestPatch};
 use reviewloop_service::{CreatedRequest, ListRequestsInput};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::once::once;
 use super::views::{page_json, request_json};
 use crate::auth::Caller;
 use crate::body::{id, present, Body};
-use crate::envelope::ok;
+use crate::envelope::{ok, ok_body};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -59,7 +60,7 @@ impl CreateRequest {
     }
 }
 
-fn created(created: CreatedRequest) -> HttpResponse {
+fn created(created: CreatedRequest) -> (StatusCode, Value) {
     let sent = created.request.broadcasted_to.len();
     let notified = created
         .request
@@ -74,7 +75,10 @@ fn created(created: CreatedRequest) -> HttpResponse {
         "broadcasted_to": sent,
         "notifications_sent": notified,
     });
-    ok(StatusCode::CREATED, "Request created successfully", data)
+    (
+        StatusCode::CREATED,
+        ok_body("Request created successfully", data),
+    )
 }
 
 fn body_loop_id(raw: Option<&str>) -> std::result::Result<Option<LoopId>, ApiError> {
@@ -89,37 +93,45 @@ fn body_loop_id(raw: Option<&str>) -> std::result::Result<Option<LoopId>, ApiErr
 pub(super) async fn create(
     state: web::Data<AppState>,
     caller: Caller,
-    Body(body): Body<CreateRequest>,
+    req: HttpRequest,
+    Body(body, raw): Body<CreateRequest>,
 ) -> Result {
-    let loop_id = body_loop_id(body.loop_id.as_deref())?
-        .ok_or_else(|| ApiError::bad_request("loop_id is required"))?;
-    Ok(created(
-        state
-            .requests
-            .create(&caller.principal, &loop_id, body.into_input())
-            .await?,
-    ))
+    once(&state, &caller, &req, &raw, async {
+        let loop_id = body_loop_id(body.loop_id.as_deref())?
+            .ok_or_else(|| ApiError::bad_request("loop_id is required"))?;
+        Ok(created(
+            state
+                .requests
+                .create(&caller.principal, &loop_id, body.into_input())
+                .await?,
+        ))
+    })
+    .await
 }
 
 /// `POST /loops/{id}/requests`; a `loop_id` in the body must agree with the path.
 pub(super) async fn create_in_loop(
     state: web::Data<AppState>,
     caller: Caller,
+    req: HttpRequest,
     path: web::Path<String>,
-    Body(body): Body<CreateRequest>,
+    Body(body, raw): Body<CreateRequest>,
 ) -> Result {
     let loop_id = id::<LoopId>(&path)?;
-    if body_loop_id(body.loop_id.as_deref())?.is_some_and(|in_body| in_body != loop_id) {
-        return Err(ApiError::bad_request(
-            "loop_id in the body does not match the loop in the path",
-        ));
-    }
-    Ok(created(
-        state
-            .requests
-            .create(&caller.principal, &loop_id, body.into_input())
-            .await?,
-    ))
+    once(&state, &caller, &req, &raw, async {
+        if body_loop_id(body.loop_id.as_deref())?.is_some_and(|in_body| in_body != loop_id) {
+            return Err(ApiError::bad_request(
+                "loop_id in the body does not match the loop in the path",
+            ));
+        }
+        Ok(created(
+            state
+                .requests
+                .create(&caller.principal, &loop_id, body.into_input())
+                .await?,
+        ))
+    })
+    .await
 }
 
 #[derive(Deserialize)]
@@ -211,7 +223,7 @@ pub(super) async fn update(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    Body(body): Body<UpdateRequest>,
+    Body(body, _): Body<UpdateRequest>,
 ) -> Result {
     let id = id::<RequestId>(&path)?;
     let patch = RequestPatch {
@@ -261,7 +273,7 @@ pub(super) async fn feedback(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    Body(body): Body<FeedbackBody>,
+    Body(body, _): Body<FeedbackBody>,
 ) -> Result {
     let id = id::<RequestId>(&path)?;
     let (rating, comment) = match body.feedback {

@@ -86,7 +86,7 @@ pub(super) async fn respond(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    Body(body): Body<Respond>,
+    Body(body, _): Body<Respond>,
 ) -> Result {
     let id = id::<RequestId>(&path)?;
     let answer = body.response_data;

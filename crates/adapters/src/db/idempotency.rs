@@ -1,0 +1,256 @@
+//! The idempotency store.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use reviewloop_domain::ApiKeyId;
+use reviewloop_ports::{IdempotencyBegin, IdempotencyStore, StoreError};
+
+use super::convert::{from_db_time, to_db_time};
+use super::schema::idempotency_keys as keys;
+use super::{write, SqlStore};
+
+const RUNNING: &str = "running";
+const DONE: &str = "done";
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = keys)]
+struct KeyRow {
+    api_key_id: String,
+    idempotency_key: String,
+    fingerprint: String,
+    state: String,
+    response_status: Option<i32>,
+    response_body: Option<String>,
+    created_at: chrono::NaiveDateTime,
+}
+
+#[async_trait]
+impl IdempotencyStore for SqlStore {
+    async fn begin(
+        &self,
+        api_key: &ApiKeyId,
+        key: &str,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+        expired_before: DateTime<Utc>,
+        stale_before: DateTime<Utc>,
+    ) -> Result<IdempotencyBegin, StoreError> {
+        let row = KeyRow {
+            api_key_id: api_key.to_string(),
+            idempotency_key: key.to_owned(),
+            fingerprint: fingerprint.to_owned(),
+            state: RUNNING.to_owned(),
+            response_status: None,
+            response_body: None,
+            created_at: to_db_time(now),
+        };
+        self.db
+            .run(move |conn| {
+                write(conn, |conn| {
+                    let id = (row.api_key_id.clone(), row.idempotency_key.clone());
+                    let existing = keys::table
+                        .find(id.clone())
+                        .select(KeyRow::as_select())
+                        .first(conn)
+                        .optional()?;
+                    if let Some(found) = existing {
+                        let created = from_db_time(found.created_at);
+                        let expired = created < expired_before;
+                        let dead = found.state == RUNNING && created < stale_before;
+                        if !expired && !dead {
+                            return Ok(if found.fingerprint != row.fingerprint {
+                                IdempotencyBegin::Mismatch
+                            } else if let (DONE, Some(status), Some(body)) = (
+                                found.state.as_str(),
+                                found.response_status,
+                                found.response_body,
+                            ) {
+                                IdempotencyBegin::Replay {
+                                    status: u16::try_from(status).unwrap_or(500),
+                                    body,
+                                }
+                            } else {
+                                IdempotencyBegin::InProgress
+                            });
+                        }
+                        diesel::delete(keys::table.find(id)).execute(conn)?;
+                    }
+                    diesel::insert_into(keys::table)
+                        .values(&row)
+                        .execute(conn)?;
+                    Ok(IdempotencyBegin::Started)
+                })
+            })
+            .await
+    }
+
+    async fn finish(
+        &self,
+        api_key: &ApiKeyId,
+        key: &str,
+        status: u16,
+        body: &str,
+    ) -> Result<(), StoreError> {
+        let id = (api_key.to_string(), key.to_owned());
+        let body = body.to_owned();
+        self.db
+            .run(move |conn| {
+                diesel::update(keys::table.find(id))
+                    .set((
+                        keys::state.eq(DONE),
+                        keys::response_status.eq(i32::from(status)),
+                        keys::response_body.eq(body),
+                    ))
+                    .execute(conn)?;
+                Ok(())
+            })
+            .await
+    }
+
+    async fn abandon(&self, api_key: &ApiKeyId, key: &str) -> Result<(), StoreError> {
+        let id = (api_key.to_string(), key.to_owned());
+        self.db
+            .run(move |conn| {
+                diesel::delete(keys::table.find(id)).execute(conn)?;
+                Ok(())
+            })
+            .await
+    }
+
+    async fn purge(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.db
+            .run(move |conn| {
+                let deleted =
+                    diesel::delete(keys::table.filter(keys::created_at.lt(to_db_time(before))))
+                        .execute(conn)?;
+                Ok(deleted as u64)
+            })
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Duration;
+
+    use super::super::testdb::{fixtures, TestDb};
+    use super::*;
+
+    fn key() -> ApiKeyId {
+        ApiKeyId::new(fixtures::oid(1))
+    }
+
+    async fn begin(store: &SqlStore, k: &str, fp: &str, at: i64) -> IdempotencyBegin {
+        let now = fixtures::at(at);
+        store
+            .begin(
+                &key(),
+                k,
+                fp,
+                now,
+                now - Duration::hours(24),
+                now - Duration::seconds(60),
+            )
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn first_use_starts_then_replays_the_stored_answer() {
+        let db = TestDb::new();
+        let store = db.store();
+        assert_eq!(
+            begin(&store, "k1", "fp", 0).await,
+            IdempotencyBegin::Started
+        );
+        assert_eq!(
+            begin(&store, "k1", "fp", 1).await,
+            IdempotencyBegin::InProgress
+        );
+        store.finish(&key(), "k1", 201, "{\"a\":1}").await.unwrap();
+        assert_eq!(
+            begin(&store, "k1", "fp", 2).await,
+            IdempotencyBegin::Replay {
+                status: 201,
+                body: "{\"a\":1}".into()
+            }
+        );
+        assert_eq!(
+            begin(&store, "k1", "other", 3).await,
+            IdempotencyBegin::Mismatch
+        );
+    }
+
+    #[tokio::test]
+    async fn keys_are_scoped_to_the_api_key() {
+        let db = TestDb::new();
+        let store = db.store();
+        assert_eq!(
+            begin(&store, "k1", "fp", 0).await,
+            IdempotencyBegin::Started
+        );
+        let other = ApiKeyId::new(fixtures::oid(2));
+        let now = fixtures::at(1);
+        let outcome = store
+            .begin(
+                &other,
+                "k1",
+                "fp",
+                now,
+                now - Duration::hours(24),
+                now - Duration::seconds(60),
+            )
+            .await;
+        assert_eq!(outcome.unwrap(), IdempotencyBegin::Started);
+    }
+
+    #[tokio::test]
+    async fn expired_abandoned_and_dead_records_start_over() {
+        let db = TestDb::new();
+        let store = db.store();
+        assert_eq!(
+            begin(&store, "done", "fp", 0).await,
+            IdempotencyBegin::Started
+        );
+        store.finish(&key(), "done", 201, "{}").await.unwrap();
+        assert_eq!(
+            begin(&store, "done", "new", 24 * 3600 + 1).await,
+            IdempotencyBegin::Started,
+            "expired after 24 h"
+        );
+
+        assert_eq!(
+            begin(&store, "failed", "fp", 0).await,
+            IdempotencyBegin::Started
+        );
+        store.abandon(&key(), "failed").await.unwrap();
+        assert_eq!(
+            begin(&store, "failed", "fp", 1).await,
+            IdempotencyBegin::Started
+        );
+
+        assert_eq!(
+            begin(&store, "crashed", "fp", 0).await,
+            IdempotencyBegin::Started
+        );
+        assert_eq!(
+            begin(&store, "crashed", "fp", 61).await,
+            IdempotencyBegin::Started,
+            "a running record past 60 s is taken over"
+        );
+    }
+
+    #[tokio::test]
+    async fn purge_deletes_old_records_only() {
+        let db = TestDb::new();
+        let store = db.store();
+        begin(&store, "old", "fp", 0).await;
+        begin(&store, "new", "fp", 100).await;
+        assert_eq!(store.purge(fixtures::at(50)).await.unwrap(), 1);
+        assert_eq!(
+            begin(&store, "new", "fp", 101).await,
+            IdempotencyBegin::InProgress
+        );
+    }
+}

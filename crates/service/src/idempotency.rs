@@ -1,0 +1,244 @@
+//! Safe retries of create calls: the same `Idempotency-Key` with the same
+//! body answers the first outcome again; with another body, 422; while the
+//! first call still runs, 409. Records live in the store for 24 hours, so
+//! they hold across restarts and instances.
+
+use chrono::Duration;
+use reviewloop_domain::ApiKeyId;
+use reviewloop_ports::{IdempotencyBegin, StoreError};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::error::ServiceError;
+use crate::ports::Ports;
+use crate::principal::Principal;
+
+/// How long an outcome is replayed.
+const KEEP_HOURS: i64 = 24;
+/// A call still "running" after this long died with its process.
+const STALE_SECONDS: i64 = 60;
+const MAX_KEY_LEN: usize = 255;
+
+/// What the caller should do with an idempotent call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Idempotent {
+    /// Run the call, then report its outcome with the ticket.
+    Run(IdempotencyTicket),
+    /// Answer this first outcome again, without running anything.
+    Replay {
+        /// HTTP status of the first answer.
+        status: u16,
+        /// Body of the first answer.
+        body: String,
+    },
+}
+
+/// A claimed idempotency key, to finish or abandon.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyTicket {
+    api_key: ApiKeyId,
+    key: String,
+}
+
+/// Idempotency of create calls.
+#[derive(Clone)]
+pub struct IdempotencyService {
+    ports: Ports,
+}
+
+/// Hex SHA-256 of the operation and the body in canonical form (object
+/// keys sorted, no white space), so formatting does not make a body "different".
+fn fingerprint(operation: &str, body: &Value) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(operation.as_bytes());
+    hasher.update([0]);
+    hasher.update(body.to_string().as_bytes());
+    hex::encode(hasher.finalize())
+}
+
+impl IdempotencyService {
+    /// A service over `ports`.
+    pub fn new(ports: Ports) -> Self {
+        Self { ports }
+    }
+
+    /// Claims `key` for `operation` (method and path) with `body`.
+    pub async fn begin(
+        &self,
+        caller: &Principal,
+        key: &str,
+        operation: &str,
+        body: &Value,
+    ) -> Result<Idempotent, ServiceError> {
+        if key.is_empty() || key.chars().count() > MAX_KEY_LEN {
+            return Err(ServiceError::Refused(format!(
+                "Idempotency-Key must be 1 to {MAX_KEY_LEN} characters"
+            )));
+        }
+        let now = self.ports.clock.now();
+        let fingerprint = fingerprint(operation, body);
+        let begin = |fp: String| {
+            let store = self.ports.idempotency.clone();
+            let (api_key, key) = (caller.api_key_id, key.to_owned());
+            async move {
+                store
+                    .begin(
+                        &api_key,
+                        &key,
+                        &fp,
+                        now,
+                        now - Duration::hours(KEEP_HOURS),
+                        now - Duration::seconds(STALE_SECONDS),
+                    )
+                    .await
+            }
+        };
+        let outcome = match begin(fingerprint.clone()).await {
+            // Two first calls raced to insert the record: the other one won.
+            Err(StoreError::Conflict(_)) => begin(fingerprint).await?,
+            other => other?,
+        };
+        match outcome {
+            IdempotencyBegin::Started => Ok(Idempotent::Run(IdempotencyTicket {
+                api_key: caller.api_key_id,
+                key: key.to_owned(),
+            })),
+            IdempotencyBegin::Replay { status, body } => Ok(Idempotent::Replay { status, body }),
+            IdempotencyBegin::Mismatch => Err(ServiceError::Unprocessable(
+                "Idempotency key reused with a different body".into(),
+            )),
+            IdempotencyBegin::InProgress => Err(ServiceError::Conflict(
+                "A request with this Idempotency-Key is still being processed".into(),
+            )),
+        }
+    }
+
+    /// Records the outcome of the call; server errors are not kept, so
+    /// that a retry runs the call again.
+    pub async fn finish(
+        &self,
+        ticket: IdempotencyTicket,
+        status: u16,
+        body: &str,
+    ) -> Result<(), ServiceError> {
+        if status >= 500 {
+            self.ports
+                .idempotency
+                .abandon(&ticket.api_key, &ticket.key)
+                .await?;
+        } else {
+            self.ports
+                .idempotency
+                .finish(&ticket.api_key, &ticket.key, status, body)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Deletes records older than they are kept; returns how many.
+    pub async fn purge_expired(&self) -> Result<u64, ServiceError> {
+        let before = self.ports.clock.now() - Duration::hours(KEEP_HOURS);
+        Ok(self.ports.idempotency.purge(before).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::Kit;
+    use serde_json::json;
+
+    #[test]
+    fn the_fingerprint_ignores_formatting_but_not_content() {
+        let a: Value = serde_json::from_str(r#"{"name": "x",  "icon": "y"}"#).unwrap();
+        let b: Value = serde_json::from_str(r#"{"icon":"y","name":"x"}"#).unwrap();
+        assert_eq!(
+            fingerprint("POST /v1/loops", &a),
+            fingerprint("POST /v1/loops", &b)
+        );
+        assert_ne!(
+            fingerprint("POST /v1/loops", &a),
+            fingerprint("POST /v1/loops", &json!({"name": "z"}))
+        );
+        assert_ne!(
+            fingerprint("POST /v1/loops", &a),
+            fingerprint("POST /v1/requests", &a)
+        );
+    }
+
+    #[tokio::test]
+    async fn outcomes_map_to_run_replay_422_and_409() {
+        let mut kit = Kit::new();
+        let mut answers = vec![
+            IdempotencyBegin::InProgress,
+            IdempotencyBegin::Mismatch,
+            IdempotencyBegin::Replay {
+                status: 201,
+                body: "{}".into(),
+            },
+            IdempotencyBegin::Started,
+        ];
+        kit.idempotency
+            .expect_begin()
+            .times(4)
+            .returning(move |_, _, _, _, _, _| {
+                Ok(answers.pop().unwrap_or(IdempotencyBegin::Started))
+            });
+        let caller = kit.principal(1);
+        let service = IdempotencyService::new(kit.ports());
+        let body = json!({});
+        assert!(matches!(
+            service.begin(&caller, "k", "op", &body).await,
+            Ok(Idempotent::Run(_))
+        ));
+        assert_eq!(
+            service.begin(&caller, "k", "op", &body).await.unwrap(),
+            Idempotent::Replay {
+                status: 201,
+                body: "{}".into()
+            }
+        );
+        assert!(matches!(
+            service.begin(&caller, "k", "op", &body).await,
+            Err(ServiceError::Unprocessable(_))
+        ));
+        assert!(matches!(
+            service.begin(&caller, "k", "op", &body).await,
+            Err(ServiceError::Conflict(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn keys_longer_than_255_are_refused() {
+        let kit = Kit::new();
+        let caller = kit.principal(1);
+        let service = IdempotencyService::new(kit.ports());
+        for key in [String::new(), "k".repeat(256)] {
+            assert!(matches!(
+                service.begin(&caller, &key, "op", &json!({})).await,
+                Err(ServiceError::Refused(_))
+            ));
+        }
+    }
+
+    #[tokio::test]
+    async fn server_errors_are_forgotten_other_outcomes_kept() {
+        let mut kit = Kit::new();
+        kit.idempotency
+            .expect_abandon()
+            .times(1)
+            .returning(|_, _| Ok(()));
+        kit.idempotency
+            .expect_finish()
+            .withf(|_, k, status, body| k == "k" && *status == 404 && body == "{}")
+            .times(1)
+            .returning(|_, _, _, _| Ok(()));
+        let ticket = IdempotencyTicket {
+            api_key: reviewloop_domain::ApiKeyId::new(kit.oid(1)),
+            key: "k".into(),
+        };
+        let service = IdempotencyService::new(kit.ports());
+        service.finish(ticket.clone(), 503, "{}").await.unwrap();
+        service.finish(ticket, 404, "{}").await.unwrap();
+    }
+}

@@ -1,0 +1,178 @@
+//! Black-box: `Idempotency-Key` on create-loop and create-request, so that
+//! an automation's retry never creates a second loop or request.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{id_of, request_body, Server};
+use reqwest::blocking::Response;
+use serde_json::{json, Value};
+
+fn post_with_key(
+    server: &Server,
+    api_key: &str,
+    path: &str,
+    idempotency_key: &str,
+    body: &Value,
+) -> (u16, Option<String>, Value) {
+    let response: Response = server
+        .http()
+        .post(format!("{}{path}", server.base))
+        .bearer_auth(api_key)
+        .header("Idempotency-Key", idempotency_key)
+        .json(body)
+        .send()
+        .unwrap();
+    let status = response.status().as_u16();
+    let replayed = response
+        .headers()
+        .get("idempotent-replayed")
+        .map(|v| v.to_str().unwrap().to_owned());
+    (status, replayed, response.json().unwrap())
+}
+
+fn request_total(server: &Server) -> u64 {
+    server.get(&server.admin_key, "/v1/requests").data(200)["total"]
+        .as_u64()
+        .unwrap()
+}
+
+#[test]
+fn a_retried_create_answers_the_first_response_and_creates_nothing_new() {
+    let mut server = Server::start();
+    let key = server.admin_key.clone();
+    let loop_id = id_of(&server.create_loop(&key, "Retries")["loop"]);
+    let path = format!("/v1/api/loops/{loop_id}/requests");
+
+    let (status, replayed, first) =
+        post_with_key(&server, &key, &path, "n8n-run-1", &request_body());
+    assert_eq!((status, replayed), (201, None));
+    // The same body with other formatting and key order is the same body.
+    let reordered: Value = serde_json::from_str(&request_body().to_string()).unwrap();
+    let (status, replayed, again) = post_with_key(
+        &server,
+        &key,
+        &path.replacen("/v1/api/", "/v1/", 1),
+        "n8n-run-1",
+        &reordered,
+    );
+    assert_eq!((status, replayed.as_deref()), (201, Some("true")));
+    assert_eq!(again, first, "the very same answer, in either path form");
+    assert_eq!(request_total(&server), 1);
+
+    let mut changed = request_body();
+    changed["priority"] = json!("low");
+    let (status, _, body) = post_with_key(&server, &key, &path, "n8n-run-1", &changed);
+    assert_eq!(
+        (status, body["msg"].as_str()),
+        (422, Some("Idempotency key reused with a different body"))
+    );
+
+    // Kept in the database: a restart does not forget it.
+    server.restart();
+    let (status, replayed, after_restart) =
+        post_with_key(&server, &key, &path, "n8n-run-1", &request_body());
+    assert_eq!((status, replayed.as_deref()), (201, Some("true")));
+    assert_eq!(after_restart, first);
+    assert_eq!(request_total(&server), 1);
+
+    let (status, _, second) = post_with_key(&server, &key, &path, "n8n-run-2", &request_body());
+    assert_eq!(status, 201);
+    assert_ne!(
+        second["data"]["request"]["id"],
+        first["data"]["request"]["id"]
+    );
+}
+
+#[test]
+fn keys_belong_to_one_api_key_and_failures_are_replayed_too() {
+    let server = Server::start();
+    let owner = server.admin_key.clone();
+    let other = server.key("other@example.com");
+    let (status, _, mine) = post_with_key(
+        &server,
+        &owner,
+        "/v1/loops",
+        "same-key",
+        &json!({"name": "Mine"}),
+    );
+    assert_eq!(status, 201);
+    let (status, replayed, theirs) = post_with_key(
+        &server,
+        &other,
+        "/v1/loops",
+        "same-key",
+        &json!({"name": "Mine"}),
+    );
+    assert_eq!(
+        (status, replayed),
+        (201, None),
+        "another API key's idempotency key is its own"
+    );
+    assert_ne!(mine["data"]["loop"]["id"], theirs["data"]["loop"]["id"]);
+
+    let (status, _, invalid) = post_with_key(
+        &server,
+        &owner,
+        "/v1/loops",
+        "bad-body",
+        &json!({"name": ""}),
+    );
+    assert_eq!(status, 400);
+    let (status, replayed, again) = post_with_key(
+        &server,
+        &owner,
+        "/v1/loops",
+        "bad-body",
+        &json!({"name": ""}),
+    );
+    assert_eq!((status, replayed.as_deref()), (400, Some("true")));
+    assert_eq!(again, invalid);
+
+    let (status, _, body) = post_with_key(
+        &server,
+        &owner,
+        "/v1/loops",
+        &"k".repeat(256),
+        &json!({"name": "x"}),
+    );
+    assert_eq!(
+        (status, body["msg"].as_str()),
+        (400, Some("Idempotency-Key must be 1 to 255 characters"))
+    );
+}
+
+#[test]
+fn a_burst_of_identical_retries_creates_exactly_one_request() {
+    let server = Server::start();
+    let key = server.admin_key.clone();
+    let loop_id = id_of(&server.create_loop(&key, "Burst")["loop"]);
+    let path = format!("/v1/loops/{loop_id}/requests");
+    let answers: Vec<(u16, Value)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                let (server, key, path) = (&server, &key, &path);
+                scope.spawn(move || {
+                    let (status, _, body) =
+                        post_with_key(server, key, path, "burst", &request_body());
+                    (status, body)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let created: Vec<&Value> = answers
+        .iter()
+        .filter(|(s, _)| *s == 201)
+        .map(|(_, b)| &b["data"]["request"]["id"])
+        .collect();
+    assert!(!created.is_empty());
+    assert!(
+        created.iter().all(|id| *id == created[0]),
+        "every 201 names the same request"
+    );
+    for (status, body) in &answers {
+        assert!(*status == 201 || *status == 409, "{status}: {body}");
+    }
+    assert_eq!(request_total(&server), 1);
+}

@@ -435,3 +435,34 @@ fn a_request_that_fell_due_while_the_server_was_down_times_out_after_start() {
     let request = wait_for_status(&t, &id, "timeout", Duration::from_secs(3));
     assert_eq!(request["response_data"], "reject");
 }
+
+#[test]
+fn removing_a_member_gives_its_claimed_requests_back_to_the_others() {
+    let t = team(2);
+    let (a, b) = (&t.reviewers[0], &t.reviewers[1]);
+    let id = t.create(request_body());
+    t.server
+        .post(&a.0, &format!("/v1/requests/{id}/claim"), json!({}))
+        .data(200);
+    assert!(!t.inbox(&b.0).contains(&id));
+    t.server
+        .delete(
+            &t.server.admin_key,
+            &format!("/v1/api/loops/{}/members/{}", t.loop_id, a.1),
+        )
+        .data(200);
+    assert!(
+        t.inbox(&b.0).contains(&id),
+        "back in the other reviewer's inbox"
+    );
+    let request = t.poll(&id);
+    assert_eq!(request["status"], "pending");
+    assert!(request["claimed_by"].is_null());
+    t.server
+        .post(
+            &b.0,
+            &format!("/v1/requests/{id}/respond"),
+            json!({"response_data": "approve"}),
+        )
+        .data(200);
+}

@@ -4,8 +4,8 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use reviewloop_domain::{
-    ApiKey, ApiKeyId, Email, Event, InviteCode, Loop, LoopId, Member, Priority, RequestId,
-    RequestStatus, ReviewRequest, User, UserId,
+    ApiKey, ApiKeyId, Email, Event, InviteCode, Loop, LoopId, Member, MemberStatus, Priority,
+    RequestId, RequestStatus, ReviewRequest, User, UserId,
 };
 
 use crate::StoreError;
@@ -49,9 +49,18 @@ pub trait LoopStore: Send + Sync {
     async fn loop_by_invite_code(&self, code: &InviteCode) -> Result<Option<Loop>, StoreError>;
     /// Loops the account created, newest first.
     async fn loops_created_by(&self, user: &UserId) -> Result<Vec<Loop>, StoreError>;
-    /// Writes name, description, icon, invite code and `updated_at`;
-    /// `Conflict` when the invite code is taken.
+    /// Writes name, description, icon and `updated_at` (not the invite
+    /// code, so an edit cannot bring back a code regenerated meanwhile);
+    /// `NotFound` when the loop is gone.
     async fn update_loop(&self, lp: &Loop) -> Result<(), StoreError>;
+    /// Replaces the invite code; `Conflict` when the code is taken,
+    /// `NotFound` when the loop is gone.
+    async fn set_invite_code(
+        &self,
+        id: &LoopId,
+        code: &InviteCode,
+        at: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
     /// Deletes a loop with its members, requests and feedback. With
     /// `refuse_if_open`, answers `Conflict` instead when the loop still has
     /// pending or claimed requests (checked in the same transaction).
@@ -63,8 +72,16 @@ pub trait LoopStore: Send + Sync {
     ) -> Result<(), StoreError>;
     /// A user's membership of a loop, removed ones included.
     async fn member(&self, loop_id: &LoopId, user: &UserId) -> Result<Option<Member>, StoreError>;
-    /// Adds or replaces a membership.
-    async fn save_member(&self, member: &Member, events: &[Event]) -> Result<(), StoreError>;
+    /// Writes a membership if the stored one is still as it was read:
+    /// `previous` is its status then, `None` for a membership that did not
+    /// exist. `Conflict` when someone changed it meanwhile, `NotFound` when
+    /// the loop is gone.
+    async fn save_member(
+        &self,
+        member: &Member,
+        previous: Option<MemberStatus>,
+        events: &[Event],
+    ) -> Result<(), StoreError>;
 }
 
 /// Orders of the request lists.

@@ -3,7 +3,7 @@
 use reviewloop_domain::review_loop::NewLoop;
 use reviewloop_domain::{
     Email, Event, EventType, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, Member,
-    Permission, UserId,
+    MemberStatus, Permission, UserId, ValidationError,
 };
 use reviewloop_ports::StoreError;
 
@@ -14,6 +14,20 @@ use crate::principal::Principal;
 
 /// How many fresh invite codes to try before giving up on a collision.
 const CODE_ATTEMPTS: usize = 8;
+/// How often a membership change is retried after losing a race.
+const WRITE_ATTEMPTS: usize = 5;
+
+/// A write that found its loop gone (deleted meanwhile) is a 404.
+fn loop_gone(error: StoreError) -> ServiceError {
+    match error {
+        StoreError::NotFound => ServiceError::NotFound(messages::LOOP_NOT_FOUND),
+        other => other.into(),
+    }
+}
+
+fn busy() -> ServiceError {
+    ServiceError::Conflict("The loop is being changed by someone else; try again".into())
+}
 
 /// A loop with what reviewers need to join it.
 #[derive(Debug, Clone, PartialEq)]
@@ -169,14 +183,19 @@ impl LoopService {
         patch: LoopPatch,
     ) -> Result<Loop, ServiceError> {
         caller.require(Permission::LoopsWrite)?;
+        // Who may act is settled before what they sent is judged, so a
+        // stranger learns nothing from validation messages.
+        let mut lp = self
+            .own_loop(caller, id, messages::LOOP_ACCESS_DENIED)
+            .await?;
         if patch == LoopPatch::default() {
-            return Err(reviewloop_domain::ValidationError::field(
+            return Err(ValidationError::field(
                 "body",
                 "nothing to update: send name, description or icon",
             )
             .into());
         }
-        let mut errors = reviewloop_domain::ValidationError::default();
+        let mut errors = ValidationError::default();
         let name = patch
             .name
             .as_deref()
@@ -190,10 +209,6 @@ impl LoopService {
             .as_deref()
             .and_then(|i| errors.collect(Icon::parse(i)));
         errors.into_result()?;
-
-        let mut lp = self
-            .own_loop(caller, id, messages::LOOP_ACCESS_DENIED)
-            .await?;
         if let Some(name) = name {
             lp.name = name;
         }
@@ -204,10 +219,9 @@ impl LoopService {
             lp.icon = icon;
         }
         lp.updated_at = self.ports.clock.now();
-        self.ports.loops.update_loop(&lp).await?;
+        self.ports.loops.update_loop(&lp).await.map_err(loop_gone)?;
         Ok(lp)
     }
-
     /// Deletes a loop with its members and requests (creator only). Open
     /// requests refuse the deletion unless `force`, which cancels them first.
     pub async fn delete(
@@ -257,7 +271,9 @@ impl LoopService {
         self.get(caller, id).await
     }
 
-    /// Removes a member (creator only; the creator stays).
+    /// Removes a member (creator only; the creator stays). Claims the
+    /// member held in the loop are released, so its requests go back to
+    /// the other reviewers instead of waiting for their timeout.
     pub async fn remove_member(
         &self,
         caller: &Principal,
@@ -265,33 +281,70 @@ impl LoopService {
         user: &UserId,
     ) -> Result<RemovedMember, ServiceError> {
         caller.require(Permission::LoopsWrite)?;
-        let lp = self
-            .own_loop(caller, id, messages::ONLY_CREATOR_REMOVES)
-            .await?;
-        if lp.is_creator(user) {
-            return Err(ServiceError::Refused(
-                messages::CREATOR_CANNOT_REMOVE_SELF.into(),
-            ));
-        }
-        let mut member = lp
-            .member(user)
-            .cloned()
-            .ok_or(ServiceError::NotFound(messages::MEMBER_NOT_FOUND))?;
         let now = self.ports.clock.now();
-        member.remove(now)?;
-        let event = Event::for_loop(
-            self.ports.event_id(now),
-            EventType::LoopMemberLeft,
-            &lp,
-            Some(&member),
-            now,
-        );
-        self.ports.loops.save_member(&member, &[event]).await?;
-        Ok(RemovedMember {
-            loop_id: lp.id,
-            user_id: *user,
-            removed_at: now,
-        })
+        for _ in 0..WRITE_ATTEMPTS {
+            let lp = self
+                .own_loop(caller, id, messages::ONLY_CREATOR_REMOVES)
+                .await?;
+            if lp.is_creator(user) {
+                return Err(ServiceError::Refused(
+                    messages::CREATOR_CANNOT_REMOVE_SELF.into(),
+                ));
+            }
+            let mut member = lp
+                .member(user)
+                .cloned()
+                .ok_or(ServiceError::NotFound(messages::MEMBER_NOT_FOUND))?;
+            let previous = member.status;
+            member.remove(now)?;
+            let event = Event::for_loop(
+                self.ports.event_id(now),
+                EventType::LoopMemberLeft,
+                &lp,
+                Some(&member),
+                now,
+            );
+            match self
+                .ports
+                .loops
+                .save_member(&member, Some(previous), &[event])
+                .await
+            {
+                Ok(()) => {
+                    self.release_claims_of(&lp.id, user, now).await?;
+                    return Ok(RemovedMember {
+                        loop_id: lp.id,
+                        user_id: *user,
+                        removed_at: now,
+                    });
+                }
+                Err(StoreError::Conflict(_)) => continue,
+                Err(e) => return Err(loop_gone(e)),
+            }
+        }
+        Err(busy())
+    }
+
+    /// Puts the loop's requests claimed by `user` back to pending. A claim
+    /// that loses a race here was changed by someone else, which is fine;
+    /// and a claim this misses (a crash in between) is voided on its next
+    /// use, because only active members' claims count.
+    async fn release_claims_of(
+        &self,
+        loop_id: &LoopId,
+        user: &UserId,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), ServiceError> {
+        for mut request in self.ports.requests.open_requests_in_loop(loop_id).await? {
+            if request.claimed_by != Some(*user) || request.release(*user, now).is_err() {
+                continue;
+            }
+            match self.ports.requests.update_request(&request, &[]).await {
+                Ok(()) | Err(StoreError::Conflict(_) | StoreError::NotFound) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
     }
 
     /// Joins the loop of an invite code: a new or pending member becomes
@@ -302,26 +355,24 @@ impl LoopService {
         code: &str,
     ) -> Result<(Loop, Member), ServiceError> {
         caller.require(Permission::LoopsWrite)?;
-        let code =
-            InviteCode::parse(code).ok_or(ServiceError::NotFound(messages::INVALID_INVITE_CODE))?;
-        let mut lp = self
-            .ports
-            .loops
-            .loop_by_invite_code(&code)
-            .await?
-            .ok_or(ServiceError::NotFound(messages::INVALID_INVITE_CODE))?;
-        let now = self.ports.clock.now();
-        let (member, changed) = match self.ports.loops.member(&lp.id, &caller.user_id).await? {
-            Some(mut member) => {
-                let changed = member.join(now)?;
-                (member, changed)
+        let invalid = || ServiceError::NotFound(messages::INVALID_INVITE_CODE);
+        let code = InviteCode::parse(code).ok_or_else(invalid)?;
+        for _ in 0..WRITE_ATTEMPTS {
+            let mut lp = self
+                .ports
+                .loops
+                .loop_by_invite_code(&code)
+                .await?
+                .ok_or_else(invalid)?;
+            let now = self.ports.clock.now();
+            let existing = self.ports.loops.member(&lp.id, &caller.user_id).await?;
+            let previous = existing.as_ref().map(|m| m.status);
+            let mut member = existing.unwrap_or_else(|| {
+                Member::invited(lp.id, caller.user_id, caller.email.clone(), now)
+            });
+            if !member.join(now)? {
+                return Ok((lp, member));
             }
-            None => (
-                Member::joined(lp.id, caller.user_id, caller.email.clone(), now),
-                true,
-            ),
-        };
-        if changed {
             let event = Event::for_loop(
                 self.ports.event_id(now),
                 EventType::LoopMemberJoined,
@@ -329,11 +380,23 @@ impl LoopService {
                 Some(&member),
                 now,
             );
-            self.ports.loops.save_member(&member, &[event]).await?;
-            lp.members.retain(|m| m.user_id != member.user_id);
-            lp.members.push(member.clone());
+            match self
+                .ports
+                .loops
+                .save_member(&member, previous, &[event])
+                .await
+            {
+                Ok(()) => {
+                    lp.members.retain(|m| m.user_id != member.user_id);
+                    lp.members.push(member.clone());
+                    return Ok((lp, member));
+                }
+                Err(StoreError::Conflict(_)) => continue,
+                Err(StoreError::NotFound) => return Err(invalid()),
+                Err(e) => return Err(e.into()),
+            }
         }
-        Ok((lp, member))
+        Err(busy())
     }
 
     /// Invites someone by email (creator only): a pending member who turns
@@ -350,23 +413,31 @@ impl LoopService {
             .own_loop(caller, id, messages::LOOP_ACCESS_DENIED)
             .await?;
         let user = find_or_create_user(&self.ports, email).await?;
-        let now = self.ports.clock.now();
-        let member = match self.ports.loops.member(&lp.id, &user.id).await? {
-            Some(member) if member.status == reviewloop_domain::MemberStatus::Active => {
-                return Err(ServiceError::Conflict(
-                    "User is already an active member of this loop".into(),
-                ))
-            }
-            Some(mut member) => {
-                if !member.reinvite(now) {
-                    return Ok(member);
+        for _ in 0..WRITE_ATTEMPTS {
+            let now = self.ports.clock.now();
+            let existing = self.ports.loops.member(&lp.id, &user.id).await?;
+            let previous = existing.as_ref().map(|m| m.status);
+            let member = match existing {
+                Some(member) if member.status == MemberStatus::Active => {
+                    return Err(ServiceError::Conflict(
+                        "User is already an active member of this loop".into(),
+                    ))
                 }
-                member
+                Some(mut member) => {
+                    if !member.reinvite(now) {
+                        return Ok(member);
+                    }
+                    member
+                }
+                None => Member::invited(lp.id, user.id, user.email.clone(), now),
+            };
+            match self.ports.loops.save_member(&member, previous, &[]).await {
+                Ok(()) => return Ok(member),
+                Err(StoreError::Conflict(_)) => continue,
+                Err(e) => return Err(loop_gone(e)),
             }
-            None => Member::invited(lp.id, user.id, user.email, now),
-        };
-        self.ports.loops.save_member(&member, &[]).await?;
-        Ok(member)
+        }
+        Err(busy())
     }
 
     /// Gives the loop a new invite code (creator only); the old one stops working.
@@ -382,17 +453,21 @@ impl LoopService {
         lp.updated_at = self.ports.clock.now();
         for _ in 0..CODE_ATTEMPTS {
             lp.invite_code = self.ports.ids.invite_code();
-            match self.ports.loops.update_loop(&lp).await {
+            match self
+                .ports
+                .loops
+                .set_invite_code(&lp.id, &lp.invite_code, lp.updated_at)
+                .await
+            {
                 Ok(()) => return self.invite_for(lp),
                 Err(StoreError::Conflict(_)) => continue,
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(loop_gone(e)),
             }
         }
         Err(ServiceError::Unexpected(
             "no free invite code after several attempts".into(),
         ))
     }
-
     /// The QR code PNG of a live invite code (public: the code is the secret).
     pub async fn qr_png(&self, code: &str) -> Result<Vec<u8>, ServiceError> {
         let code =

@@ -21,6 +21,8 @@ impl From<DbError> for StoreError {
                 DatabaseErrorKind::UniqueViolation => {
                     StoreError::Conflict(info.message().to_owned())
                 }
+                // The row referred to (a loop, a user) was deleted meanwhile.
+                DatabaseErrorKind::ForeignKeyViolation => StoreError::NotFound,
                 DatabaseErrorKind::SerializationFailure => {
                     StoreError::Conflict(info.message().to_owned())
                 }

@@ -3,9 +3,10 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use reviewloop_domain::{
-    Event, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, Member, UserId,
+    Event, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, Member, MemberStatus, UserId,
 };
 use reviewloop_ports::{LoopStore, StoreError};
 
@@ -146,8 +147,37 @@ impl LoopStore for SqlStore {
         let row = LoopRow::from_domain(lp);
         self.db
             .run(move |conn| {
-                let changed = diesel::update(loops::table.find(row.id.clone()))
-                    .set(&row)
+                let changed = diesel::update(loops::table.find(&row.id))
+                    .set((
+                        loops::name.eq(&row.name),
+                        loops::description.eq(&row.description),
+                        loops::icon.eq(&row.icon),
+                        loops::created_at.eq(row.created_at),
+                        loops::updated_at.eq(row.updated_at),
+                    ))
+                    .execute(conn)?;
+                if changed == 0 {
+                    return Err(StoreError::NotFound.into());
+                }
+                Ok(())
+            })
+            .await
+    }
+
+    async fn set_invite_code(
+        &self,
+        id: &LoopId,
+        code: &InviteCode,
+        at: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let (id, code) = (id.to_string(), code.as_str().to_owned());
+        self.db
+            .run(move |conn| {
+                let changed = diesel::update(loops::table.find(&id))
+                    .set((
+                        loops::invite_code.eq(&code),
+                        loops::updated_at.eq(to_db_time(at)),
+                    ))
                     .execute(conn)?;
                 if changed == 0 {
                     return Err(StoreError::NotFound.into());
@@ -207,22 +237,36 @@ impl LoopStore for SqlStore {
             .await
     }
 
-    async fn save_member(&self, member: &Member, events: &[Event]) -> Result<(), StoreError> {
+    async fn save_member(
+        &self,
+        member: &Member,
+        previous: Option<MemberStatus>,
+        events: &[Event],
+    ) -> Result<(), StoreError> {
         let row = MemberRow::from_domain(member);
         let events = events.to_vec();
         self.db
             .run(move |conn| {
                 write(conn, |conn| {
-                    // An upsert spelled out, because the statement differs
-                    // between backends and this runs on all of them.
-                    let key = (row.loop_id.clone(), row.user_id.clone());
-                    let updated = diesel::update(loop_members::table.find(key))
-                        .set(&row)
-                        .execute(conn)?;
-                    if updated == 0 {
-                        diesel::insert_into(loop_members::table)
-                            .values(&row)
-                            .execute(conn)?;
+                    match previous {
+                        // A primary-key clash here means someone else created it first.
+                        None => {
+                            diesel::insert_into(loop_members::table)
+                                .values(&row)
+                                .execute(conn)?;
+                        }
+                        Some(status) => {
+                            let key = (row.loop_id.clone(), row.user_id.clone());
+                            let target = loop_members::table
+                                .find(key)
+                                .filter(loop_members::status.eq(status.as_str()));
+                            if diesel::update(target).set(&row).execute(conn)? == 0 {
+                                return Err(StoreError::Conflict(
+                                    "membership changed since it was read".into(),
+                                )
+                                .into());
+                            }
+                        }
                     }
                     outbox::append(conn, &events)
                 })

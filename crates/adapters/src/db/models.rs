@@ -104,8 +104,8 @@ impl ApiKeyRow {
     }
 }
 
-#[derive(Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = loops, treat_none_as_null = true)]
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = loops)]
 pub(crate) struct LoopRow {
     pub id: String,
     pub name: String,

@@ -27,6 +27,7 @@ pub(super) async fn list(
     let data = json!({
         "loop_id": lp.id,
         "members": lp.members,
+        "count": lp.member_count(),
         "member_count": lp.member_count(),
         "total_count": lp.member_count(),
         "active_count": lp.active_count(),

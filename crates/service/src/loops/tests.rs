@@ -151,7 +151,10 @@ async fn update_changes_only_what_is_sent_and_can_clear_the_description() {
 
 #[tokio::test]
 async fn update_refuses_empty_and_invalid_patches() {
-    let kit = Kit::new();
+    let mut kit = Kit::new();
+    let lp = kit.a_loop(&[], &[]);
+    with_loop(&mut kit, lp);
+    kit.loops.expect_update_loop().never();
     let caller = kit.principal(1);
     let id = LoopId::new(kit.oid(50));
     let svc = service(kit);
@@ -231,11 +234,28 @@ async fn member_removal_rules() {
     let removed = kit.user_id(3);
     kit.loops
         .expect_save_member()
-        .withf(move |m, events| {
+        .withf(move |m, _, events| {
             m.user_id == removed
                 && m.status == MemberStatus::Removed
                 && events.len() == 1
                 && events[0].event_type == EventType::LoopMemberLeft
+        })
+        .times(1)
+        .returning(|_, _, _| Ok(()));
+    // User 3 holds a claim in the loop; removing it gives the request back.
+    let mut claimed = crate::requests::tests::a_request(&kit);
+    claimed.claim(kit.user_id(3), kit.now).unwrap();
+    let mut others = crate::requests::tests::a_request(&kit);
+    others.claim(kit.user_id(2), kit.now).unwrap();
+    kit.requests
+        .expect_open_requests_in_loop()
+        .returning(move |_| Ok(vec![claimed.clone(), others.clone()]));
+    kit.requests
+        .expect_update_request()
+        .withf(|r, events| {
+            r.status == reviewloop_domain::RequestStatus::Pending
+                && r.claimed_by.is_none()
+                && events.is_empty()
         })
         .times(1)
         .returning(|_, _| Ok(()));
@@ -271,11 +291,11 @@ async fn joining_activates_a_pending_member_once() {
         .returning(move |_, _| Ok(Some(pending.clone())));
     kit.loops
         .expect_save_member()
-        .withf(|m, events| {
+        .withf(|m, _, events| {
             m.status == MemberStatus::Active && events[0].event_type == EventType::LoopMemberJoined
         })
         .times(1)
-        .returning(|_, _| Ok(()));
+        .returning(|_, _, _| Ok(()));
     let caller = kit.principal(2);
     let (lp, member) = service(kit).join(&caller, " abcdef ").await.unwrap();
     assert_eq!(member.status, MemberStatus::Active);
@@ -333,9 +353,9 @@ async fn invite_creates_a_pending_member_and_refuses_active_ones() {
         .returning(move |_, u| Ok((u == &active_member.user_id).then(|| active_member.clone())));
     kit.loops
         .expect_save_member()
-        .withf(|m, _| m.status == MemberStatus::Pending && m.email.as_str() == "new@x.io")
+        .withf(|m, _, _| m.status == MemberStatus::Pending && m.email.as_str() == "new@x.io")
         .times(1)
-        .returning(|_, _| Ok(()));
+        .returning(|_, _, _| Ok(()));
     let caller = kit.principal(1);
     let svc = service(kit);
     let member = svc.invite(&caller, &id, "New@x.io").await.unwrap();
@@ -361,10 +381,10 @@ async fn regenerating_the_code_replaces_it() {
     with_loop(&mut kit, lp);
     kit.qr.expect_png().returning(|_| Ok(vec![9]));
     kit.loops
-        .expect_update_loop()
-        .withf(|lp| lp.invite_code.as_str() == "NEWNEW")
+        .expect_set_invite_code()
+        .withf(|_, code, _| code.as_str() == "NEWNEW")
         .times(1)
-        .returning(|_| Ok(()));
+        .returning(|_, _, _| Ok(()));
     let caller = kit.principal(1);
     let invite = service(kit).regenerate_code(&caller, &id).await.unwrap();
     assert_ne!(invite.lp.invite_code, old);

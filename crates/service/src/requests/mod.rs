@@ -15,7 +15,7 @@ pub use list::ListRequestsInput;
 use chrono::{DateTime, Utc};
 use reviewloop_domain::{
     BroadcastEntry, Event, EventType, Loop, LoopId, Permission, RequestId, RequestInput,
-    RequestPatch, ReviewRequest,
+    RequestPatch, RequestStatus, ReviewRequest,
 };
 use reviewloop_ports::{RequestPage, RequestQuery, StoreError};
 use serde_json::Value;
@@ -118,6 +118,13 @@ impl RequestService {
         for _ in 0..WRITE_ATTEMPTS {
             let (mut request, lp) = self.load(caller, id, Some(actor)).await?;
             let now = self.ports.clock.now();
+            // Only an active member's claim counts: one left behind by a
+            // removed member is void, so the request is open to others.
+            if let (RequestStatus::Claimed, Some(holder)) = (request.status, request.claimed_by) {
+                if !lp.is_active_member(&holder) {
+                    request.release(holder, now)?;
+                }
+            }
             let event_type = change(&mut request, &lp, now)?;
             let events: Vec<Event> = event_type
                 .map(|kind| {
@@ -192,10 +199,14 @@ impl RequestService {
             None,
             now,
         );
-        self.ports
-            .requests
-            .insert_request(&request, &[event])
-            .await?;
+        match self.ports.requests.insert_request(&request, &[event]).await {
+            Ok(()) => {}
+            // The loop was deleted between reading it and writing the request.
+            Err(StoreError::NotFound) => {
+                return Err(ServiceError::NotFound(messages::LOOP_NOT_FOUND))
+            }
+            Err(e) => return Err(e.into()),
+        }
         Ok(CreatedRequest {
             polling_url: format!("{}/v1/api/requests/{}", self.public_url, request.id),
             request,

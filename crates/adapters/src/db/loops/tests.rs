@@ -74,15 +74,54 @@ async fn update_writes_fields_and_can_clear_the_description() {
     let mut lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     lp.name = LoopName::parse("Renamed").unwrap();
     lp.description = None;
-    lp.invite_code = InviteCode::parse("NEWCDE").unwrap();
     lp.updated_at = fixtures::at(9);
     store.update_loop(&lp).await.unwrap();
     assert_eq!(store.loop_by_id(&lp.id).await.unwrap().unwrap(), lp);
+}
+
+#[tokio::test]
+async fn an_edit_never_brings_back_an_old_invite_code() {
+    let db = TestDb::new();
+    let store = db.store();
+    let mut stale = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
+    let fresh = InviteCode::parse("NEWCDE").unwrap();
+    store
+        .set_invite_code(&stale.id, &fresh, fixtures::at(5))
+        .await
+        .unwrap();
+    // An edit made from a copy read before the new code was set.
+    stale.name = LoopName::parse("Renamed").unwrap();
+    store.update_loop(&stale).await.unwrap();
+    let loaded = store.loop_by_id(&stale.id).await.unwrap().unwrap();
+    assert_eq!(
+        (loaded.name.as_str(), loaded.invite_code.as_str()),
+        ("Renamed", "NEWCDE")
+    );
     assert!(store
         .loop_by_invite_code(&InviteCode::parse("ABCDEF").unwrap())
         .await
         .unwrap()
         .is_none());
+
+    let other = fixtures::loop_with_members(&store, 11, "WXYZ23").await;
+    let taken = store
+        .set_invite_code(&other.id, &fresh, fixtures::at(6))
+        .await;
+    assert!(matches!(taken, Err(StoreError::Conflict(_))));
+    let gone = Loop {
+        id: LoopId::new(fixtures::oid(99)),
+        ..stale
+    };
+    assert!(matches!(
+        store
+            .set_invite_code(&gone.id, &fresh, fixtures::at(6))
+            .await,
+        Err(StoreError::NotFound)
+    ));
+    assert!(matches!(
+        store.update_loop(&gone).await,
+        Err(StoreError::NotFound)
+    ));
 }
 
 #[tokio::test]
@@ -99,7 +138,10 @@ async fn removed_members_leave_the_loop_but_keep_their_row() {
         Some(&member),
         fixtures::at(5),
     );
-    store.save_member(&member, &[event]).await.unwrap();
+    store
+        .save_member(&member, Some(MemberStatus::Active), &[event])
+        .await
+        .unwrap();
     let loaded = store.loop_by_id(&lp.id).await.unwrap().unwrap();
     assert!(loaded.member(&member.user_id).is_none());
     let row = store
@@ -139,7 +181,7 @@ async fn save_member_inserts_new_members() {
         newcomer_user.email,
         fixtures::at(3),
     );
-    store.save_member(&newcomer, &[]).await.unwrap();
+    store.save_member(&newcomer, None, &[]).await.unwrap();
     assert_eq!(
         store.member(&lp.id, &newcomer.user_id).await.unwrap(),
         Some(newcomer)
@@ -180,4 +222,59 @@ async fn deleting_refuses_open_requests_unless_told_and_cascades() {
         store.delete_loop(&lp.id, false, &[]).await,
         Err(StoreError::NotFound)
     ));
+}
+
+#[tokio::test]
+async fn membership_writes_lose_to_changes_made_since_they_read() {
+    let db = TestDb::new();
+    let store = db.store();
+    let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
+    let pending = lp.members[3].clone();
+    assert_eq!(pending.status, MemberStatus::Pending);
+
+    // A join lands first ...
+    let mut joined = pending.clone();
+    joined.join(fixtures::at(2)).unwrap();
+    store
+        .save_member(&joined, Some(MemberStatus::Pending), &[])
+        .await
+        .unwrap();
+    // ... so an invitation based on the old "pending" read is refused,
+    let mut reinvited = pending.clone();
+    reinvited.invited_at = fixtures::at(3);
+    let stale = store
+        .save_member(&reinvited, Some(MemberStatus::Pending), &[])
+        .await;
+    assert!(matches!(stale, Err(StoreError::Conflict(_))));
+    // ... and so is creating a membership that now exists.
+    assert!(matches!(
+        store.save_member(&joined, None, &[]).await,
+        Err(StoreError::Conflict(_))
+    ));
+    let stored = store
+        .member(&lp.id, &pending.user_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        stored.status,
+        MemberStatus::Active,
+        "the join was not undone"
+    );
+}
+
+#[tokio::test]
+async fn a_member_of_a_deleted_loop_cannot_be_written() {
+    let db = TestDb::new();
+    let store = db.store();
+    let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
+    store.delete_loop(&lp.id, false, &[]).await.unwrap();
+    let late = Member::joined(
+        lp.id,
+        UserId::new(fixtures::oid(2)),
+        lp.members[1].email.clone(),
+        fixtures::at(5),
+    );
+    let result = store.save_member(&late, None, &[]).await;
+    assert!(matches!(result, Err(StoreError::NotFound)), "{result:?}");
 }

@@ -247,6 +247,7 @@ async fn the_inbox_holds_what_a_reviewer_can_still_act_on() {
     store
         .save_member(
             &Member::joined(lp.id, late_user.id, late_user.email, fixtures::at(9)),
+            None,
             &[],
         )
         .await
@@ -256,7 +257,10 @@ async fn the_inbox_holds_what_a_reviewer_can_still_act_on() {
     // A removed member's inbox empties.
     let mut member = store.member(&lp.id, &u2).await.unwrap().unwrap();
     member.remove(fixtures::at(10)).unwrap();
-    store.save_member(&member, &[]).await.unwrap();
+    store
+        .save_member(&member, Some(reviewloop_domain::MemberStatus::Active), &[])
+        .await
+        .unwrap();
     assert!(store.inbox(&u2, 50, 0).await.unwrap().is_empty());
 }
 

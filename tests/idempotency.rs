@@ -47,15 +47,37 @@ fn a_retried_create_answers_the_first_response_and_creates_nothing_new() {
     let (status, replayed, first) =
         post_with_key(&server, &key, &path, "n8n-run-1", &request_body());
     assert_eq!((status, replayed), (201, None));
-    // The same body with other formatting and key order is the same body.
-    let reordered: Value = serde_json::from_str(&request_body().to_string()).unwrap();
-    let (status, replayed, again) = post_with_key(
-        &server,
-        &key,
-        &path.replacen("/v1/api/", "/v1/", 1),
-        "n8n-run-1",
-        &reordered,
-    );
+    // The same body, sent as other text (keys reversed, spread over lines),
+    // is the same body.
+    let object = request_body();
+    let entries: Vec<String> = object
+        .as_object()
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|(k, v)| format!("{k:?} :  {v}"))
+        .collect();
+    let text = format!("{{\n  {}\n}}", entries.join(",\n  "));
+    assert_ne!(text, object.to_string());
+    let response = server
+        .http()
+        .post(format!(
+            "{}{}",
+            server.base,
+            path.replacen("/v1/api/", "/v1/", 1)
+        ))
+        .bearer_auth(&key)
+        .header("Idempotency-Key", "n8n-run-1")
+        .header("Content-Type", "application/json")
+        .body(text)
+        .send()
+        .unwrap();
+    let status = response.status().as_u16();
+    let replayed = response
+        .headers()
+        .get("idempotent-replayed")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let again: Value = response.json().unwrap();
     assert_eq!((status, replayed.as_deref()), (201, Some("true")));
     assert_eq!(again, first, "the very same answer, in either path form");
     assert_eq!(request_total(&server), 1);
@@ -175,4 +197,74 @@ fn a_burst_of_identical_retries_creates_exactly_one_request() {
         assert!(*status == 201 || *status == 409, "{status}: {body}");
     }
     assert_eq!(request_total(&server), 1);
+}
+
+/// Puts the database in the state a crash leaves behind: the request was
+/// created, but the process died before recording the outcome.
+fn forget_outcome_as_if_the_process_died(server: &Server, key: &str) {
+    use diesel::connection::SimpleConnection;
+    use diesel::Connection;
+    let path = server.db_url.trim_start_matches("sqlite://");
+    let mut conn = diesel::SqliteConnection::establish(path).unwrap();
+    conn.batch_execute(&format!(
+        "PRAGMA busy_timeout = 5000;
+         UPDATE idempotency_keys
+            SET state = 'running', response_status = NULL, response_body = NULL,
+                locked_at = datetime('now', '-120 seconds')
+          WHERE idempotency_key = '{key}';"
+    ))
+    .unwrap();
+}
+
+#[test]
+fn a_retry_after_a_crash_finds_the_request_the_dead_attempt_created() {
+    let server = Server::start();
+    let key = server.admin_key.clone();
+    let loop_id = id_of(&server.create_loop(&key, "Crashes")["loop"]);
+    let path = format!("/v1/loops/{loop_id}/requests");
+    let (status, _, first) = post_with_key(&server, &key, &path, "zap-42", &request_body());
+    assert_eq!(status, 201);
+
+    forget_outcome_as_if_the_process_died(&server, "zap-42");
+    let (status, replayed, retried) =
+        post_with_key(&server, &key, &path, "zap-42", &request_body());
+    assert_eq!((status, replayed), (201, None), "the call ran again ...");
+    assert_eq!(
+        retried["data"]["request"]["id"], first["data"]["request"]["id"],
+        "... and found the first request"
+    );
+    assert_eq!(request_total(&server), 1, "no second request");
+
+    let (status, replayed, _) = post_with_key(&server, &key, &path, "zap-42", &request_body());
+    assert_eq!(
+        (status, replayed.as_deref()),
+        (201, Some("true")),
+        "and recorded it this time"
+    );
+
+    let (status, _, loop_first) = post_with_key(
+        &server,
+        &key,
+        "/v1/loops",
+        "loop-7",
+        &json!({"name": "Once"}),
+    );
+    assert_eq!(status, 201);
+    forget_outcome_as_if_the_process_died(&server, "loop-7");
+    let (status, _, loop_again) = post_with_key(
+        &server,
+        &key,
+        "/v1/loops",
+        "loop-7",
+        &json!({"name": "Once"}),
+    );
+    assert_eq!(status, 201);
+    assert_eq!(
+        loop_again["data"]["loop"]["id"],
+        loop_first["data"]["loop"]["id"]
+    );
+    assert_eq!(
+        loop_again["data"]["invite_code"],
+        loop_first["data"]["invite_code"]
+    );
 }

@@ -379,6 +379,17 @@ fn the_inbox_orders_by_priority_then_age_and_follows_membership() {
     assert_eq!(claim.error(404), "Request not found");
 }
 
+/// Milliseconds from one API timestamp to another.
+fn millis_between(from: &Value, to: &Value) -> i64 {
+    let parse = |v: &Value| {
+        v.as_str()
+            .unwrap()
+            .parse::<chrono::DateTime<chrono::Utc>>()
+            .unwrap()
+    };
+    (parse(to) - parse(from)).num_milliseconds()
+}
+
 fn wait_for_status(t: &Team, id: &str, status: &str, limit: Duration) -> Value {
     let started = Instant::now();
     loop {
@@ -413,7 +424,11 @@ fn unanswered_requests_time_out_with_their_default_response() {
         let request = wait_for_status(&t, id, "timeout", Duration::from_secs(5));
         assert_eq!(request["response_data"], "reject");
         assert!(request["response_by"].is_null());
-        assert!(request["response_at"].is_string());
+        let late = millis_between(&request["timeout_at"], &request["response_at"]);
+        assert!(
+            (0..1000).contains(&late),
+            "timed out {late} ms after timeout_at"
+        );
     }
     let late = t.server.post(
         &t.reviewers[0].0,
@@ -432,8 +447,14 @@ fn a_request_that_fell_due_while_the_server_was_down_times_out_after_start() {
     t.server.kill();
     std::thread::sleep(Duration::from_millis(1500));
     t.server.relaunch();
+    let restarted = chrono::Utc::now();
     let request = wait_for_status(&t, &id, "timeout", Duration::from_secs(3));
     assert_eq!(request["response_data"], "reject");
+    let after_start = millis_between(&json!(restarted.to_rfc3339()), &request["response_at"]);
+    assert!(
+        after_start < 1000,
+        "timed out {after_start} ms after the restart"
+    );
 }
 
 #[test]

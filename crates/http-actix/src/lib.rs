@@ -9,11 +9,13 @@ mod body;
 mod envelope;
 mod error;
 mod fallback;
+mod public_limit;
 mod routes;
 mod state;
 
 pub use envelope::Surface;
 pub use error::ApiError;
+pub use public_limit::{PublicLimiter, PUBLIC_CALLS_PER_MINUTE};
 pub use state::AppState;
 
 use actix_web::body::MessageBody;

@@ -1,5 +1,9 @@
 //! What every handler can reach: the services.
 
+use std::sync::Arc;
+
+use crate::public_limit::PublicLimiter;
+
 use reviewloop_service::{Authenticator, IdempotencyService, LoopService, Ports, RequestService};
 
 /// The services, built once at start and shared by every worker.
@@ -13,6 +17,8 @@ pub struct AppState {
     pub requests: RequestService,
     /// Safe retries of create calls.
     pub idempotency: IdempotencyService,
+    /// Per-client limit of the routes that need no key.
+    pub public_limiter: Arc<PublicLimiter>,
 }
 
 impl AppState {
@@ -22,6 +28,7 @@ impl AppState {
             auth: Authenticator::new(ports.clone()),
             loops: LoopService::new(ports.clone(), public_url),
             idempotency: IdempotencyService::new(ports.clone()),
+            public_limiter: Arc::new(PublicLimiter::default()),
             requests: RequestService::new(ports, public_url),
         }
     }

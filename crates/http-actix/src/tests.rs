@@ -308,3 +308,32 @@ async fn public_routes_need_no_key_and_unknown_codes_are_404() {
         (StatusCode::OK, Some("ok"))
     );
 }
+
+#[actix_web::test]
+async fn public_routes_are_limited_per_client() {
+    // Windows are whole minutes; stay inside one.
+    let into_minute = Utc::now().timestamp() % 60;
+    if into_minute > 57 {
+        tokio::time::sleep(std::time::Duration::from_secs(61 - into_minute as u64)).await;
+    }
+    let app = test::init_service(build_app(AppState::new(all(), "http://localhost:8080"))).await;
+    let from = |ip: &str| {
+        TestRequest::get()
+            .uri("/join/ABCDEF")
+            .peer_addr(format!("{ip}:4000").parse().unwrap())
+            .to_request()
+    };
+    for _ in 0..PUBLIC_CALLS_PER_MINUTE {
+        let response = test::call_service(&app, from("192.0.2.1")).await;
+        assert_eq!(
+            response.status(),
+            StatusCode::NOT_FOUND,
+            "unknown code, but counted"
+        );
+    }
+    let refused = test::call_service(&app, from("192.0.2.1")).await;
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(refused.headers().contains_key("retry-after"));
+    let other = test::call_service(&app, from("192.0.2.2")).await;
+    assert_eq!(other.status(), StatusCode::NOT_FOUND);
+}

@@ -9,8 +9,14 @@ use crate::StoreError;
 /// What to do with a call that carries an idempotency key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IdempotencyBegin {
-    /// First use of the key (or the earlier use expired): run the call.
-    Started,
+    /// Run the call: the key is new (or its record expired), or an earlier
+    /// attempt died while running and this one takes over.
+    Started {
+        /// When the key was first used. A call taken over must create what
+        /// the dead attempt may already have created, so resources made
+        /// under a key take ids derived from it and from this time.
+        since: DateTime<Utc>,
+    },
     /// The same call already finished: answer this again.
     Replay {
         /// The first answer's HTTP status.
@@ -30,8 +36,8 @@ pub enum IdempotencyBegin {
 pub trait IdempotencyStore: Send + Sync {
     /// Claims `key` for a call with `fingerprint`, in one transaction.
     /// Records created before `expired_before` count as absent; running
-    /// records created before `stale_before` belonged to a call that died
-    /// and are taken over.
+    /// records whose attempt started before `stale_before` belonged to a
+    /// call that died and are taken over.
     async fn begin(
         &self,
         api_key: &ApiKeyId,

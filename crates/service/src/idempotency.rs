@@ -3,8 +3,8 @@
 //! first call still runs, 409. Records live in the store for 24 hours, so
 //! they hold across restarts and instances.
 
-use chrono::Duration;
-use reviewloop_domain::ApiKeyId;
+use chrono::{DateTime, Duration, Utc};
+use reviewloop_domain::{ApiKeyId, ObjectId};
 use reviewloop_ports::{IdempotencyBegin, StoreError};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -38,6 +38,24 @@ pub enum Idempotent {
 pub struct IdempotencyTicket {
     api_key: ApiKeyId,
     key: String,
+    since: DateTime<Utc>,
+}
+
+impl IdempotencyTicket {
+    /// The id the resource created under this key takes. It is the same
+    /// for every attempt with the key, so an attempt that takes over from
+    /// one that died after creating the resource finds it (the insert
+    /// collides) instead of creating a second one.
+    pub fn resource_id(&self) -> ObjectId {
+        let digest = Sha256::new()
+            .chain_update(self.api_key.to_string().as_bytes())
+            .chain_update([0])
+            .chain_update(self.key.as_bytes())
+            .finalize();
+        let mut random = [0u8; 8];
+        random.copy_from_slice(&digest[..8]);
+        ObjectId::from_parts(self.since.timestamp(), random)
+    }
 }
 
 /// Idempotency of create calls.
@@ -99,9 +117,10 @@ impl IdempotencyService {
             other => other?,
         };
         match outcome {
-            IdempotencyBegin::Started => Ok(Idempotent::Run(IdempotencyTicket {
+            IdempotencyBegin::Started { since } => Ok(Idempotent::Run(IdempotencyTicket {
                 api_key: caller.api_key_id,
                 key: key.to_owned(),
+                since,
             })),
             IdempotencyBegin::Replay { status, body } => Ok(Idempotent::Replay { status, body }),
             IdempotencyBegin::Mismatch => Err(ServiceError::Unprocessable(
@@ -176,13 +195,13 @@ mod tests {
                 status: 201,
                 body: "{}".into(),
             },
-            IdempotencyBegin::Started,
+            IdempotencyBegin::Started { since: kit.now },
         ];
         kit.idempotency
             .expect_begin()
             .times(4)
             .returning(move |_, _, _, _, _, _| {
-                Ok(answers.pop().unwrap_or(IdempotencyBegin::Started))
+                Ok(answers.pop().unwrap_or(IdempotencyBegin::InProgress))
             });
         let caller = kit.principal(1);
         let service = IdempotencyService::new(kit.ports());
@@ -206,6 +225,23 @@ mod tests {
             service.begin(&caller, "k", "op", &body).await,
             Err(ServiceError::Conflict(_))
         ));
+    }
+
+    #[test]
+    fn resource_ids_are_the_same_for_every_attempt_with_a_key() {
+        let kit = Kit::new();
+        let ticket = |api_key: u8, key: &str| IdempotencyTicket {
+            api_key: reviewloop_domain::ApiKeyId::new(kit.oid(api_key)),
+            key: key.into(),
+            since: kit.now,
+        };
+        assert_eq!(ticket(1, "k").resource_id(), ticket(1, "k").resource_id());
+        assert_ne!(ticket(1, "k").resource_id(), ticket(1, "j").resource_id());
+        assert_ne!(ticket(1, "k").resource_id(), ticket(2, "k").resource_id());
+        assert_eq!(
+            i64::from(ticket(1, "k").resource_id().unix_seconds()),
+            kit.now.timestamp()
+        );
     }
 
     #[tokio::test]
@@ -236,6 +272,7 @@ mod tests {
         let ticket = IdempotencyTicket {
             api_key: reviewloop_domain::ApiKeyId::new(kit.oid(1)),
             key: "k".into(),
+            since: kit.now,
         };
         let service = IdempotencyService::new(kit.ports());
         service.finish(ticket.clone(), 503, "{}").await.unwrap();

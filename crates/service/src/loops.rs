@@ -3,7 +3,7 @@
 use reviewloop_domain::review_loop::NewLoop;
 use reviewloop_domain::{
     Email, Event, EventType, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, Member,
-    MemberStatus, Permission, UserId, ValidationError,
+    MemberStatus, ObjectId, Permission, UserId, ValidationError,
 };
 use reviewloop_ports::StoreError;
 
@@ -131,18 +131,22 @@ impl LoopService {
         }
     }
 
-    /// Creates a loop whose creator is its first active member.
+    /// Creates a loop whose creator is its first active member. With `id`
+    /// (an idempotent retry), a loop the caller already created under that
+    /// id is answered instead of a new one.
     pub async fn create(
         &self,
         caller: &Principal,
         name: Option<&str>,
         description: Option<&str>,
         icon: Option<&str>,
+        id: Option<ObjectId>,
     ) -> Result<LoopInvite, ServiceError> {
         caller.require(Permission::LoopsWrite)?;
         let fields = NewLoop::parse(name, description, icon)?;
         let now = self.ports.clock.now();
-        let id = LoopId::new(self.ports.ids.object_id(now));
+        let given = id.is_some();
+        let id = LoopId::new(id.unwrap_or_else(|| self.ports.ids.object_id(now)));
         let creator = Member::creator(id, caller.user_id, caller.email.clone(), now);
         for _ in 0..CODE_ATTEMPTS {
             let lp = Loop::create(
@@ -154,6 +158,15 @@ impl LoopService {
             );
             match self.ports.loops.insert_loop(&lp, &[]).await {
                 Ok(()) => return self.invite_for(lp),
+                Err(StoreError::Conflict(_)) if given => {
+                    // Either the invite code is taken, or an earlier attempt
+                    // under the same idempotency key created this loop.
+                    if let Some(existing) = self.ports.loops.loop_by_id(&id).await? {
+                        if existing.is_creator(&caller.user_id) {
+                            return self.invite_for(existing);
+                        }
+                    }
+                }
                 Err(StoreError::Conflict(_)) => continue,
                 Err(e) => return Err(e.into()),
             }

@@ -83,7 +83,8 @@ CREATE TABLE requests (
 -- The request lists: by creator (optionally by status), newest first.
 CREATE INDEX requests_by_creator ON requests (creator_id, created_at);
 CREATE INDEX requests_by_creator_status ON requests (creator_id, status, created_at);
--- A loop's requests (list, delete checks).
+-- A loop's requests by status: delete checks, and the inbox's open requests
+-- of the loops a reviewer is active in.
 CREATE INDEX requests_by_loop ON requests (loop_id, status);
 -- The timeout sweeper reads only open requests, soonest first, so its cost
 -- follows the number of due requests, not the number of requests.
@@ -99,8 +100,9 @@ CREATE TABLE request_broadcasts (
     notification_error TEXT,
     PRIMARY KEY (request_id, user_id)
 );
--- The inbox: everything sent to one reviewer.
-CREATE INDEX request_broadcasts_by_user ON request_broadcasts (user_id, request_id);
+-- No index by user on purpose: the inbox starts from the reviewer's
+-- memberships and open requests, and checks each against the primary key,
+-- so it never walks everything a reviewer was ever sent.
 
 -- Transactional outbox: every state change writes its events here in the
 -- same transaction; delivery reads from here.

@@ -7,7 +7,11 @@ CREATE TABLE idempotency_keys (
     state TEXT NOT NULL,
     response_status INTEGER,
     response_body TEXT,
+    -- When the key was first used: the record expires 24 hours later.
     created_at TIMESTAMP NOT NULL,
+    -- When the current attempt started: a "running" record whose attempt
+    -- is old belonged to a process that died, and a retry may take it over.
+    locked_at TIMESTAMP NOT NULL,
     PRIMARY KEY (api_key_id, idempotency_key)
 );
 CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);

@@ -23,6 +23,7 @@ struct KeyRow {
     response_status: Option<i32>,
     response_body: Option<String>,
     created_at: chrono::NaiveDateTime,
+    locked_at: chrono::NaiveDateTime,
 }
 
 #[async_trait]
@@ -44,6 +45,7 @@ impl IdempotencyStore for SqlStore {
             response_status: None,
             response_body: None,
             created_at: to_db_time(now),
+            locked_at: to_db_time(now),
         };
         self.db
             .run(move |conn| {
@@ -54,32 +56,41 @@ impl IdempotencyStore for SqlStore {
                         .select(KeyRow::as_select())
                         .first(conn)
                         .optional()?;
-                    if let Some(found) = existing {
-                        let created = from_db_time(found.created_at);
-                        let expired = created < expired_before;
-                        let dead = found.state == RUNNING && created < stale_before;
-                        if !expired && !dead {
-                            return Ok(if found.fingerprint != row.fingerprint {
-                                IdempotencyBegin::Mismatch
-                            } else if let (DONE, Some(status), Some(body)) = (
-                                found.state.as_str(),
-                                found.response_status,
-                                found.response_body,
-                            ) {
-                                IdempotencyBegin::Replay {
-                                    status: u16::try_from(status).unwrap_or(500),
-                                    body,
-                                }
-                            } else {
-                                IdempotencyBegin::InProgress
-                            });
-                        }
+                    let Some(found) = existing else {
+                        diesel::insert_into(keys::table)
+                            .values(&row)
+                            .execute(conn)?;
+                        return Ok(IdempotencyBegin::Started { since: now });
+                    };
+                    if from_db_time(found.created_at) < expired_before {
                         diesel::delete(keys::table.find(id)).execute(conn)?;
+                        diesel::insert_into(keys::table)
+                            .values(&row)
+                            .execute(conn)?;
+                        return Ok(IdempotencyBegin::Started { since: now });
                     }
-                    diesel::insert_into(keys::table)
-                        .values(&row)
+                    if found.fingerprint != row.fingerprint {
+                        return Ok(IdempotencyBegin::Mismatch);
+                    }
+                    if let (DONE, Some(status), Some(body)) = (
+                        found.state.as_str(),
+                        found.response_status,
+                        found.response_body,
+                    ) {
+                        let status = u16::try_from(status).unwrap_or(500);
+                        return Ok(IdempotencyBegin::Replay { status, body });
+                    }
+                    if from_db_time(found.locked_at) >= stale_before {
+                        return Ok(IdempotencyBegin::InProgress);
+                    }
+                    // The attempt that held it died: take over, keeping the
+                    // first-use time that resource ids derive from.
+                    diesel::update(keys::table.find(id))
+                        .set(keys::locked_at.eq(row.locked_at))
                         .execute(conn)?;
-                    Ok(IdempotencyBegin::Started)
+                    Ok(IdempotencyBegin::Started {
+                        since: from_db_time(found.created_at),
+                    })
                 })
             })
             .await
@@ -137,45 +148,50 @@ mod tests {
     use super::super::testdb::{fixtures, TestDb};
     use super::*;
 
+    fn started(at: i64) -> IdempotencyBegin {
+        IdempotencyBegin::Started {
+            since: fixtures::at(at),
+        }
+    }
+
     fn key() -> ApiKeyId {
         ApiKeyId::new(fixtures::oid(1))
     }
 
-    async fn begin(store: &SqlStore, k: &str, fp: &str, at: i64) -> IdempotencyBegin {
+    async fn begin_as(
+        store: &SqlStore,
+        api_key: &ApiKeyId,
+        k: &str,
+        fp: &str,
+        at: i64,
+    ) -> IdempotencyBegin {
         let now = fixtures::at(at);
+        let (expired, stale) = (now - Duration::hours(24), now - Duration::seconds(60));
         store
-            .begin(
-                &key(),
-                k,
-                fp,
-                now,
-                now - Duration::hours(24),
-                now - Duration::seconds(60),
-            )
+            .begin(api_key, k, fp, now, expired, stale)
             .await
             .unwrap()
+    }
+
+    async fn begin(store: &SqlStore, k: &str, fp: &str, at: i64) -> IdempotencyBegin {
+        begin_as(store, &key(), k, fp, at).await
     }
 
     #[tokio::test]
     async fn first_use_starts_then_replays_the_stored_answer() {
         let db = TestDb::new();
         let store = db.store();
-        assert_eq!(
-            begin(&store, "k1", "fp", 0).await,
-            IdempotencyBegin::Started
-        );
+        assert_eq!(begin(&store, "k1", "fp", 0).await, started(0));
         assert_eq!(
             begin(&store, "k1", "fp", 1).await,
             IdempotencyBegin::InProgress
         );
         store.finish(&key(), "k1", 201, "{\"a\":1}").await.unwrap();
-        assert_eq!(
-            begin(&store, "k1", "fp", 2).await,
-            IdempotencyBegin::Replay {
-                status: 201,
-                body: "{\"a\":1}".into()
-            }
-        );
+        let replay = IdempotencyBegin::Replay {
+            status: 201,
+            body: "{\"a\":1}".into(),
+        };
+        assert_eq!(begin(&store, "k1", "fp", 2).await, replay);
         assert_eq!(
             begin(&store, "k1", "other", 3).await,
             IdempotencyBegin::Mismatch
@@ -186,58 +202,51 @@ mod tests {
     async fn keys_are_scoped_to_the_api_key() {
         let db = TestDb::new();
         let store = db.store();
-        assert_eq!(
-            begin(&store, "k1", "fp", 0).await,
-            IdempotencyBegin::Started
-        );
+        assert_eq!(begin(&store, "k1", "fp", 0).await, started(0));
         let other = ApiKeyId::new(fixtures::oid(2));
-        let now = fixtures::at(1);
-        let outcome = store
-            .begin(
-                &other,
-                "k1",
-                "fp",
-                now,
-                now - Duration::hours(24),
-                now - Duration::seconds(60),
-            )
-            .await;
-        assert_eq!(outcome.unwrap(), IdempotencyBegin::Started);
+        assert_eq!(begin_as(&store, &other, "k1", "fp", 1).await, started(1));
     }
 
     #[tokio::test]
-    async fn expired_abandoned_and_dead_records_start_over() {
+    async fn expired_and_abandoned_records_start_over() {
         let db = TestDb::new();
         let store = db.store();
-        assert_eq!(
-            begin(&store, "done", "fp", 0).await,
-            IdempotencyBegin::Started
-        );
+        assert_eq!(begin(&store, "done", "fp", 0).await, started(0));
         store.finish(&key(), "done", 201, "{}").await.unwrap();
+        let later = 24 * 3600 + 1;
         assert_eq!(
-            begin(&store, "done", "new", 24 * 3600 + 1).await,
-            IdempotencyBegin::Started,
+            begin(&store, "done", "new", later).await,
+            started(later),
             "expired after 24 h"
         );
 
-        assert_eq!(
-            begin(&store, "failed", "fp", 0).await,
-            IdempotencyBegin::Started
-        );
+        assert_eq!(begin(&store, "failed", "fp", 0).await, started(0));
         store.abandon(&key(), "failed").await.unwrap();
-        assert_eq!(
-            begin(&store, "failed", "fp", 1).await,
-            IdempotencyBegin::Started
-        );
+        assert_eq!(begin(&store, "failed", "fp", 1).await, started(1));
+    }
 
+    #[tokio::test]
+    async fn an_attempt_that_died_is_taken_over_with_its_first_use_time() {
+        let db = TestDb::new();
+        let store = db.store();
+        assert_eq!(begin(&store, "crashed", "fp", 0).await, started(0));
         assert_eq!(
-            begin(&store, "crashed", "fp", 0).await,
-            IdempotencyBegin::Started
+            begin(&store, "crashed", "fp", 30).await,
+            IdempotencyBegin::InProgress
         );
         assert_eq!(
             begin(&store, "crashed", "fp", 61).await,
-            IdempotencyBegin::Started,
-            "a running record past 60 s is taken over"
+            started(0),
+            "past 60 s it is taken over"
+        );
+        assert_eq!(
+            begin(&store, "crashed", "fp", 62).await,
+            IdempotencyBegin::InProgress,
+            "the new attempt holds it"
+        );
+        assert_eq!(
+            begin(&store, "crashed", "other", 200).await,
+            IdempotencyBegin::Mismatch
         );
     }
 

@@ -7,6 +7,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::dsl::sql;
 use diesel::prelude::*;
+use diesel::query_builder::QueryFragment;
+use diesel::query_dsl::LoadQuery;
 use diesel::sql_types::Bool;
 use reviewloop_domain::{BroadcastEntry, Event, LoopId, RequestId, ReviewRequest, UserId};
 use reviewloop_ports::{RequestPage, RequestQuery, RequestSort, RequestStore, StoreError};
@@ -22,6 +24,8 @@ type Backend = <Conn as diesel::Connection>::Backend;
 /// a planner uses a partial index only when the query's condition matches
 /// it literally, which bound parameters would not.
 const OPEN_CONDITION: &str = "status IN ('pending', 'claimed')";
+/// The same, for queries that join other tables with a `status` column.
+const OPEN_CONDITION_QUALIFIED: &str = "requests.status IN ('pending', 'claimed')";
 
 /// Attaches each request's broadcast entries, in the order they were sent.
 fn with_broadcasts(conn: &mut Conn, rows: Vec<RequestRow>) -> Result<Vec<ReviewRequest>, DbError> {
@@ -64,6 +68,52 @@ fn filtered(query: &RequestQuery) -> requests::BoxedQuery<'static, Backend> {
         boxed = boxed.filter(requests::loop_id.eq(loop_id.to_string()));
     }
     boxed
+}
+
+/// What a reviewer can still act on: open requests of the loops it is active
+/// in (through `loop_members_by_user` and `requests_by_loop`), that were
+/// sent to it (checked by primary key), pending or claimed by it. Its cost
+/// follows the open work in those loops, not everything ever sent.
+fn inbox_query(
+    user: String,
+    limit: u32,
+    offset: u32,
+) -> impl LoadQuery<'static, Conn, RequestRow> + QueryFragment<Backend> + Send + 'static {
+    loop_members::table
+        .inner_join(requests::table.on(requests::loop_id.eq(loop_members::loop_id)))
+        .inner_join(
+            request_broadcasts::table.on(request_broadcasts::request_id
+                .eq(requests::id)
+                .and(request_broadcasts::user_id.eq(loop_members::user_id))),
+        )
+        .filter(loop_members::user_id.eq(user.clone()))
+        .filter(loop_members::status.eq("active"))
+        .filter(sql::<Bool>(OPEN_CONDITION_QUALIFIED))
+        .filter(
+            requests::status
+                .eq("pending")
+                .or(requests::claimed_by.eq(user)),
+        )
+        .order((
+            requests::priority_rank.desc(),
+            requests::created_at.asc(),
+            requests::id.asc(),
+        ))
+        .limit(i64::from(limit))
+        .offset(i64::from(offset))
+        .select(requests::all_columns)
+}
+
+/// Open requests past their timeout, soonest first, through `requests_due`.
+fn due_query(
+    now: DateTime<Utc>,
+    limit: u32,
+) -> impl LoadQuery<'static, Conn, RequestRow> + QueryFragment<Backend> + Send + 'static {
+    requests::table
+        .filter(sql::<Bool>(OPEN_CONDITION))
+        .filter(requests::timeout_at.le(to_db_time(now)))
+        .order(requests::timeout_at.asc())
+        .limit(i64::from(limit))
 }
 
 #[async_trait]
@@ -199,32 +249,10 @@ impl RequestStore for SqlStore {
         limit: u32,
         offset: u32,
     ) -> Result<Vec<ReviewRequest>, StoreError> {
-        let user = user.to_string();
+        let query = inbox_query(user.to_string(), limit, offset);
         self.db
             .run(move |conn| {
-                let rows = requests::table
-                    .inner_join(request_broadcasts::table)
-                    .inner_join(
-                        loop_members::table.on(loop_members::loop_id
-                            .eq(requests::loop_id)
-                            .and(loop_members::user_id.eq(&user))),
-                    )
-                    .filter(request_broadcasts::user_id.eq(&user))
-                    .filter(loop_members::status.eq("active"))
-                    .filter(
-                        requests::status.eq("pending").or(requests::status
-                            .eq("claimed")
-                            .and(requests::claimed_by.eq(&user))),
-                    )
-                    .order((
-                        requests::priority_rank.desc(),
-                        requests::created_at.asc(),
-                        requests::id.asc(),
-                    ))
-                    .limit(i64::from(limit))
-                    .offset(i64::from(offset))
-                    .select(RequestRow::as_select())
-                    .load(conn)?;
+                let rows = query.load::<RequestRow>(conn)?;
                 with_broadcasts(conn, rows)
             })
             .await
@@ -235,15 +263,10 @@ impl RequestStore for SqlStore {
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<ReviewRequest>, StoreError> {
+        let query = due_query(now, limit);
         self.db
             .run(move |conn| {
-                let rows = requests::table
-                    .filter(sql::<Bool>(OPEN_CONDITION))
-                    .filter(requests::timeout_at.le(to_db_time(now)))
-                    .order(requests::timeout_at.asc())
-                    .limit(i64::from(limit))
-                    .select(RequestRow::as_select())
-                    .load(conn)?;
+                let rows = query.load::<RequestRow>(conn)?;
                 with_broadcasts(conn, rows)
             })
             .await

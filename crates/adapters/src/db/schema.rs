@@ -134,5 +134,6 @@ diesel::table! {
         response_status -> Nullable<Integer>,
         response_body -> Nullable<Text>,
         created_at -> Timestamp,
+        locked_at -> Timestamp,
     }
 }

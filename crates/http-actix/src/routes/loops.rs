@@ -40,15 +40,16 @@ pub(super) async fn create(
     req: HttpRequest,
     Body(body, raw): Body<CreateLoop>,
 ) -> Result {
-    once(&state, &caller, &req, &raw, async {
+    let (app, principal) = (state.clone(), caller.principal.clone());
+    once(&state, &caller, &req, &raw, move |id| async move {
         let (name, description, icon) = (
             body.name.as_deref(),
             body.description.as_deref(),
             body.icon.as_deref(),
         );
-        let invite = state
+        let invite = app
             .loops
-            .create(&caller.principal, name, description, icon)
+            .create(&principal, name, description, icon, id)
             .await?;
         Ok((
             StatusCode::CREATED,

@@ -13,12 +13,20 @@ mod views;
 use actix_web::middleware::from_fn;
 use actix_web::web;
 
-use crate::auth;
+use crate::{auth, public_limit};
 
 pub(crate) fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/health", web::get().to(public::health))
-        .route("/join/{code}", web::get().to(public::join_page))
-        .route("/v1/qr/{file}", web::get().to(public::qr_png))
+        .service(
+            web::resource("/join/{code}")
+                .wrap(from_fn(public_limit::limit))
+                .get(public::join_page),
+        )
+        .service(
+            web::resource("/v1/qr/{file}")
+                .wrap(from_fn(public_limit::limit))
+                .get(public::qr_png),
+        )
         .service(
             web::scope("/v1/api")
                 .wrap(from_fn(auth::authenticate))

@@ -5,9 +5,11 @@
 use std::future::Future;
 
 use actix_web::http::header::ContentType;
+use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
-use reviewloop_service::Idempotent;
+use reviewloop_domain::ObjectId;
+use reviewloop_service::{Idempotent, ServiceError};
 use serde_json::Value;
 
 use crate::auth::Caller;
@@ -15,6 +17,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 const HEADER: &str = "idempotency-key";
+const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 
 fn json(status: StatusCode, body: String) -> HttpResponse {
     HttpResponse::build(status)
@@ -23,8 +26,9 @@ fn json(status: StatusCode, body: String) -> HttpResponse {
 }
 
 /// Runs `call` at most once per idempotency key and body; without the
-/// header it simply runs it.
-pub(super) async fn once<F>(
+/// header it simply runs it. `call` gets the id the created resource must
+/// take (see `IdempotencyTicket::resource_id`), or `None` without a key.
+pub(super) async fn once<F, Fut>(
     state: &AppState,
     caller: &Caller,
     req: &HttpRequest,
@@ -32,10 +36,11 @@ pub(super) async fn once<F>(
     call: F,
 ) -> Result<HttpResponse, ApiError>
 where
-    F: Future<Output = Result<(StatusCode, Value), ApiError>>,
+    F: FnOnce(Option<ObjectId>) -> Fut + 'static,
+    Fut: Future<Output = Result<(StatusCode, Value), ApiError>> + 'static,
 {
     let Some(header) = req.headers().get(HEADER) else {
-        return call
+        return call(None)
             .await
             .map(|(status, value)| json(status, value.to_string()));
     };
@@ -56,28 +61,35 @@ where
         Idempotent::Replay { status, body } => {
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
             let mut response = json(status, body);
-            response.headers_mut().insert(
-                actix_web::http::header::HeaderName::from_static("idempotent-replayed"),
-                actix_web::http::header::HeaderValue::from_static("true"),
-            );
+            response
+                .headers_mut()
+                .insert(REPLAYED, HeaderValue::from_static("true"));
             return Ok(response);
         }
         Idempotent::Run(ticket) => ticket,
     };
-    let outcome = call.await;
-    let (status, value) = match &outcome {
-        Ok((status, value)) => (*status, value.clone()),
-        Err(error) => (error.status_code(), error.body()),
-    };
-    let text = value.to_string();
-    if let Err(error) = state
-        .idempotency
-        .finish(ticket, status.as_u16(), &text)
-        .await
-    {
-        // The call itself succeeded or failed on its own; only the replay
-        // record is missing, so a retry would run the call again.
-        tracing::warn!(%error, "could not record the idempotent outcome");
-    }
-    outcome.map(|_| json(status, text))
+    let resource_id = ticket.resource_id();
+    let idempotency = state.idempotency.clone();
+    // A client that hangs up makes actix drop this handler; the call and
+    // the record of its outcome run in their own task so that cannot
+    // happen between creating the resource and recording it.
+    let task = actix_web::rt::spawn(async move {
+        let outcome = call(Some(resource_id)).await;
+        let (status, value) = match &outcome {
+            Ok((status, value)) => (*status, value.clone()),
+            Err(error) => (error.status_code(), error.body()),
+        };
+        let text = value.to_string();
+        if let Err(error) = idempotency.finish(ticket, status.as_u16(), &text).await {
+            // Only the replay record is missing: a retry runs the call
+            // again, and the resource id makes it find what was created.
+            tracing::warn!(%error, "could not record the idempotent outcome");
+        }
+        outcome.map(|_| json(status, text))
+    });
+    task.await.map_err(|e| {
+        ApiError::from(ServiceError::Unexpected(format!(
+            "idempotent call task failed: {e}"
+        )))
+    })?
 }

@@ -96,13 +96,13 @@ pub(super) async fn create(
     req: HttpRequest,
     Body(body, raw): Body<CreateRequest>,
 ) -> Result {
-    once(&state, &caller, &req, &raw, async {
+    let (app, principal) = (state.clone(), caller.principal.clone());
+    once(&state, &caller, &req, &raw, move |id| async move {
         let loop_id = body_loop_id(body.loop_id.as_deref())?
             .ok_or_else(|| ApiError::bad_request("loop_id is required"))?;
         Ok(created(
-            state
-                .requests
-                .create(&caller.principal, &loop_id, body.into_input())
+            app.requests
+                .create(&principal, &loop_id, body.into_input(), id)
                 .await?,
         ))
     })
@@ -118,16 +118,16 @@ pub(super) async fn create_in_loop(
     Body(body, raw): Body<CreateRequest>,
 ) -> Result {
     let loop_id = id::<LoopId>(&path)?;
-    once(&state, &caller, &req, &raw, async {
+    let (app, principal) = (state.clone(), caller.principal.clone());
+    once(&state, &caller, &req, &raw, move |id| async move {
         if body_loop_id(body.loop_id.as_deref())?.is_some_and(|in_body| in_body != loop_id) {
             return Err(ApiError::bad_request(
                 "loop_id in the body does not match the loop in the path",
             ));
         }
         Ok(created(
-            state
-                .requests
-                .create(&caller.principal, &loop_id, body.into_input())
+            app.requests
+                .create(&principal, &loop_id, body.into_input(), id)
                 .await?,
         ))
     })

@@ -39,7 +39,7 @@ async fn create_makes_the_creator_an_active_member_and_returns_join_links() {
         .returning(|_, _| Ok(()));
     let caller = kit.principal(1);
     let invite = service(kit)
-        .create(&caller, Some("Legal"), Some("contracts"), None)
+        .create(&caller, Some("Legal"), Some("contracts"), None, None)
         .await
         .unwrap();
     assert_eq!(invite.lp.name.as_str(), "Legal");
@@ -67,7 +67,7 @@ async fn create_retries_when_the_invite_code_is_taken() {
         .returning(|_, _| Ok(()));
     let caller = kit.principal(1);
     let invite = service(kit)
-        .create(&caller, Some("Legal"), None, None)
+        .create(&caller, Some("Legal"), None, None, None)
         .await
         .unwrap();
     assert_eq!(invite.lp.invite_code.as_str(), "BBBBBB");
@@ -78,11 +78,14 @@ async fn create_validates_and_checks_permission_before_storing() {
     let kit = Kit::new();
     let mut caller = kit.principal(1);
     let svc = service(kit);
-    let err = svc.create(&caller, None, None, None).await.unwrap_err();
+    let err = svc
+        .create(&caller, None, None, None, None)
+        .await
+        .unwrap_err();
     assert_eq!(err.to_string(), "name is required");
     caller.permissions = vec![Permission::LoopsRead];
     let err = svc
-        .create(&caller, Some("x"), None, None)
+        .create(&caller, Some("x"), None, None, None)
         .await
         .unwrap_err();
     assert!(
@@ -406,4 +409,30 @@ async fn listing_needs_loops_read() {
         svc.list(&caller).await,
         Err(ServiceError::Forbidden(_))
     ));
+}
+
+#[tokio::test]
+async fn a_retry_under_an_idempotency_id_answers_the_loop_it_already_created() {
+    let mut kit = Kit::new();
+    let existing = kit.a_loop(&[], &[]);
+    let id = existing.id.object_id();
+    kit.qr.expect_png().returning(|_| Ok(vec![7]));
+    kit.loops
+        .expect_insert_loop()
+        .times(1)
+        .returning(|_, _| Err(StoreError::Conflict("loops.id".into())));
+    kit.loops
+        .expect_loop_by_id()
+        .returning(move |_| Ok(Some(existing.clone())));
+    let caller = kit.principal(1);
+    let invite = service(kit)
+        .create(&caller, Some("Again"), None, None, Some(id))
+        .await
+        .unwrap();
+    assert_eq!(invite.lp.id.object_id(), id);
+    assert_eq!(
+        invite.lp.name.as_str(),
+        "Reviewers",
+        "the first loop, not a second one"
+    );
 }

@@ -14,7 +14,7 @@ pub use list::ListRequestsInput;
 
 use chrono::{DateTime, Utc};
 use reviewloop_domain::{
-    BroadcastEntry, Event, EventType, Loop, LoopId, Permission, RequestId, RequestInput,
+    BroadcastEntry, Event, EventType, Loop, LoopId, ObjectId, Permission, RequestId, RequestInput,
     RequestPatch, RequestStatus, ReviewRequest,
 };
 use reviewloop_ports::{RequestPage, RequestQuery, StoreError};
@@ -153,11 +153,14 @@ impl RequestService {
 
     /// Creates a request in a loop the caller can see and broadcasts it to
     /// the loop's active members, in one transaction with `request.created`.
+    /// With `id` (an idempotent retry), a request the caller already created
+    /// under that id is answered instead of a new one.
     pub async fn create(
         &self,
         caller: &Principal,
         loop_id: &LoopId,
         input: RequestInput,
+        id: Option<ObjectId>,
     ) -> Result<CreatedRequest, ServiceError> {
         caller.require(Permission::RequestsWrite)?;
         let lp = self
@@ -181,7 +184,7 @@ impl RequestService {
                 notification_error: None,
             })
             .collect();
-        let id = RequestId::new(self.ports.ids.object_id(now));
+        let id = RequestId::new(id.unwrap_or_else(|| self.ports.ids.object_id(now)));
         let request = ReviewRequest::create(
             id,
             lp.id,
@@ -205,12 +208,27 @@ impl RequestService {
             Err(StoreError::NotFound) => {
                 return Err(ServiceError::NotFound(messages::LOOP_NOT_FOUND))
             }
+            Err(StoreError::Conflict(cause)) => {
+                // An earlier attempt under the same idempotency key got here first.
+                return match self.ports.requests.request_by_id(&request.id).await? {
+                    Some(existing) if existing.creator_id == caller.user_id => {
+                        Ok(self.created(existing))
+                    }
+                    _ => Err(ServiceError::Unexpected(format!(
+                        "request insert conflicted: {cause}"
+                    ))),
+                };
+            }
             Err(e) => return Err(e.into()),
         }
-        Ok(CreatedRequest {
+        Ok(self.created(request))
+    }
+
+    fn created(&self, request: ReviewRequest) -> CreatedRequest {
+        CreatedRequest {
             polling_url: format!("{}/v1/api/requests/{}", self.public_url, request.id),
             request,
-        })
+        }
     }
 
     /// One request the caller created or was sent.

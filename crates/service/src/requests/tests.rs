@@ -92,7 +92,7 @@ async fn create_broadcasts_to_active_members_with_a_created_event() {
     let caller = kit.principal(1);
     let now = kit.now;
     let created = service(kit)
-        .create(&caller, &loop_id, input())
+        .create(&caller, &loop_id, input(), None)
         .await
         .unwrap();
     assert_eq!(created.request.timeout_at, now + Duration::seconds(60));
@@ -115,14 +115,17 @@ async fn create_refuses_invisible_loops_and_invalid_bodies() {
     let (creator, pending, stranger) = (kit.principal(1), kit.principal(3), kit.principal(9));
     let svc = service(kit);
     for caller in [pending, stranger] {
-        let err = svc.create(&caller, &loop_id, input()).await.unwrap_err();
+        let err = svc
+            .create(&caller, &loop_id, input(), None)
+            .await
+            .unwrap_err();
         assert!(matches!(err, ServiceError::NotFound("Loop not found")));
     }
     let bad = RequestInput {
         priority: Some("urgent".into()),
         ..input()
     };
-    let err = svc.create(&creator, &loop_id, bad).await.unwrap_err();
+    let err = svc.create(&creator, &loop_id, bad, None).await.unwrap_err();
     assert_eq!(
         err.to_string(),
         "priority must be one of low, medium, high, critical"
@@ -139,6 +142,7 @@ async fn create_needs_requests_write() {
             &caller,
             &LoopId::new(caller.api_key_id.object_id()),
             input(),
+            None,
         )
         .await
         .unwrap_err();
@@ -367,4 +371,29 @@ async fn list_passes_the_parsed_query_to_the_store() {
         ..ListRequestsInput::default()
     };
     assert_eq!(service(kit).list(&caller, input).await.unwrap().0.total, 0);
+}
+
+#[tokio::test]
+async fn a_retry_under_an_idempotency_id_answers_the_request_it_already_created() {
+    let mut kit = Kit::new();
+    let existing = a_request(&kit);
+    let id = existing.id.object_id();
+    let lp = kit.a_loop(&[2], &[]);
+    let loop_id = lp.id;
+    kit.loops
+        .expect_loop_by_id()
+        .returning(move |_| Ok(Some(lp.clone())));
+    kit.requests
+        .expect_insert_request()
+        .times(1)
+        .returning(|_, _| Err(StoreError::Conflict("requests.id".into())));
+    kit.requests
+        .expect_request_by_id()
+        .returning(move |_| Ok(Some(existing.clone())));
+    let caller = kit.principal(1);
+    let created = service(kit)
+        .create(&caller, &loop_id, input(), Some(id))
+        .await
+        .unwrap();
+    assert_eq!(created.request.id.object_id(), id);
 }

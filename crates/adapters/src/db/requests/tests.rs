@@ -312,22 +312,60 @@ struct PlanRow {
     detail: String,
 }
 
-#[tokio::test]
-async fn the_timeout_sweep_reads_through_the_due_index() {
-    let db = TestDb::new();
-    let plan: Vec<PlanRow> = db
+/// The query plan SQLite picks for `query`, exactly as the store sends it.
+async fn plan_of<Q>(db: &TestDb, query: Q) -> Vec<String>
+where
+    Q: QueryFragment<Backend> + Send + 'static,
+{
+    let sql = diesel::debug_query::<Backend, _>(&query).to_string();
+    let sql = sql
+        .split(" -- binds:")
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let rows: Vec<PlanRow> = db
         .db
-        .run(|c| {
-            let sql = format!(
-                "EXPLAIN QUERY PLAN SELECT id FROM requests WHERE {OPEN_CONDITION} AND timeout_at <= '2030-01-01' ORDER BY timeout_at LIMIT 10"
-            );
-            Ok(diesel::sql_query(sql).load(c)?)
-        })
+        .run(move |c| Ok(diesel::sql_query(format!("EXPLAIN QUERY PLAN {sql}")).load(c)?))
         .await
         .unwrap();
-    let details: Vec<&str> = plan.iter().map(|p| p.detail.as_str()).collect();
+    rows.into_iter().map(|r| r.detail).collect()
+}
+
+#[tokio::test]
+async fn the_timeout_sweep_reads_only_due_rows_through_its_index() {
+    let db = TestDb::new();
+    let plan = plan_of(&db, due_query(fixtures::at(0), 10)).await;
     assert!(
-        details.iter().any(|d| d.contains("requests_due")),
-        "{details:?}"
+        plan.iter().any(|d| d.contains("USING INDEX requests_due")),
+        "{plan:?}"
+    );
+    assert!(
+        !plan.iter().any(|d| d.starts_with("SCAN")),
+        "no full scan: {plan:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_inbox_starts_from_memberships_and_reads_open_requests_only() {
+    let db = TestDb::new();
+    let plan = plan_of(&db, inbox_query(fixtures::oid(2).to_string(), 50, 0)).await;
+    assert!(
+        plan.iter()
+            .any(|d| d.contains("loop_members") && d.contains("loop_members_by_user")),
+        "{plan:?}"
+    );
+    assert!(
+        plan.iter()
+            .any(|d| d.contains("requests USING INDEX requests_by_loop (loop_id=? AND status=?)")),
+        "open requests by loop and status: {plan:?}"
+    );
+    assert!(
+        plan.iter()
+            .any(|d| d.contains("request_broadcasts") && d.contains("request_id=? AND user_id=?")),
+        "{plan:?}"
+    );
+    assert!(
+        !plan.iter().any(|d| d.starts_with("SCAN")),
+        "no full scan: {plan:?}"
     );
 }

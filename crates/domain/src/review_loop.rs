@@ -6,6 +6,7 @@ use serde::Serialize;
 use crate::error::ValidationError;
 use crate::id::{LoopId, UserId};
 use crate::member::{Member, MemberStatus};
+use crate::request::BroadcastEntry;
 use crate::text::char_len;
 
 /// A loop's name: 1 to 100 characters after trimming.
@@ -243,6 +244,21 @@ impl Loop {
             .filter(|m| m.status == MemberStatus::Active)
     }
 
+    /// Who a request created now is sent to: every active member, the
+    /// creator included. The notification is the inbox entry itself, written
+    /// with the request, so it is marked sent.
+    pub fn broadcast_entries(&self) -> Vec<BroadcastEntry> {
+        self.active_members()
+            .map(|m| BroadcastEntry {
+                user_id: m.user_id,
+                email: m.email.clone(),
+                role: "member".into(),
+                notification_sent: true,
+                notification_error: None,
+            })
+            .collect()
+    }
+
     /// Number of members, active and pending.
     pub fn member_count(&self) -> usize {
         self.members.len()
@@ -376,5 +392,7 @@ mod tests {
         lp.members[1].join(now()).unwrap();
         assert!(lp.is_visible_to(&user(2)));
         assert_eq!(lp.active_members().count(), 2);
+        let sent: Vec<_> = lp.broadcast_entries().iter().map(|b| b.user_id).collect();
+        assert_eq!(sent, [user(1), user(2)]);
     }
 }

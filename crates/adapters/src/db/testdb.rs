@@ -28,9 +28,8 @@ pub(crate) mod fixtures {
     use chrono::{DateTime, Duration, Utc};
     use reviewloop_domain::review_loop::NewLoop;
     use reviewloop_domain::{
-        AccountStatus, ApiKey, ApiKeyId, BroadcastEntry, Email, Event, EventId, EventType,
-        InviteCode, Loop, LoopId, Member, ObjectId, Permission, RequestId, RequestInput,
-        ReviewRequest, User, UserId,
+        AccountStatus, ApiKey, ApiKeyId, Email, Event, EventId, EventType, InviteCode, Loop,
+        LoopId, Member, ObjectId, Permission, RequestId, RequestInput, ReviewRequest, User, UserId,
     };
     use reviewloop_ports::{AccountStore, LoopStore};
     use serde_json::json;
@@ -123,16 +122,7 @@ pub(crate) mod fixtures {
             callback_url: Some("https://hooks.example.com/cb".into()),
             ..RequestInput::default()
         };
-        let broadcasts = lp
-            .active_members()
-            .map(|m| BroadcastEntry {
-                user_id: m.user_id,
-                email: m.email.clone(),
-                role: "member".into(),
-                notification_sent: true,
-                notification_error: None,
-            })
-            .collect();
+        let broadcasts = lp.broadcast_entries();
         ReviewRequest::create(
             RequestId::new(oid(n)),
             lp.id,

@@ -14,8 +14,8 @@ pub use list::ListRequestsInput;
 
 use chrono::{DateTime, Utc};
 use reviewloop_domain::{
-    BroadcastEntry, Event, EventType, Loop, LoopId, ObjectId, Permission, RequestId, RequestInput,
-    RequestPatch, RequestStatus, ReviewRequest,
+    Event, EventType, Loop, LoopId, ObjectId, Permission, RequestId, RequestInput, RequestPatch,
+    RequestStatus, ReviewRequest,
 };
 use reviewloop_ports::{RequestPage, RequestQuery, StoreError};
 use serde_json::Value;
@@ -172,18 +172,7 @@ impl RequestService {
             .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))?;
         let fields = input.validate()?;
         let now = self.ports.clock.now();
-        // The notification is the inbox entry, written in the same
-        // transaction; no other channel exists, so it cannot fail separately.
-        let broadcasts = lp
-            .active_members()
-            .map(|m| BroadcastEntry {
-                user_id: m.user_id,
-                email: m.email.clone(),
-                role: "member".into(),
-                notification_sent: true,
-                notification_error: None,
-            })
-            .collect();
+        let broadcasts = lp.broadcast_entries();
         let id = RequestId::new(id.unwrap_or_else(|| self.ports.ids.object_id(now)));
         let request = ReviewRequest::create(
             id,

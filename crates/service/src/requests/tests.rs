@@ -2,7 +2,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use chrono::Duration;
-use reviewloop_domain::{LoopId, Permission, RequestStatus};
+use reviewloop_domain::{BroadcastEntry, LoopId, Permission, RequestStatus};
 use serde_json::json;
 
 use super::*;

@@ -149,6 +149,14 @@ typed_id!(
     /// Identifies an event in the outbox.
     EventId
 );
+typed_id!(
+    /// Identifies a webhook subscription.
+    WebhookId
+);
+typed_id!(
+    /// Identifies one event's delivery to one receiver.
+    DeliveryId
+);
 
 #[cfg(test)]
 mod tests {

@@ -13,11 +13,14 @@ pub mod request;
 pub mod response;
 pub mod review_loop;
 mod text;
+pub mod webhook;
 
 pub use account::{AccountStatus, ApiKey, Email, Permission, User};
 pub use error::{FieldError, TransitionError, ValidationError};
 pub use event::{Event, EventType};
-pub use id::{ApiKeyId, EventId, InvalidId, LoopId, ObjectId, RequestId, UserId};
+pub use id::{
+    ApiKeyId, DeliveryId, EventId, InvalidId, LoopId, ObjectId, RequestId, UserId, WebhookId,
+};
 pub use member::{Member, MemberStatus};
 pub use request::{
     BroadcastEntry, ChangeError, ContentType, Feedback, Platform, Priority, ProcessingType,
@@ -25,3 +28,6 @@ pub use request::{
 };
 pub use response::{ResponseConfig, ResponseType};
 pub use review_loop::{Icon, InviteCode, Loop, LoopDescription, LoopName};
+pub use webhook::{
+    Delivery, DeliveryAttempt, DeliveryStatus, DeliveryTarget, EventFilter, Webhook,
+};

@@ -7,11 +7,16 @@ mod error;
 mod idempotency;
 mod stores;
 mod system;
+mod webhooks;
 
 pub use error::StoreError;
 pub use idempotency::{IdempotencyBegin, IdempotencyStore};
 pub use stores::{AccountStore, LoopStore, RequestPage, RequestQuery, RequestSort, RequestStore};
 pub use system::{Clock, IdSource, QrError, QrRenderer, RateLimitStatus, RateLimiter};
+pub use webhooks::{
+    DeliveryQueue, LeasedDelivery, Outgoing, SendOutcome, TargetGuard, WebhookHealth,
+    WebhookSender, WebhookStore,
+};
 
 #[cfg(feature = "mock")]
 pub use idempotency::MockIdempotencyStore;
@@ -19,3 +24,5 @@ pub use idempotency::MockIdempotencyStore;
 pub use stores::{MockAccountStore, MockLoopStore, MockRequestStore};
 #[cfg(feature = "mock")]
 pub use system::{MockClock, MockIdSource, MockQrRenderer, MockRateLimiter};
+#[cfg(feature = "mock")]
+pub use webhooks::{MockDeliveryQueue, MockTargetGuard, MockWebhookSender, MockWebhookStore};

@@ -13,6 +13,7 @@ mod models;
 mod outbox;
 mod requests;
 pub mod schema;
+mod webhooks;
 
 use std::time::Duration;
 

@@ -108,12 +108,64 @@ diesel::table! {
         loop_id -> Nullable<Text>,
         payload -> Text,
         created_at -> Timestamp,
+        dispatched_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    webhooks (id) {
+        id -> Text,
+        account_id -> Text,
+        url -> Text,
+        events -> Text,
+        secret -> Text,
+        description -> Nullable<Text>,
+        active -> Bool,
+        disabled_reason -> Nullable<Text>,
+        failing_since -> Nullable<Timestamp>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    deliveries (id) {
+        id -> Text,
+        event_id -> Text,
+        event_type -> Text,
+        account_id -> Text,
+        target -> Text,
+        webhook_id -> Nullable<Text>,
+        url -> Text,
+        payload -> Text,
+        status -> Text,
+        attempts -> Integer,
+        next_attempt_at -> Timestamp,
+        leased_until -> Nullable<Timestamp>,
+        last_attempt_at -> Nullable<Timestamp>,
+        last_status_code -> Nullable<Integer>,
+        last_error -> Nullable<Text>,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    delivery_attempts (delivery_id, attempt) {
+        delivery_id -> Text,
+        attempt -> Integer,
+        attempted_at -> Timestamp,
+        status_code -> Nullable<Integer>,
+        latency_ms -> BigInt,
+        error -> Nullable<Text>,
+        success -> Bool,
     }
 }
 
 diesel::joinable!(api_keys -> users (user_id));
 diesel::joinable!(loop_members -> loops (loop_id));
 diesel::joinable!(request_broadcasts -> requests (request_id));
+diesel::joinable!(deliveries -> webhooks (webhook_id));
+diesel::joinable!(delivery_attempts -> deliveries (delivery_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     users,
@@ -123,6 +175,9 @@ diesel::allow_tables_to_appear_in_same_query!(
     requests,
     request_broadcasts,
     outbox_events,
+    webhooks,
+    deliveries,
+    delivery_attempts,
 );
 
 diesel::table! {

@@ -2,7 +2,7 @@
 //! happens to it until it ends completed, timed out or cancelled.
 
 mod fields;
-mod input;
+pub(crate) mod input;
 mod lifecycle;
 
 pub use fields::{ContentType, Platform, Priority, ProcessingType, RequestStatus};

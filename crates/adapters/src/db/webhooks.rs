@@ -1,0 +1,552 @@
+//! The webhook store and the delivery queue.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use chrono::{DateTime, NaiveDateTime, Utc};
+use diesel::dsl::sql;
+use diesel::prelude::*;
+use diesel::sql_types::Bool;
+use reviewloop_domain::{
+    Delivery, DeliveryAttempt, DeliveryId, DeliveryStatus, DeliveryTarget, Event, EventFilter,
+    EventId, EventType, UserId, Webhook, WebhookId,
+};
+use reviewloop_ports::{DeliveryQueue, LeasedDelivery, StoreError, WebhookHealth, WebhookStore};
+
+use super::convert::{corrupt, from_db_time, from_json_text, parse, parse_opt, to_db_time};
+use super::schema::{deliveries, delivery_attempts, outbox_events, webhooks};
+use super::{write, DbError, SqlStore};
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = webhooks)]
+struct WebhookRow {
+    id: String,
+    account_id: String,
+    url: String,
+    events: String,
+    secret: String,
+    description: Option<String>,
+    active: bool,
+    disabled_reason: Option<String>,
+    failing_since: Option<NaiveDateTime>,
+    created_at: NaiveDateTime,
+    updated_at: NaiveDateTime,
+}
+
+impl WebhookRow {
+    fn from_domain(w: &Webhook) -> Self {
+        Self {
+            id: w.id.to_string(),
+            account_id: w.account_id.to_string(),
+            url: w.url.clone(),
+            events: w.events.names().join(","),
+            secret: w.secret.clone(),
+            description: w.description.clone(),
+            active: w.active,
+            disabled_reason: w.disabled_reason.clone(),
+            failing_since: None,
+            created_at: to_db_time(w.created_at),
+            updated_at: to_db_time(w.updated_at),
+        }
+    }
+
+    fn into_domain(self) -> Result<Webhook, DbError> {
+        let names: Vec<String> = self.events.split(',').map(str::to_owned).collect();
+        Ok(Webhook {
+            id: parse("webhook id", &self.id)?,
+            account_id: parse("user id", &self.account_id)?,
+            url: self.url,
+            events: EventFilter::parse(&names)
+                .map_err(|_| corrupt("webhook events", &self.events))?,
+            secret: self.secret,
+            description: self.description,
+            active: self.active,
+            disabled_reason: self.disabled_reason,
+            created_at: from_db_time(self.created_at),
+            updated_at: from_db_time(self.updated_at),
+        })
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = deliveries)]
+struct DeliveryRow {
+    id: String,
+    event_id: String,
+    event_type: String,
+    account_id: String,
+    target: String,
+    webhook_id: Option<String>,
+    url: String,
+    payload: String,
+    status: String,
+    attempts: i32,
+    next_attempt_at: NaiveDateTime,
+    leased_until: Option<NaiveDateTime>,
+    last_attempt_at: Option<NaiveDateTime>,
+    last_status_code: Option<i32>,
+    last_error: Option<String>,
+    created_at: NaiveDateTime,
+}
+
+fn target_name(target: DeliveryTarget) -> &'static str {
+    match target {
+        DeliveryTarget::Webhook => "webhook",
+        DeliveryTarget::Callback => "callback",
+    }
+}
+
+impl DeliveryRow {
+    fn from_domain(d: &Delivery, payload: String) -> Self {
+        Self {
+            id: d.id.to_string(),
+            event_id: d.event_id.to_string(),
+            event_type: d.event_type.as_str().to_owned(),
+            account_id: d.account_id.to_string(),
+            target: target_name(d.target).to_owned(),
+            webhook_id: d.webhook_id.map(|w| w.to_string()),
+            url: d.url.clone(),
+            payload,
+            status: d.status.as_str().to_owned(),
+            attempts: i32::try_from(d.attempts).unwrap_or(i32::MAX),
+            next_attempt_at: to_db_time(d.next_attempt_at),
+            leased_until: None,
+            last_attempt_at: d.last_attempt_at.map(to_db_time),
+            last_status_code: d.last_status_code.map(i32::from),
+            last_error: d.last_error.clone(),
+            created_at: to_db_time(d.created_at),
+        }
+    }
+
+    fn into_domain(self) -> Result<(Delivery, String), DbError> {
+        let delivery = Delivery {
+            id: parse("delivery id", &self.id)?,
+            event_id: parse("event id", &self.event_id)?,
+            event_type: EventType::parse(&self.event_type)
+                .ok_or_else(|| corrupt("event type", &self.event_type))?,
+            account_id: parse("user id", &self.account_id)?,
+            target: match self.target.as_str() {
+                "webhook" => DeliveryTarget::Webhook,
+                "callback" => DeliveryTarget::Callback,
+                other => return Err(corrupt("delivery target", other)),
+            },
+            webhook_id: parse_opt("webhook id", self.webhook_id.as_deref())?,
+            url: self.url,
+            status: DeliveryStatus::parse(&self.status)
+                .ok_or_else(|| corrupt("delivery status", &self.status))?,
+            attempts: u32::try_from(self.attempts).unwrap_or_default(),
+            next_attempt_at: from_db_time(self.next_attempt_at),
+            last_attempt_at: self.last_attempt_at.map(from_db_time),
+            last_status_code: self.last_status_code.and_then(|c| u16::try_from(c).ok()),
+            last_error: self.last_error,
+            created_at: from_db_time(self.created_at),
+        };
+        Ok((delivery, self.payload))
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = delivery_attempts)]
+struct AttemptRow {
+    delivery_id: String,
+    attempt: i32,
+    attempted_at: NaiveDateTime,
+    status_code: Option<i32>,
+    latency_ms: i64,
+    error: Option<String>,
+    success: bool,
+}
+
+impl AttemptRow {
+    fn from_domain(a: &DeliveryAttempt) -> Self {
+        Self {
+            delivery_id: a.delivery_id.to_string(),
+            attempt: i32::try_from(a.attempt).unwrap_or(i32::MAX),
+            attempted_at: to_db_time(a.attempted_at),
+            status_code: a.status_code.map(i32::from),
+            latency_ms: i64::try_from(a.latency_ms).unwrap_or(i64::MAX),
+            error: a.error.clone(),
+            success: a.success,
+        }
+    }
+
+    fn into_domain(self) -> Result<DeliveryAttempt, DbError> {
+        Ok(DeliveryAttempt {
+            delivery_id: parse("delivery id", &self.delivery_id)?,
+            attempt: u32::try_from(self.attempt).unwrap_or_default(),
+            attempted_at: from_db_time(self.attempted_at),
+            status_code: self.status_code.and_then(|c| u16::try_from(c).ok()),
+            latency_ms: u64::try_from(self.latency_ms).unwrap_or_default(),
+            error: self.error,
+            success: self.success,
+        })
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = outbox_events)]
+struct EventRow {
+    id: String,
+    event_type: String,
+    account_id: String,
+    request_id: Option<String>,
+    loop_id: Option<String>,
+    payload: String,
+    created_at: NaiveDateTime,
+}
+
+impl EventRow {
+    fn into_domain(self) -> Result<Event, DbError> {
+        Ok(Event {
+            id: parse("event id", &self.id)?,
+            event_type: EventType::parse(&self.event_type)
+                .ok_or_else(|| corrupt("event type", &self.event_type))?,
+            account_id: parse("user id", &self.account_id)?,
+            request_id: parse_opt("request id", self.request_id.as_deref())?,
+            loop_id: parse_opt("loop id", self.loop_id.as_deref())?,
+            data: from_json_text("event payload", &self.payload)?,
+            created_at: from_db_time(self.created_at),
+        })
+    }
+}
+
+#[async_trait]
+impl WebhookStore for SqlStore {
+    async fn insert_webhook(&self, webhook: &Webhook) -> Result<(), StoreError> {
+        let row = WebhookRow::from_domain(webhook);
+        self.db
+            .run(move |conn| {
+                diesel::insert_into(webhooks::table)
+                    .values(&row)
+                    .execute(conn)?;
+                Ok(())
+            })
+            .await
+    }
+
+    async fn webhook_by_id(&self, id: &WebhookId) -> Result<Option<Webhook>, StoreError> {
+        let id = id.to_string();
+        self.db
+            .run(move |conn| {
+                webhooks::table
+                    .find(id)
+                    .select(WebhookRow::as_select())
+                    .first(conn)
+                    .optional()?
+                    .map(WebhookRow::into_domain)
+                    .transpose()
+            })
+            .await
+    }
+
+    async fn webhooks_of(&self, account: &UserId) -> Result<Vec<Webhook>, StoreError> {
+        let account = account.to_string();
+        self.db
+            .run(move |conn| {
+                webhooks::table
+                    .filter(webhooks::account_id.eq(account))
+                    .order((webhooks::created_at.desc(), webhooks::id.desc()))
+                    .select(WebhookRow::as_select())
+                    .load(conn)?
+                    .into_iter()
+                    .map(WebhookRow::into_domain)
+                    .collect()
+            })
+            .await
+    }
+
+    async fn update_webhook(&self, webhook: &Webhook) -> Result<(), StoreError> {
+        let row = WebhookRow::from_domain(webhook);
+        self.db
+            .run(move |conn| {
+                let changed = diesel::update(webhooks::table.find(&row.id))
+                    .set((
+                        webhooks::url.eq(&row.url),
+                        webhooks::events.eq(&row.events),
+                        webhooks::secret.eq(&row.secret),
+                        webhooks::description.eq(&row.description),
+                        webhooks::active.eq(row.active),
+                        webhooks::disabled_reason.eq(&row.disabled_reason),
+                        webhooks::updated_at.eq(row.updated_at),
+                    ))
+                    .execute(conn)?;
+                if changed == 0 {
+                    return Err(StoreError::NotFound.into());
+                }
+                // Turned back on: its failing streak starts afresh.
+                if row.active {
+                    diesel::update(webhooks::table.find(&row.id))
+                        .set(webhooks::failing_since.eq(None::<NaiveDateTime>))
+                        .execute(conn)?;
+                }
+                Ok(())
+            })
+            .await
+    }
+
+    async fn delete_webhook(&self, id: &WebhookId) -> Result<(), StoreError> {
+        let id = id.to_string();
+        self.db
+            .run(move |conn| {
+                if diesel::delete(webhooks::table.find(id)).execute(conn)? == 0 {
+                    return Err(StoreError::NotFound.into());
+                }
+                Ok(())
+            })
+            .await
+    }
+
+    async fn deliveries_of(
+        &self,
+        webhook: &WebhookId,
+        limit: u32,
+    ) -> Result<Vec<(Delivery, Vec<DeliveryAttempt>)>, StoreError> {
+        let webhook = webhook.to_string();
+        self.db
+            .run(move |conn| {
+                let rows = deliveries::table
+                    .filter(deliveries::webhook_id.eq(webhook))
+                    .order((deliveries::created_at.desc(), deliveries::id.desc()))
+                    .limit(i64::from(limit))
+                    .select(DeliveryRow::as_select())
+                    .load(conn)?;
+                let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+                let mut attempts: HashMap<String, Vec<DeliveryAttempt>> = HashMap::new();
+                let attempt_rows = delivery_attempts::table
+                    .filter(delivery_attempts::delivery_id.eq_any(&ids))
+                    .order((
+                        delivery_attempts::delivery_id.asc(),
+                        delivery_attempts::attempt.asc(),
+                    ))
+                    .select(AttemptRow::as_select())
+                    .load(conn)?;
+                for row in attempt_rows {
+                    attempts
+                        .entry(row.delivery_id.clone())
+                        .or_default()
+                        .push(row.into_domain()?);
+                }
+                rows.into_iter()
+                    .map(|row| {
+                        let list = attempts.remove(&row.id).unwrap_or_default();
+                        Ok((row.into_domain()?.0, list))
+                    })
+                    .collect()
+            })
+            .await
+    }
+
+    async fn delivery_by_id(&self, id: &DeliveryId) -> Result<Option<Delivery>, StoreError> {
+        let id = id.to_string();
+        self.db
+            .run(move |conn| {
+                let row = deliveries::table
+                    .find(id)
+                    .select(DeliveryRow::as_select())
+                    .first(conn)
+                    .optional()?;
+                Ok(row
+                    .map(DeliveryRow::into_domain)
+                    .transpose()?
+                    .map(|(d, _)| d))
+            })
+            .await
+    }
+
+    async fn redeliver(&self, id: &DeliveryId, now: DateTime<Utc>) -> Result<(), StoreError> {
+        let id = id.to_string();
+        self.db
+            .run(move |conn| {
+                let changed = diesel::update(deliveries::table.find(id))
+                    .set((
+                        deliveries::status.eq(DeliveryStatus::Pending.as_str()),
+                        deliveries::attempts.eq(0),
+                        deliveries::next_attempt_at.eq(to_db_time(now)),
+                        deliveries::leased_until.eq(None::<NaiveDateTime>),
+                    ))
+                    .execute(conn)?;
+                if changed == 0 {
+                    return Err(StoreError::NotFound.into());
+                }
+                Ok(())
+            })
+            .await
+    }
+}
+
+/// Spelled as in the `deliveries_due` partial index, so the planner uses it.
+const PENDING_CONDITION: &str = "deliveries.status = 'pending'";
+
+#[async_trait]
+impl DeliveryQueue for SqlStore {
+    async fn undispatched_events(&self, limit: u32) -> Result<Vec<Event>, StoreError> {
+        self.db
+            .run(move |conn| {
+                outbox_events::table
+                    .filter(outbox_events::dispatched_at.is_null())
+                    .order((outbox_events::created_at.asc(), outbox_events::id.asc()))
+                    .limit(i64::from(limit))
+                    .select(EventRow::as_select())
+                    .load(conn)?
+                    .into_iter()
+                    .map(EventRow::into_domain)
+                    .collect()
+            })
+            .await
+    }
+
+    async fn active_webhooks_of(&self, accounts: &[UserId]) -> Result<Vec<Webhook>, StoreError> {
+        let accounts: Vec<String> = accounts.iter().map(ToString::to_string).collect();
+        self.db
+            .run(move |conn| {
+                webhooks::table
+                    .filter(webhooks::account_id.eq_any(&accounts))
+                    .filter(webhooks::active.eq(true))
+                    .select(WebhookRow::as_select())
+                    .load(conn)?
+                    .into_iter()
+                    .map(WebhookRow::into_domain)
+                    .collect()
+            })
+            .await
+    }
+
+    async fn dispatch(
+        &self,
+        event: &EventId,
+        list: &[(Delivery, String)],
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let event = event.to_string();
+        let rows: Vec<DeliveryRow> = list
+            .iter()
+            .map(|(d, body)| DeliveryRow::from_domain(d, body.clone()))
+            .collect();
+        self.db
+            .run(move |conn| {
+                write(conn, |conn| {
+                    let claimed = diesel::update(
+                        outbox_events::table
+                            .find(&event)
+                            .filter(outbox_events::dispatched_at.is_null()),
+                    )
+                    .set(outbox_events::dispatched_at.eq(to_db_time(now)))
+                    .execute(conn)?;
+                    if claimed == 0 {
+                        return Ok(false);
+                    }
+                    if !rows.is_empty() {
+                        diesel::insert_into(deliveries::table)
+                            .values(&rows)
+                            .execute(conn)?;
+                    }
+                    Ok(true)
+                })
+            })
+            .await
+    }
+
+    async fn lease_due(
+        &self,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<LeasedDelivery>, StoreError> {
+        let (now, until) = (to_db_time(now), to_db_time(lease_until));
+        self.db
+            .run(move |conn| {
+                write(conn, |conn| {
+                    let rows = deliveries::table
+                        .left_join(webhooks::table)
+                        .filter(sql::<Bool>(PENDING_CONDITION))
+                        .filter(deliveries::next_attempt_at.le(now))
+                        .filter(
+                            deliveries::leased_until
+                                .is_null()
+                                .or(deliveries::leased_until.lt(now)),
+                        )
+                        .filter(
+                            deliveries::webhook_id
+                                .is_null()
+                                .or(webhooks::active.eq(true)),
+                        )
+                        .order(deliveries::next_attempt_at.asc())
+                        .limit(i64::from(limit))
+                        .select(DeliveryRow::as_select())
+                        .load(conn)?;
+                    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+                    diesel::update(deliveries::table.filter(deliveries::id.eq_any(&ids)))
+                        .set(deliveries::leased_until.eq(until))
+                        .execute(conn)?;
+                    rows.into_iter()
+                        .map(|row| {
+                            let (delivery, payload) = row.into_domain()?;
+                            Ok(LeasedDelivery { delivery, payload })
+                        })
+                        .collect()
+                })
+            })
+            .await
+    }
+
+    async fn record_attempt(
+        &self,
+        delivery: &Delivery,
+        attempt: &DeliveryAttempt,
+        health: Option<WebhookHealth>,
+    ) -> Result<(), StoreError> {
+        let id = delivery.id.to_string();
+        let state = (
+            deliveries::status.eq(delivery.status.as_str().to_owned()),
+            deliveries::attempts.eq(i32::try_from(delivery.attempts).unwrap_or(i32::MAX)),
+            deliveries::next_attempt_at.eq(to_db_time(delivery.next_attempt_at)),
+            deliveries::leased_until.eq(None::<NaiveDateTime>),
+            deliveries::last_attempt_at.eq(delivery.last_attempt_at.map(to_db_time)),
+            deliveries::last_status_code.eq(delivery.last_status_code.map(i32::from)),
+            deliveries::last_error.eq(delivery.last_error.clone()),
+        );
+        let attempt = AttemptRow::from_domain(attempt);
+        self.db
+            .run(move |conn| {
+                write(conn, |conn| {
+                    diesel::update(deliveries::table.find(&id))
+                        .set(state)
+                        .execute(conn)?;
+                    diesel::insert_into(delivery_attempts::table)
+                        .values(&attempt)
+                        .execute(conn)?;
+                    if let Some(health) = health {
+                        let webhook_id = health.webhook_id.to_string();
+                        let webhook = || webhooks::table.find(webhook_id.clone());
+                        if health.success {
+                            diesel::update(webhook())
+                                .set(webhooks::failing_since.eq(None::<NaiveDateTime>))
+                                .execute(conn)?;
+                        } else {
+                            let at = to_db_time(health.at);
+                            diesel::update(webhook().filter(webhooks::failing_since.is_null()))
+                                .set(webhooks::failing_since.eq(at))
+                                .execute(conn)?;
+                            let since = to_db_time(health.disable_if_failing_since);
+                            diesel::update(
+                                webhook()
+                                    .filter(webhooks::active.eq(true))
+                                    .filter(webhooks::failing_since.le(since)),
+                            )
+                            .set((
+                                webhooks::active.eq(false),
+                                webhooks::disabled_reason.eq(health.disable_reason),
+                                webhooks::updated_at.eq(at),
+                            ))
+                            .execute(conn)?;
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,355 @@
+use chrono::Duration;
+use reviewloop_domain::{DeliveryStatus, DeliveryTarget, EventFilter, EventType};
+use reviewloop_ports::{DeliveryQueue, RequestStore, WebhookHealth, WebhookStore};
+
+use super::super::testdb::{fixtures, TestDb};
+use super::*;
+
+fn webhook(n: u8, account: UserId) -> Webhook {
+    Webhook {
+        id: WebhookId::new(fixtures::oid(n)),
+        account_id: account,
+        url: format!("https://hooks.example.com/{n}"),
+        events: EventFilter::Only(vec![EventType::RequestCompleted, EventType::RequestCreated]),
+        secret: format!("whsec_secret{n}"),
+        description: Some("ci".into()),
+        active: true,
+        disabled_reason: None,
+        created_at: fixtures::at(i64::from(n)),
+        updated_at: fixtures::at(i64::from(n)),
+    }
+}
+
+fn delivery(n: u8, event: &Event, webhook: &Webhook, due: i64) -> (Delivery, String) {
+    let d = Delivery {
+        id: DeliveryId::new(fixtures::oid(n)),
+        event_id: event.id,
+        event_type: event.event_type,
+        account_id: event.account_id,
+        target: DeliveryTarget::Webhook,
+        webhook_id: Some(webhook.id),
+        url: webhook.url.clone(),
+        status: DeliveryStatus::Pending,
+        attempts: 0,
+        next_attempt_at: fixtures::at(due),
+        last_attempt_at: None,
+        last_status_code: None,
+        last_error: None,
+        created_at: fixtures::at(0),
+    };
+    (d, format!("{{\"n\":{n}}}"))
+}
+
+/// A loop, a request, its `request.created` event in the outbox, and a subscription.
+async fn setup(store: &SqlStore) -> (Event, Webhook) {
+    let lp = fixtures::loop_with_members(store, 10, "ABCDEF").await;
+    let request = fixtures::request(&lp, 20, "high", 0);
+    let event = fixtures::event_for(&request, &lp, 90, EventType::RequestCreated);
+    store
+        .insert_request(&request, std::slice::from_ref(&event))
+        .await
+        .unwrap();
+    let hook = webhook(30, lp.creator_id);
+    store.insert_webhook(&hook).await.unwrap();
+    (event, hook)
+}
+
+#[tokio::test]
+async fn subscriptions_round_trip_and_belong_to_their_account() {
+    let db = TestDb::new();
+    let store = db.store();
+    let (_, hook) = setup(&store).await;
+    assert_eq!(
+        store.webhook_by_id(&hook.id).await.unwrap(),
+        Some(hook.clone())
+    );
+    assert_eq!(
+        store.webhooks_of(&hook.account_id).await.unwrap(),
+        vec![hook.clone()]
+    );
+    assert!(store
+        .webhooks_of(&UserId::new(fixtures::oid(2)))
+        .await
+        .unwrap()
+        .is_empty());
+
+    let mut changed = hook.clone();
+    changed.events = EventFilter::All;
+    changed.active = false;
+    changed.secret = "whsec_rotated".into();
+    store.update_webhook(&changed).await.unwrap();
+    assert_eq!(store.webhook_by_id(&hook.id).await.unwrap(), Some(changed));
+    assert!(store
+        .active_webhooks_of(&[hook.account_id])
+        .await
+        .unwrap()
+        .is_empty());
+
+    store.delete_webhook(&hook.id).await.unwrap();
+    assert!(store.webhook_by_id(&hook.id).await.unwrap().is_none());
+    assert!(matches!(
+        store.delete_webhook(&hook.id).await,
+        Err(StoreError::NotFound)
+    ));
+}
+
+#[tokio::test]
+async fn an_event_is_dispatched_once_with_its_deliveries() {
+    let db = TestDb::new();
+    let store = db.store();
+    let (event, hook) = setup(&store).await;
+    let pending = store.undispatched_events(10).await.unwrap();
+    assert_eq!(pending.iter().map(|e| e.id).collect::<Vec<_>>(), [event.id]);
+    assert_eq!(pending[0].data, event.data);
+
+    let list = [delivery(40, &event, &hook, 0)];
+    assert!(store
+        .dispatch(&event.id, &list, fixtures::at(1))
+        .await
+        .unwrap());
+    assert!(
+        !store
+            .dispatch(&event.id, &list, fixtures::at(2))
+            .await
+            .unwrap(),
+        "a second dispatcher writes nothing"
+    );
+    assert!(store.undispatched_events(10).await.unwrap().is_empty());
+    let listed = store.deliveries_of(&hook.id, 10).await.unwrap();
+    assert_eq!(listed.len(), 1);
+}
+
+#[tokio::test]
+async fn due_deliveries_are_leased_once_until_the_lease_runs_out() {
+    let db = TestDb::new();
+    let store = db.store();
+    let (event, hook) = setup(&store).await;
+    let list = [
+        delivery(40, &event, &hook, 0),
+        delivery(41, &event, &hook, 100),
+    ];
+    store
+        .dispatch(&event.id, &list, fixtures::at(0))
+        .await
+        .unwrap();
+
+    let leased = store
+        .lease_due(fixtures::at(5), fixtures::at(65), 10)
+        .await
+        .unwrap();
+    assert_eq!(leased.len(), 1, "the one due at 100 is not due yet");
+    assert_eq!(leased[0].payload, "{\"n\":40}");
+    assert!(
+        store
+            .lease_due(fixtures::at(6), fixtures::at(66), 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "leased to the first worker"
+    );
+    let again = store
+        .lease_due(fixtures::at(70), fixtures::at(130), 10)
+        .await
+        .unwrap();
+    assert_eq!(again.len(), 1, "the first worker died: its lease ran out");
+}
+
+#[tokio::test]
+async fn deliveries_of_a_disabled_subscription_wait() {
+    let db = TestDb::new();
+    let store = db.store();
+    let (event, mut hook) = setup(&store).await;
+    store
+        .dispatch(
+            &event.id,
+            &[delivery(40, &event, &hook, 0)],
+            fixtures::at(0),
+        )
+        .await
+        .unwrap();
+    hook.active = false;
+    store.update_webhook(&hook).await.unwrap();
+    assert!(store
+        .lease_due(fixtures::at(5), fixtures::at(65), 10)
+        .await
+        .unwrap()
+        .is_empty());
+    hook.active = true;
+    store.update_webhook(&hook).await.unwrap();
+    assert_eq!(
+        store
+            .lease_due(fixtures::at(5), fixtures::at(65), 10)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+fn health(hook: &Webhook, success: bool, at: i64) -> WebhookHealth {
+    WebhookHealth {
+        webhook_id: hook.id,
+        success,
+        at: fixtures::at(at),
+        disable_if_failing_since: fixtures::at(at) - Duration::days(5),
+        disable_reason: "failing for 5 days".into(),
+    }
+}
+
+#[tokio::test]
+async fn attempts_are_recorded_and_five_failing_days_disable_the_subscription() {
+    let db = TestDb::new();
+    let store = db.store();
+    let (event, hook) = setup(&store).await;
+    let (mut d, body) = delivery(40, &event, &hook, 0);
+    store
+        .dispatch(&event.id, &[(d.clone(), body)], fixtures::at(0))
+        .await
+        .unwrap();
+    let day = 24 * 3600;
+
+    let mut attempt = |n: u32, at: i64, ok: bool| {
+        d.attempts = n;
+        d.last_attempt_at = Some(fixtures::at(at));
+        d.last_status_code = Some(if ok { 200 } else { 500 });
+        d.status = if ok {
+            DeliveryStatus::Succeeded
+        } else {
+            DeliveryStatus::Pending
+        };
+        let a = DeliveryAttempt {
+            delivery_id: d.id,
+            attempt: n,
+            attempted_at: fixtures::at(at),
+            status_code: d.last_status_code,
+            latency_ms: 12,
+            error: (!ok).then(|| "HTTP 500".into()),
+            success: ok,
+        };
+        (d.clone(), a)
+    };
+    let (state, a1) = attempt(1, 0, false);
+    store
+        .record_attempt(&state, &a1, Some(health(&hook, false, 0)))
+        .await
+        .unwrap();
+    let (state, a2) = attempt(2, 4 * day, false);
+    store
+        .record_attempt(&state, &a2, Some(health(&hook, false, 4 * day)))
+        .await
+        .unwrap();
+    assert!(
+        store.webhook_by_id(&hook.id).await.unwrap().unwrap().active,
+        "four days is not five"
+    );
+    let (state, a3) = attempt(3, 5 * day, false);
+    store
+        .record_attempt(&state, &a3, Some(health(&hook, false, 5 * day)))
+        .await
+        .unwrap();
+    let disabled = store.webhook_by_id(&hook.id).await.unwrap().unwrap();
+    assert!(!disabled.active);
+    assert_eq!(
+        disabled.disabled_reason.as_deref(),
+        Some("failing for 5 days")
+    );
+
+    let listed = store.deliveries_of(&hook.id, 10).await.unwrap();
+    let attempts: Vec<_> = listed[0]
+        .1
+        .iter()
+        .map(|a| (a.attempt, a.success, a.status_code))
+        .collect();
+    assert_eq!(
+        attempts,
+        [
+            (1, false, Some(500)),
+            (2, false, Some(500)),
+            (3, false, Some(500))
+        ]
+    );
+    assert_eq!(listed[0].0.attempts, 3);
+}
+
+#[tokio::test]
+async fn a_success_ends_the_failing_streak() {
+    let db = TestDb::new();
+    let store = db.store();
+    let (event, hook) = setup(&store).await;
+    let (d, body) = delivery(40, &event, &hook, 0);
+    store
+        .dispatch(&event.id, &[(d.clone(), body)], fixtures::at(0))
+        .await
+        .unwrap();
+    let attempt = |n: u32, ok: bool| DeliveryAttempt {
+        delivery_id: d.id,
+        attempt: n,
+        attempted_at: fixtures::at(0),
+        status_code: None,
+        latency_ms: 1,
+        error: None,
+        success: ok,
+    };
+    let day = 24 * 3600;
+    store
+        .record_attempt(&d, &attempt(1, false), Some(health(&hook, false, 0)))
+        .await
+        .unwrap();
+    store
+        .record_attempt(&d, &attempt(2, true), Some(health(&hook, true, 3 * day)))
+        .await
+        .unwrap();
+    store
+        .record_attempt(&d, &attempt(3, false), Some(health(&hook, false, 6 * day)))
+        .await
+        .unwrap();
+    assert!(
+        store.webhook_by_id(&hook.id).await.unwrap().unwrap().active,
+        "the streak began on day 6"
+    );
+}
+
+#[tokio::test]
+async fn redelivery_puts_a_delivery_back_in_the_queue() {
+    let db = TestDb::new();
+    let store = db.store();
+    let (event, hook) = setup(&store).await;
+    let (mut d, body) = delivery(40, &event, &hook, 0);
+    store
+        .dispatch(&event.id, &[(d.clone(), body)], fixtures::at(0))
+        .await
+        .unwrap();
+    d.status = DeliveryStatus::Failed;
+    d.attempts = 12;
+    let a = DeliveryAttempt {
+        delivery_id: d.id,
+        attempt: 12,
+        attempted_at: fixtures::at(1),
+        status_code: None,
+        latency_ms: 10_000,
+        error: Some("timed out".into()),
+        success: false,
+    };
+    store.record_attempt(&d, &a, None).await.unwrap();
+    assert!(store
+        .lease_due(fixtures::at(5), fixtures::at(65), 10)
+        .await
+        .unwrap()
+        .is_empty());
+    store.redeliver(&d.id, fixtures::at(10)).await.unwrap();
+    let back = store.delivery_by_id(&d.id).await.unwrap().unwrap();
+    assert_eq!((back.status, back.attempts), (DeliveryStatus::Pending, 0));
+    assert_eq!(
+        store
+            .lease_due(fixtures::at(10), fixtures::at(70), 10)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    let unknown = DeliveryId::new(fixtures::oid(99));
+    assert!(matches!(
+        store.redeliver(&unknown, fixtures::at(10)).await,
+        Err(StoreError::NotFound)
+    ));
+}

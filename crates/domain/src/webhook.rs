@@ -1,0 +1,320 @@
+//! Webhook subscriptions, deliveries and the retry schedule.
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+
+use crate::account::Email;
+use crate::error::ValidationError;
+use crate::event::EventType;
+use crate::id::{DeliveryId, EventId, UserId, WebhookId};
+use crate::request::input::parse_http_url;
+use crate::text::char_len;
+
+/// Which events a subscription receives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventFilter {
+    /// Every event (`["*"]`).
+    All,
+    /// These events only.
+    Only(Vec<EventType>),
+}
+
+impl EventFilter {
+    /// Parses the `events` list of a subscription: event names, or `*`.
+    pub fn parse(names: &[String]) -> Result<Self, ValidationError> {
+        if names.is_empty() {
+            return Err(ValidationError::field(
+                "events",
+                "events must name at least one event, or \"*\" for all",
+            ));
+        }
+        if names.iter().any(|n| n == "*") {
+            return Ok(Self::All);
+        }
+        let mut events = Vec::with_capacity(names.len());
+        for name in names {
+            let event = EventType::parse(name).ok_or_else(|| {
+                let known: Vec<&str> = EventType::ALL.iter().map(EventType::as_str).collect();
+                ValidationError::field(
+                    "events",
+                    format!("unknown event '{name}': use \"*\" or {}", known.join(", ")),
+                )
+            })?;
+            if !events.contains(&event) {
+                events.push(event);
+            }
+        }
+        Ok(Self::Only(events))
+    }
+
+    /// True when the filter lets `event` through.
+    pub fn matches(&self, event: EventType) -> bool {
+        match self {
+            Self::All => true,
+            Self::Only(events) => events.contains(&event),
+        }
+    }
+
+    /// The names, as stored and shown.
+    pub fn names(&self) -> Vec<String> {
+        match self {
+            Self::All => vec!["*".into()],
+            Self::Only(events) => events.iter().map(|e| e.as_str().to_owned()).collect(),
+        }
+    }
+}
+
+impl Serialize for EventFilter {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.names().serialize(serializer)
+    }
+}
+
+/// Checks a subscription's description: at most 500 characters.
+pub fn parse_description(raw: &str) -> Result<Option<String>, ValidationError> {
+    let description = raw.trim();
+    if char_len(description) > 500 {
+        return Err(ValidationError::field(
+            "description",
+            "description must be at most 500 characters",
+        ));
+    }
+    Ok((!description.is_empty()).then(|| description.to_owned()))
+}
+
+/// Checks a secret chosen by the client: 16 to 200 visible characters.
+pub fn parse_secret(raw: &str) -> Result<String, ValidationError> {
+    let valid = (16..=200).contains(&char_len(raw)) && raw.chars().all(|c| c.is_ascii_graphic());
+    if !valid {
+        return Err(ValidationError::field(
+            "secret",
+            "secret must be 16 to 200 visible ASCII characters",
+        ));
+    }
+    Ok(raw.to_owned())
+}
+
+/// Checks a target URL's form (http or https, with a host).
+pub fn parse_target_url(raw: &str) -> Result<String, ValidationError> {
+    parse_http_url("url", raw)
+}
+
+/// A subscription: where an account's events are POSTed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Webhook {
+    /// The subscription's id.
+    pub id: WebhookId,
+    /// The account whose events it receives.
+    pub account_id: UserId,
+    /// Where events are POSTed.
+    pub url: String,
+    /// Which events.
+    pub events: EventFilter,
+    /// Signs every delivery; shown only when created or rotated.
+    #[serde(skip)]
+    pub secret: String,
+    /// A note for people.
+    pub description: Option<String>,
+    /// Whether deliveries are made.
+    pub active: bool,
+    /// Why the service turned it off, if it did.
+    pub disabled_reason: Option<String>,
+    /// When it was created.
+    pub created_at: DateTime<Utc>,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Where a delivery goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryTarget {
+    /// A webhook subscription.
+    Webhook,
+    /// A request's `callback_url`.
+    Callback,
+}
+
+/// Where a delivery stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryStatus {
+    /// Waiting for its next attempt.
+    Pending,
+    /// A receiver answered 2xx.
+    Succeeded,
+    /// Every attempt of the schedule failed.
+    Failed,
+}
+
+impl DeliveryStatus {
+    /// The stored name.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Succeeded => "succeeded",
+            Self::Failed => "failed",
+        }
+    }
+
+    /// Parses the stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "pending" => Some(Self::Pending),
+            "succeeded" => Some(Self::Succeeded),
+            "failed" => Some(Self::Failed),
+            _ => None,
+        }
+    }
+}
+
+/// One event on its way to one receiver.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Delivery {
+    /// The delivery's id.
+    pub id: DeliveryId,
+    /// The event delivered; also the `webhook-id` receivers deduplicate by.
+    pub event_id: EventId,
+    /// The event's name.
+    pub event_type: EventType,
+    /// The account the event belongs to.
+    pub account_id: UserId,
+    /// Subscription or callback.
+    pub target: DeliveryTarget,
+    /// The subscription, for webhook deliveries.
+    pub webhook_id: Option<WebhookId>,
+    /// Where it is POSTed.
+    pub url: String,
+    /// Where it stands.
+    pub status: DeliveryStatus,
+    /// Attempts made so far.
+    pub attempts: u32,
+    /// When the next attempt is due (pending deliveries).
+    pub next_attempt_at: DateTime<Utc>,
+    /// When the last attempt was made.
+    pub last_attempt_at: Option<DateTime<Utc>>,
+    /// HTTP status of the last attempt, if the receiver answered.
+    pub last_status_code: Option<u16>,
+    /// Why the last attempt failed.
+    pub last_error: Option<String>,
+    /// When the delivery was created.
+    pub created_at: DateTime<Utc>,
+}
+
+/// One attempt at a delivery, kept for the record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeliveryAttempt {
+    /// The delivery.
+    pub delivery_id: DeliveryId,
+    /// Its number, from 1.
+    pub attempt: u32,
+    /// When it started.
+    pub attempted_at: DateTime<Utc>,
+    /// HTTP status, if the receiver answered.
+    pub status_code: Option<u16>,
+    /// How long it took.
+    pub latency_ms: u64,
+    /// Why it failed, if it did.
+    pub error: Option<String>,
+    /// Whether the receiver answered 2xx.
+    pub success: bool,
+}
+
+/// The pause before each retry: quick at first, then spread over about
+/// three days (5 s, 5 min, 30 min, 2 h, 5 h, then 10 h six times: 67 h 35 min
+/// in all, 12 attempts). `None` once the schedule is spent.
+pub fn retry_delay(attempts_made: u32) -> Option<Duration> {
+    const SCHEDULE: [i64; 11] = [
+        5, 300, 1800, 7200, 18_000, 36_000, 36_000, 36_000, 36_000, 36_000, 36_000,
+    ];
+    let index = usize::try_from(attempts_made).ok()?.checked_sub(1)?;
+    SCHEDULE.get(index).map(|s| Duration::seconds(*s))
+}
+
+/// Spreads a delay by up to ±10 % so that receivers coming back from an
+/// outage are not hit by every retry at once. `spread` is in [-1, 1].
+pub fn with_jitter(delay: Duration, spread: f64) -> Duration {
+    let spread = spread.clamp(-1.0, 1.0);
+    let millis = delay.num_milliseconds() as f64;
+    Duration::milliseconds((millis * (1.0 + 0.1 * spread)).round() as i64)
+}
+
+/// The reviewer named in a delivery, where a reviewer acted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReviewerRef {
+    /// The reviewer's account.
+    pub user_id: UserId,
+    /// The reviewer's email.
+    pub email: Email,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_parse_star_names_and_refuse_unknown() {
+        assert_eq!(
+            EventFilter::parse(&["*".into(), "request.created".into()]).unwrap(),
+            EventFilter::All
+        );
+        let only =
+            EventFilter::parse(&["request.completed".into(), "request.completed".into()]).unwrap();
+        assert_eq!(only, EventFilter::Only(vec![EventType::RequestCompleted]));
+        assert!(only.matches(EventType::RequestCompleted));
+        assert!(!only.matches(EventType::RequestCreated));
+        assert!(EventFilter::All.matches(EventType::LoopDeleted));
+        assert!(EventFilter::parse(&[]).is_err());
+        let err = EventFilter::parse(&["request.exploded".into()]).unwrap_err();
+        assert!(err
+            .to_string()
+            .starts_with("unknown event 'request.exploded'"));
+        assert_eq!(
+            serde_json::to_value(&only).unwrap(),
+            serde_json::json!(["request.completed"])
+        );
+    }
+
+    #[test]
+    fn secrets_descriptions_and_urls_are_checked() {
+        assert!(parse_secret("short").is_err());
+        assert!(parse_secret("has a space in it!!").is_err());
+        assert!(parse_secret("a-long-enough-secret").is_ok());
+        assert!(parse_description(&"d".repeat(501)).is_err());
+        assert_eq!(parse_description("  ").unwrap(), None);
+        assert!(parse_target_url("ftp://x").is_err());
+        assert!(parse_target_url("https://hooks.example.com/x").is_ok());
+    }
+
+    #[test]
+    fn the_schedule_spans_about_three_days_then_stops() {
+        let total: i64 = (1..=11)
+            .map(|n| retry_delay(n).unwrap().num_seconds())
+            .sum();
+        assert_eq!(total, 67 * 3600 + 35 * 60 + 5);
+        assert_eq!(retry_delay(1), Some(Duration::seconds(5)));
+        assert_eq!(retry_delay(2), Some(Duration::minutes(5)));
+        assert_eq!(retry_delay(12), None);
+        assert_eq!(retry_delay(0), None);
+    }
+
+    #[test]
+    fn jitter_stays_within_ten_percent() {
+        let base = Duration::seconds(100);
+        assert_eq!(with_jitter(base, 1.0), Duration::seconds(110));
+        assert_eq!(with_jitter(base, -1.0), Duration::seconds(90));
+        assert_eq!(with_jitter(base, 5.0), Duration::seconds(110));
+        assert_eq!(with_jitter(base, 0.0), base);
+    }
+
+    #[test]
+    fn statuses_round_trip() {
+        for s in [
+            DeliveryStatus::Pending,
+            DeliveryStatus::Succeeded,
+            DeliveryStatus::Failed,
+        ] {
+            assert_eq!(DeliveryStatus::parse(s.as_str()), Some(s));
+        }
+    }
+}

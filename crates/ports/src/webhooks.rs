@@ -1,0 +1,145 @@
+//! Ports of event delivery: subscriptions, the delivery queue, the HTTP
+//! sender and the guard that keeps deliveries off internal addresses.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use reviewloop_domain::{
+    Delivery, DeliveryAttempt, DeliveryId, Event, EventId, UserId, Webhook, WebhookId,
+};
+
+use crate::StoreError;
+
+/// Webhook subscriptions and the record of their deliveries.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait WebhookStore: Send + Sync {
+    /// Adds a subscription.
+    async fn insert_webhook(&self, webhook: &Webhook) -> Result<(), StoreError>;
+    /// One subscription.
+    async fn webhook_by_id(&self, id: &WebhookId) -> Result<Option<Webhook>, StoreError>;
+    /// An account's subscriptions, newest first.
+    async fn webhooks_of(&self, account: &UserId) -> Result<Vec<Webhook>, StoreError>;
+    /// Writes url, events, secret, description, active, disabled reason;
+    /// `NotFound` when it is gone.
+    async fn update_webhook(&self, webhook: &Webhook) -> Result<(), StoreError>;
+    /// Deletes a subscription with its deliveries.
+    async fn delete_webhook(&self, id: &WebhookId) -> Result<(), StoreError>;
+    /// A subscription's latest deliveries, newest first, each with its attempts.
+    async fn deliveries_of(
+        &self,
+        webhook: &WebhookId,
+        limit: u32,
+    ) -> Result<Vec<(Delivery, Vec<DeliveryAttempt>)>, StoreError>;
+    /// One delivery.
+    async fn delivery_by_id(&self, id: &DeliveryId) -> Result<Option<Delivery>, StoreError>;
+    /// Puts a delivery back in the queue, due now, with a fresh schedule.
+    async fn redeliver(&self, id: &DeliveryId, now: DateTime<Utc>) -> Result<(), StoreError>;
+}
+
+/// A delivery handed to one worker until `leased_until`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeasedDelivery {
+    /// The delivery as it stands.
+    pub delivery: Delivery,
+    /// The exact body to send.
+    pub payload: String,
+}
+
+/// How a subscription fared in an attempt, for its health record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebhookHealth {
+    /// The subscription.
+    pub webhook_id: WebhookId,
+    /// Whether the attempt succeeded (clears the failing streak).
+    pub success: bool,
+    /// When the attempt was made (starts a failing streak).
+    pub at: DateTime<Utc>,
+    /// A streak of failures that began at or before this disables the subscription…
+    pub disable_if_failing_since: DateTime<Utc>,
+    /// …with this reason.
+    pub disable_reason: String,
+}
+
+/// The queue between the outbox and the receivers.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait DeliveryQueue: Send + Sync {
+    /// Events not dispatched yet, oldest first.
+    async fn undispatched_events(&self, limit: u32) -> Result<Vec<Event>, StoreError>;
+    /// The active subscriptions of these accounts.
+    async fn active_webhooks_of(&self, accounts: &[UserId]) -> Result<Vec<Webhook>, StoreError>;
+    /// Writes an event's deliveries (with their bodies) and marks it
+    /// dispatched, in one transaction, unless another dispatcher already
+    /// did; returns whether this call did.
+    async fn dispatch(
+        &self,
+        event: &EventId,
+        deliveries: &[(Delivery, String)],
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+    /// Takes up to `limit` due deliveries (pending, due, not leased, and
+    /// not for a disabled subscription), leasing them until `lease_until`.
+    async fn lease_due(
+        &self,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<LeasedDelivery>, StoreError>;
+    /// Records an attempt and the delivery's new state (lease released),
+    /// and the subscription's health, in one transaction.
+    async fn record_attempt(
+        &self,
+        delivery: &Delivery,
+        attempt: &DeliveryAttempt,
+        health: Option<WebhookHealth>,
+    ) -> Result<(), StoreError>;
+}
+
+/// One HTTP POST to make.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outgoing {
+    /// Where.
+    pub url: String,
+    /// Headers, signatures included.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: String,
+}
+
+/// What came of a POST.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SendOutcome {
+    /// The receiver's status, if it answered.
+    pub status: Option<u16>,
+    /// How long it took.
+    pub latency_ms: u64,
+    /// Why it failed (no answer, refused target, time-out), if it did.
+    pub error: Option<String>,
+}
+
+impl SendOutcome {
+    /// A 2xx answer.
+    pub fn succeeded(&self) -> bool {
+        self.status.is_some_and(|s| (200..300).contains(&s))
+    }
+}
+
+/// Makes webhook and callback POSTs: time-limited, no redirects, and never
+/// to an internal address unless the operator allowed it.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait WebhookSender: Send + Sync {
+    /// POSTs `outgoing` once.
+    async fn send(&self, outgoing: &Outgoing) -> SendOutcome;
+}
+
+/// Checks where a webhook or callback URL points before it is accepted.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait TargetGuard: Send + Sync {
+    /// `Err(why)` when the URL names or resolves to a loopback, private,
+    /// link-local, multicast or unspecified address (and that is not
+    /// allowed). A name that does not resolve now is accepted: delivery
+    /// checks again.
+    async fn check(&self, url: &str) -> Result<(), String>;
+}

@@ -23,6 +23,10 @@ impl IdSource for RandomIds {
         InviteCode::from_random(random)
     }
 
+    fn jitter(&self) -> f64 {
+        f64::from(OsRng.next_u32()) / f64::from(u32::MAX) * 2.0 - 1.0
+    }
+
     fn secret_hex(&self, bytes: usize) -> String {
         let mut random = vec![0u8; bytes];
         OsRng.fill_bytes(&mut random);

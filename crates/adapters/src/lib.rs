@@ -4,12 +4,14 @@
 
 pub mod clock;
 pub mod db;
+pub mod http_client;
 pub mod ids;
 pub mod qr;
 pub mod rate_limit;
 
 pub use clock::SystemClock;
 pub use db::{Database, DatabaseError, SqlStore};
+pub use http_client::HttpWebhookClient;
 pub use ids::RandomIds;
 pub use qr::PngQrRenderer;
 pub use rate_limit::InMemoryRateLimiter;

@@ -12,8 +12,9 @@ use reviewloop_domain::{
     AccountStatus, ApiKey, ApiKeyId, Email, InviteCode, ObjectId, Permission, User, UserId,
 };
 use reviewloop_ports::{
-    Clock, IdSource, MockAccountStore, MockIdempotencyStore, MockLoopStore, MockQrRenderer,
-    MockRateLimiter, MockRequestStore, RateLimitStatus,
+    Clock, IdSource, MockAccountStore, MockDeliveryQueue, MockIdempotencyStore, MockLoopStore,
+    MockQrRenderer, MockRateLimiter, MockRequestStore, MockTargetGuard, MockWebhookSender,
+    MockWebhookStore, RateLimitStatus,
 };
 use reviewloop_service::Ports;
 use serde_json::Value;
@@ -35,6 +36,9 @@ impl IdSource for Ids {
     }
     fn invite_code(&self) -> InviteCode {
         InviteCode::from_random([1; 6])
+    }
+    fn jitter(&self) -> f64 {
+        0.0
     }
     fn secret_hex(&self, bytes: usize) -> String {
         "0".repeat(bytes * 2)
@@ -87,6 +91,10 @@ fn ports(permissions: Vec<Permission>, allowed: bool) -> Ports {
         loops: Arc::new(loops),
         requests: Arc::new(MockRequestStore::new()),
         idempotency: Arc::new(MockIdempotencyStore::new()),
+        webhooks: Arc::new(MockWebhookStore::new()),
+        deliveries: Arc::new(MockDeliveryQueue::new()),
+        sender: Arc::new(MockWebhookSender::new()),
+        guard: Arc::new(MockTargetGuard::new()),
         clock: Arc::new(Fixed),
         ids: Arc::new(Ids),
         qr: Arc::new(MockQrRenderer::new()),

@@ -24,6 +24,8 @@ pub trait IdSource: Send + Sync {
     fn invite_code(&self) -> InviteCode;
     /// `bytes` random bytes as lowercase hex, for keys and secrets.
     fn secret_hex(&self, bytes: usize) -> String;
+    /// A random number in [-1, 1], to spread retries.
+    fn jitter(&self) -> f64;
 }
 
 /// A QR renderer failed (the text does not fit in a QR code).

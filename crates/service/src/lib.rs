@@ -5,21 +5,26 @@
 
 mod accounts;
 mod auth;
+mod delivery;
 mod error;
 mod idempotency;
 mod loops;
 mod ports;
 mod principal;
 mod requests;
+pub mod signing;
+mod webhooks;
 
 #[cfg(test)]
 mod testkit;
 
 pub use accounts::{AccountService, CreatedKey, NewKey};
 pub use auth::Authenticator;
+pub use delivery::DeliveryService;
 pub use error::{messages, ServiceError};
 pub use idempotency::{IdempotencyService, IdempotencyTicket, Idempotent};
 pub use loops::{LoopInvite, LoopPatch, LoopService, RemovedMember};
 pub use ports::Ports;
 pub use principal::Principal;
 pub use requests::{CreatedRequest, ListRequestsInput, RequestService};
+pub use webhooks::{WebhookInput, WebhookPatch, WebhookService, WebhookView};

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use reviewloop_domain::EventId;
 use reviewloop_ports::{
-    AccountStore, Clock, IdSource, IdempotencyStore, LoopStore, QrRenderer, RateLimiter,
-    RequestStore,
+    AccountStore, Clock, DeliveryQueue, IdSource, IdempotencyStore, LoopStore, QrRenderer,
+    RateLimiter, RequestStore, TargetGuard, WebhookSender, WebhookStore,
 };
 
 /// Every port, behind `Arc`s so services clone it cheaply.
@@ -19,6 +19,14 @@ pub struct Ports {
     pub requests: Arc<dyn RequestStore>,
     /// Outcomes of retried create calls.
     pub idempotency: Arc<dyn IdempotencyStore>,
+    /// Webhook subscriptions and their delivery records.
+    pub webhooks: Arc<dyn WebhookStore>,
+    /// The queue from the outbox to the receivers.
+    pub deliveries: Arc<dyn DeliveryQueue>,
+    /// Makes the POSTs.
+    pub sender: Arc<dyn WebhookSender>,
+    /// Keeps webhook and callback targets off internal addresses.
+    pub guard: Arc<dyn TargetGuard>,
     /// Time.
     pub clock: Arc<dyn Clock>,
     /// Randomness.

@@ -10,8 +10,9 @@ use reviewloop_domain::{
     AccountStatus, Email, InviteCode, Loop, LoopId, Member, ObjectId, User, UserId,
 };
 use reviewloop_ports::{
-    Clock, IdSource, MockAccountStore, MockIdempotencyStore, MockLoopStore, MockQrRenderer,
-    MockRateLimiter, MockRequestStore,
+    Clock, IdSource, MockAccountStore, MockDeliveryQueue, MockIdempotencyStore, MockLoopStore,
+    MockQrRenderer, MockRateLimiter, MockRequestStore, MockTargetGuard, MockWebhookSender,
+    MockWebhookStore,
 };
 
 use crate::ports::Ports;
@@ -50,6 +51,10 @@ impl IdSource for SeqIds {
         InviteCode::parse(code).unwrap_or_else(|| InviteCode::from_random([0; 6]))
     }
 
+    fn jitter(&self) -> f64 {
+        0.0
+    }
+
     fn secret_hex(&self, bytes: usize) -> String {
         "ab".repeat(bytes)
     }
@@ -60,6 +65,10 @@ pub(crate) struct Kit {
     pub loops: MockLoopStore,
     pub requests: MockRequestStore,
     pub idempotency: MockIdempotencyStore,
+    pub webhooks: MockWebhookStore,
+    pub deliveries: MockDeliveryQueue,
+    pub sender: MockWebhookSender,
+    pub guard: MockTargetGuard,
     pub limiter: MockRateLimiter,
     pub qr: MockQrRenderer,
     pub now: DateTime<Utc>,
@@ -73,6 +82,10 @@ impl Kit {
             loops: MockLoopStore::new(),
             requests: MockRequestStore::new(),
             idempotency: MockIdempotencyStore::new(),
+            webhooks: MockWebhookStore::new(),
+            deliveries: MockDeliveryQueue::new(),
+            sender: MockWebhookSender::new(),
+            guard: MockTargetGuard::new(),
             limiter: MockRateLimiter::new(),
             qr: MockQrRenderer::new(),
             now: DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default(),
@@ -86,6 +99,10 @@ impl Kit {
             loops: Arc::new(self.loops),
             requests: Arc::new(self.requests),
             idempotency: Arc::new(self.idempotency),
+            webhooks: Arc::new(self.webhooks),
+            deliveries: Arc::new(self.deliveries),
+            sender: Arc::new(self.sender),
+            guard: Arc::new(self.guard),
             clock: Arc::new(FixedClock(self.now)),
             ids: Arc::new(SeqIds {
                 next: AtomicU8::new(100),

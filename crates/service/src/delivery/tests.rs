@@ -1,0 +1,236 @@
+use std::sync::{Arc, Mutex};
+
+use reviewloop_domain::{EventFilter, EventId, Webhook, WebhookId};
+use reviewloop_ports::SendOutcome;
+use serde_json::json;
+
+use super::*;
+use crate::signing::body_signature;
+use crate::testkit::Kit;
+
+fn event(kit: &Kit, kind: EventType, owner: u8, callback: Option<&str>) -> Event {
+    Event {
+        id: EventId::new(kit.oid(80)),
+        event_type: kind,
+        account_id: kit.user_id(owner),
+        request_id: None,
+        loop_id: None,
+        data: json!({"request": {"callback_url": callback}}),
+        created_at: kit.now,
+    }
+}
+
+fn hook(kit: &Kit, n: u8, owner: u8, events: EventFilter) -> Webhook {
+    Webhook {
+        id: WebhookId::new(kit.oid(n)),
+        account_id: kit.user_id(owner),
+        url: format!("https://hooks.example.com/{n}"),
+        events,
+        secret: format!("whsec_{n}"),
+        description: None,
+        active: true,
+        disabled_reason: None,
+        created_at: kit.now,
+        updated_at: kit.now,
+    }
+}
+
+#[tokio::test]
+async fn dispatch_fans_out_to_matching_subscriptions_and_the_callback() {
+    let mut kit = Kit::new();
+    let completed = event(
+        &kit,
+        EventType::RequestCompleted,
+        1,
+        Some("https://cb.example.com/done"),
+    );
+    kit.deliveries
+        .expect_undispatched_events()
+        .returning(move |_| Ok(vec![completed.clone()]));
+    let hooks = vec![
+        hook(&kit, 71, 1, EventFilter::All),
+        hook(
+            &kit,
+            72,
+            1,
+            EventFilter::Only(vec![EventType::RequestCreated]),
+        ),
+        hook(&kit, 73, 2, EventFilter::All),
+    ];
+    kit.deliveries
+        .expect_active_webhooks_of()
+        .returning(move |_| Ok(hooks.clone()));
+    kit.deliveries
+        .expect_dispatch()
+        .withf(|_, list, _| {
+            let urls: Vec<&str> = list.iter().map(|(d, _)| d.url.as_str()).collect();
+            urls == [
+                "https://hooks.example.com/71",
+                "https://cb.example.com/done",
+            ] && list[1].0.target == DeliveryTarget::Callback
+                && list
+                    .iter()
+                    .all(|(_, body)| body.contains("\"event\":\"request.completed\""))
+        })
+        .times(1)
+        .returning(|_, _, _| Ok(true));
+    assert_eq!(
+        DeliveryService::new(kit.ports())
+            .dispatch_pending(10)
+            .await
+            .unwrap(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn callbacks_are_only_for_completion_and_timeout() {
+    let mut kit = Kit::new();
+    let claimed = event(
+        &kit,
+        EventType::RequestClaimed,
+        1,
+        Some("https://cb.example.com/done"),
+    );
+    kit.deliveries
+        .expect_undispatched_events()
+        .returning(move |_| Ok(vec![claimed.clone()]));
+    kit.deliveries
+        .expect_active_webhooks_of()
+        .returning(|_| Ok(vec![]));
+    kit.deliveries
+        .expect_dispatch()
+        .withf(|_, list, _| list.is_empty())
+        .times(1)
+        .returning(|_, _, _| Ok(true));
+    DeliveryService::new(kit.ports())
+        .dispatch_pending(10)
+        .await
+        .unwrap();
+}
+
+fn leased(kit: &Kit, attempts: u32) -> LeasedDelivery {
+    LeasedDelivery {
+        delivery: Delivery {
+            id: DeliveryId::new(kit.oid(90)),
+            event_id: EventId::new(kit.oid(80)),
+            event_type: EventType::RequestCompleted,
+            account_id: kit.user_id(1),
+            target: DeliveryTarget::Webhook,
+            webhook_id: Some(WebhookId::new(kit.oid(71))),
+            url: "https://hooks.example.com/71".into(),
+            status: DeliveryStatus::Pending,
+            attempts,
+            next_attempt_at: kit.now,
+            last_attempt_at: None,
+            last_status_code: None,
+            last_error: None,
+            created_at: kit.now,
+        },
+        payload: "{\"id\":\"x\"}".into(),
+    }
+}
+
+fn answering(kit: &mut Kit, status: Option<u16>) -> Arc<Mutex<Vec<reviewloop_ports::Outgoing>>> {
+    let hook = hook(kit, 71, 1, EventFilter::All);
+    kit.webhooks
+        .expect_webhook_by_id()
+        .returning(move |_| Ok(Some(hook.clone())));
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let log = sent.clone();
+    kit.sender.expect_send().returning(move |outgoing| {
+        log.lock().unwrap().push(outgoing.clone());
+        SendOutcome {
+            status,
+            latency_ms: 7,
+            error: status.filter(|s| *s >= 300).map(|s| format!("HTTP {s}")),
+        }
+    });
+    sent
+}
+
+#[tokio::test]
+async fn a_successful_attempt_is_signed_and_recorded() {
+    let mut kit = Kit::new();
+    let sent = answering(&mut kit, Some(204));
+    kit.deliveries
+        .expect_record_attempt()
+        .withf(|d, a, health| {
+            d.status == DeliveryStatus::Succeeded
+                && d.attempts == 1
+                && a.success
+                && a.latency_ms == 7
+                && health.as_ref().is_some_and(|h| h.success)
+        })
+        .times(1)
+        .returning(|_, _, _| Ok(()));
+    let lease = leased(&kit, 0);
+    let status = DeliveryService::new(kit.ports())
+        .attempt(lease)
+        .await
+        .unwrap();
+    assert_eq!(status, DeliveryStatus::Succeeded);
+    let sent = sent.lock().unwrap();
+    let header = |name: &str| {
+        sent[0]
+            .headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap()
+    };
+    assert_eq!(
+        header("X-ReviewLoop-Signature-256"),
+        body_signature("whsec_71", "{\"id\":\"x\"}")
+    );
+    assert_eq!(
+        header("webhook-id"),
+        EventId::new(Kit::new().oid(80)).to_string()
+    );
+    assert!(header("webhook-signature").starts_with("v1,"));
+    assert_eq!(header("X-ReviewLoop-Event"), "request.completed");
+}
+
+#[tokio::test]
+async fn a_failed_attempt_is_retried_on_schedule_and_the_last_one_fails_for_good() {
+    let mut kit = Kit::new();
+    answering(&mut kit, Some(500));
+    let now = kit.now;
+    kit.deliveries
+        .expect_record_attempt()
+        .withf(move |d, a, health| {
+            d.status == DeliveryStatus::Pending
+                && d.next_attempt_at == now + Duration::seconds(5)
+                && !a.success
+                && a.status_code == Some(500)
+                && health.as_ref().is_some_and(|h| {
+                    !h.success && h.disable_if_failing_since == now - Duration::days(5)
+                })
+        })
+        .times(1)
+        .returning(|_, _, _| Ok(()));
+    let lease = leased(&kit, 0);
+    assert_eq!(
+        DeliveryService::new(kit.ports())
+            .attempt(lease)
+            .await
+            .unwrap(),
+        DeliveryStatus::Pending
+    );
+
+    let mut kit = Kit::new();
+    answering(&mut kit, None);
+    kit.deliveries
+        .expect_record_attempt()
+        .withf(|d, _, _| d.status == DeliveryStatus::Failed && d.attempts == 12)
+        .times(1)
+        .returning(|_, _, _| Ok(()));
+    let lease = leased(&kit, 11);
+    assert_eq!(
+        DeliveryService::new(kit.ports())
+            .attempt(lease)
+            .await
+            .unwrap(),
+        DeliveryStatus::Failed
+    );
+}

@@ -1,0 +1,259 @@
+//! Webhook subscriptions: an account's own, managed through the API.
+
+use reviewloop_domain::webhook::{parse_description, parse_secret, parse_target_url};
+use reviewloop_domain::{
+    Delivery, DeliveryAttempt, DeliveryId, EventFilter, Permission, ValidationError, Webhook,
+    WebhookId,
+};
+use reviewloop_ports::StoreError;
+
+use crate::error::ServiceError;
+use crate::ports::Ports;
+use crate::principal::Principal;
+use crate::signing::new_secret;
+
+const NOT_FOUND: &str = "Webhook not found";
+const DELIVERY_NOT_FOUND: &str = "Delivery not found";
+/// Deliveries listed per subscription.
+const DELIVERIES_LISTED: u32 = 100;
+
+/// A create-webhook body.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WebhookInput {
+    /// Where to POST (required).
+    pub url: Option<String>,
+    /// Event names or `*`; all events when absent.
+    pub events: Option<Vec<String>>,
+    /// A secret of one's own; generated when absent.
+    pub secret: Option<String>,
+    /// A note.
+    pub description: Option<String>,
+}
+
+/// A change to a subscription.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WebhookPatch {
+    /// New target.
+    pub url: Option<String>,
+    /// New event list.
+    pub events: Option<Vec<String>>,
+    /// Turn deliveries on or off.
+    pub active: Option<bool>,
+    /// A secret of one's own.
+    pub secret: Option<String>,
+    /// Generate a new secret.
+    pub rotate_secret: bool,
+    /// New note; `Some(None)` clears it.
+    pub description: Option<Option<String>>,
+}
+
+/// A subscription, with its secret when it was just made or changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebhookView {
+    /// The subscription.
+    pub webhook: Webhook,
+    /// The signing secret, shown only at creation and rotation.
+    pub secret: Option<String>,
+}
+
+/// Webhook use cases.
+#[derive(Clone)]
+pub struct WebhookService {
+    ports: Ports,
+}
+
+impl WebhookService {
+    /// A service over `ports`.
+    pub fn new(ports: Ports) -> Self {
+        Self { ports }
+    }
+
+    async fn checked_url(&self, raw: &str) -> Result<String, ServiceError> {
+        let url = parse_target_url(raw)?;
+        self.ports
+            .guard
+            .check(&url)
+            .await
+            .map_err(|why| ValidationError::field("url", format!("url is not allowed: {why}")))?;
+        Ok(url)
+    }
+
+    async fn own(&self, caller: &Principal, id: &WebhookId) -> Result<Webhook, ServiceError> {
+        self.ports
+            .webhooks
+            .webhook_by_id(id)
+            .await?
+            .filter(|w| w.account_id == caller.user_id)
+            .ok_or(ServiceError::NotFound(NOT_FOUND))
+    }
+
+    /// Creates a subscription for the caller's events.
+    pub async fn create(
+        &self,
+        caller: &Principal,
+        input: WebhookInput,
+    ) -> Result<WebhookView, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        let raw_url = input
+            .url
+            .ok_or_else(|| ValidationError::field("url", "url is required"))?;
+        let events = EventFilter::parse(&input.events.unwrap_or_else(|| vec!["*".into()]))?;
+        let description = input
+            .description
+            .as_deref()
+            .map(parse_description)
+            .transpose()?
+            .flatten();
+        let secret = match input.secret {
+            Some(secret) => parse_secret(&secret)?,
+            None => new_secret(&self.ports.ids.secret_hex(24)),
+        };
+        let url = self.checked_url(&raw_url).await?;
+        let now = self.ports.clock.now();
+        let webhook = Webhook {
+            id: WebhookId::new(self.ports.ids.object_id(now)),
+            account_id: caller.user_id,
+            url,
+            events,
+            secret: secret.clone(),
+            description,
+            active: true,
+            disabled_reason: None,
+            created_at: now,
+            updated_at: now,
+        };
+        self.ports.webhooks.insert_webhook(&webhook).await?;
+        Ok(WebhookView {
+            webhook,
+            secret: Some(secret),
+        })
+    }
+
+    /// The caller's subscriptions, newest first.
+    pub async fn list(&self, caller: &Principal) -> Result<Vec<Webhook>, ServiceError> {
+        caller.require(Permission::RequestsRead)?;
+        Ok(self.ports.webhooks.webhooks_of(&caller.user_id).await?)
+    }
+
+    /// One of the caller's subscriptions.
+    pub async fn get(&self, caller: &Principal, id: &WebhookId) -> Result<Webhook, ServiceError> {
+        caller.require(Permission::RequestsRead)?;
+        self.own(caller, id).await
+    }
+
+    /// Changes a subscription; turning it back on clears why it was disabled.
+    pub async fn update(
+        &self,
+        caller: &Principal,
+        id: &WebhookId,
+        patch: WebhookPatch,
+    ) -> Result<WebhookView, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        let mut webhook = self.own(caller, id).await?;
+        if patch == WebhookPatch::default() {
+            return Err(ValidationError::field(
+                "body",
+                "nothing to update: send url, events, active, secret, rotate_secret or description",
+            )
+            .into());
+        }
+        if patch.secret.is_some() && patch.rotate_secret {
+            return Err(ValidationError::field(
+                "secret",
+                "send either secret or rotate_secret, not both",
+            )
+            .into());
+        }
+        if let Some(events) = &patch.events {
+            webhook.events = EventFilter::parse(events)?;
+        }
+        if let Some(description) = &patch.description {
+            webhook.description = description
+                .as_deref()
+                .map(parse_description)
+                .transpose()?
+                .flatten();
+        }
+        let mut shown = None;
+        if let Some(secret) = &patch.secret {
+            webhook.secret = parse_secret(secret)?;
+            shown = Some(webhook.secret.clone());
+        }
+        if patch.rotate_secret {
+            webhook.secret = new_secret(&self.ports.ids.secret_hex(24));
+            shown = Some(webhook.secret.clone());
+        }
+        if let Some(url) = &patch.url {
+            webhook.url = self.checked_url(url).await?;
+        }
+        if let Some(active) = patch.active {
+            webhook.active = active;
+            if active {
+                webhook.disabled_reason = None;
+            }
+        }
+        webhook.updated_at = self.ports.clock.now();
+        match self.ports.webhooks.update_webhook(&webhook).await {
+            Ok(()) => Ok(WebhookView {
+                webhook,
+                secret: shown,
+            }),
+            Err(StoreError::NotFound) => Err(ServiceError::NotFound(NOT_FOUND)),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Deletes a subscription and its delivery record.
+    pub async fn delete(&self, caller: &Principal, id: &WebhookId) -> Result<(), ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        self.own(caller, id).await?;
+        match self.ports.webhooks.delete_webhook(id).await {
+            Ok(()) | Err(StoreError::NotFound) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// A subscription's latest deliveries with every attempt.
+    pub async fn deliveries(
+        &self,
+        caller: &Principal,
+        id: &WebhookId,
+    ) -> Result<Vec<(Delivery, Vec<DeliveryAttempt>)>, ServiceError> {
+        caller.require(Permission::RequestsRead)?;
+        self.own(caller, id).await?;
+        Ok(self
+            .ports
+            .webhooks
+            .deliveries_of(id, DELIVERIES_LISTED)
+            .await?)
+    }
+
+    /// Sends a delivery again, with a fresh retry schedule.
+    pub async fn redeliver(
+        &self,
+        caller: &Principal,
+        id: &WebhookId,
+        delivery: &DeliveryId,
+    ) -> Result<Delivery, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        self.own(caller, id).await?;
+        let found = self
+            .ports
+            .webhooks
+            .delivery_by_id(delivery)
+            .await?
+            .filter(|d| d.webhook_id == Some(*id))
+            .ok_or(ServiceError::NotFound(DELIVERY_NOT_FOUND))?;
+        let now = self.ports.clock.now();
+        self.ports.webhooks.redeliver(&found.id, now).await?;
+        Ok(self
+            .ports
+            .webhooks
+            .delivery_by_id(delivery)
+            .await?
+            .unwrap_or(found))
+    }
+}
+
+#[cfg(test)]
+mod tests;

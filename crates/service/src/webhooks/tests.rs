@@ -1,0 +1,168 @@
+use reviewloop_domain::{EventType, ObjectId};
+
+use super::*;
+use crate::testkit::Kit;
+
+fn hook(kit: &Kit, owner: u8) -> Webhook {
+    Webhook {
+        id: WebhookId::new(kit.oid(70)),
+        account_id: kit.user_id(owner),
+        url: "https://hooks.example.com/in".into(),
+        events: EventFilter::All,
+        secret: "whsec_old".into(),
+        description: None,
+        active: false,
+        disabled_reason: Some("failing".into()),
+        created_at: kit.now,
+        updated_at: kit.now,
+    }
+}
+
+#[tokio::test]
+async fn create_checks_the_target_and_shows_a_generated_secret_once() {
+    let mut kit = Kit::new();
+    kit.guard.expect_check().returning(|url| {
+        if url.contains("internal") {
+            Err("resolves to 10.0.0.1".into())
+        } else {
+            Ok(())
+        }
+    });
+    kit.webhooks
+        .expect_insert_webhook()
+        .withf(|w| w.events == EventFilter::All && w.secret.starts_with("whsec_") && w.active)
+        .times(1)
+        .returning(|_| Ok(()));
+    let caller = kit.principal(1);
+    let service = WebhookService::new(kit.ports());
+    let input = WebhookInput {
+        url: Some("https://hooks.example.com/in".into()),
+        ..WebhookInput::default()
+    };
+    let view = service.create(&caller, input).await.unwrap();
+    assert_eq!(view.secret.as_deref(), Some(view.webhook.secret.as_str()));
+
+    let refused = WebhookInput {
+        url: Some("https://internal.example/in".into()),
+        ..WebhookInput::default()
+    };
+    let err = service.create(&caller, refused).await.unwrap_err();
+    assert_eq!(err.to_string(), "url is not allowed: resolves to 10.0.0.1");
+    let bad = WebhookInput {
+        url: Some("https://hooks.example.com".into()),
+        events: Some(vec!["request.nope".into()]),
+        ..WebhookInput::default()
+    };
+    assert!(matches!(
+        service.create(&caller, bad).await,
+        Err(ServiceError::Invalid(_))
+    ));
+    assert!(matches!(
+        service.create(&caller, WebhookInput::default()).await,
+        Err(ServiceError::Invalid(_))
+    ));
+}
+
+#[tokio::test]
+async fn another_accounts_subscription_is_not_found() {
+    let mut kit = Kit::new();
+    let theirs = hook(&kit, 2);
+    kit.webhooks
+        .expect_webhook_by_id()
+        .returning(move |_| Ok(Some(theirs.clone())));
+    kit.webhooks.expect_update_webhook().never();
+    kit.webhooks.expect_delete_webhook().never();
+    let caller = kit.principal(1);
+    let id = WebhookId::new(kit.oid(70));
+    let service = WebhookService::new(kit.ports());
+    assert!(matches!(
+        service.get(&caller, &id).await,
+        Err(ServiceError::NotFound("Webhook not found"))
+    ));
+    assert!(matches!(
+        service.delete(&caller, &id).await,
+        Err(ServiceError::NotFound(_))
+    ));
+    let patch = WebhookPatch {
+        active: Some(true),
+        ..WebhookPatch::default()
+    };
+    assert!(matches!(
+        service.update(&caller, &id, patch).await,
+        Err(ServiceError::NotFound(_))
+    ));
+}
+
+#[tokio::test]
+async fn rotating_shows_the_new_secret_and_turning_on_clears_the_reason() {
+    let mut kit = Kit::new();
+    let mine = hook(&kit, 1);
+    kit.webhooks
+        .expect_webhook_by_id()
+        .returning(move |_| Ok(Some(mine.clone())));
+    kit.webhooks
+        .expect_update_webhook()
+        .withf(|w| w.active && w.disabled_reason.is_none() && w.secret != "whsec_old")
+        .times(1)
+        .returning(|_| Ok(()));
+    let caller = kit.principal(1);
+    let id = WebhookId::new(kit.oid(70));
+    let service = WebhookService::new(kit.ports());
+    let patch = WebhookPatch {
+        active: Some(true),
+        rotate_secret: true,
+        ..WebhookPatch::default()
+    };
+    let view = service.update(&caller, &id, patch).await.unwrap();
+    assert_eq!(view.secret.as_deref(), Some(view.webhook.secret.as_str()));
+    let both = WebhookPatch {
+        secret: Some("x".repeat(20)),
+        rotate_secret: true,
+        ..WebhookPatch::default()
+    };
+    assert!(matches!(
+        service.update(&caller, &id, both).await,
+        Err(ServiceError::Invalid(_))
+    ));
+}
+
+#[tokio::test]
+async fn redelivery_needs_a_delivery_of_that_subscription() {
+    let mut kit = Kit::new();
+    let mine = hook(&kit, 1);
+    kit.webhooks
+        .expect_webhook_by_id()
+        .returning(move |_| Ok(Some(mine.clone())));
+    let other_hook = WebhookId::new(kit.oid(71));
+    let now = kit.now;
+    kit.webhooks.expect_delivery_by_id().returning(move |id| {
+        Ok(Some(Delivery {
+            id: *id,
+            event_id: reviewloop_domain::EventId::new(ObjectId::from_parts(1, [1; 8])),
+            event_type: EventType::RequestCreated,
+            account_id: reviewloop_domain::UserId::new(ObjectId::from_parts(1, [1; 8])),
+            target: reviewloop_domain::DeliveryTarget::Webhook,
+            webhook_id: Some(other_hook),
+            url: "https://x.example".into(),
+            status: reviewloop_domain::DeliveryStatus::Failed,
+            attempts: 12,
+            next_attempt_at: now,
+            last_attempt_at: None,
+            last_status_code: None,
+            last_error: None,
+            created_at: now,
+        }))
+    });
+    kit.webhooks.expect_redeliver().never();
+    let caller = kit.principal(1);
+    let service = WebhookService::new(kit.ports());
+    let err = service
+        .redeliver(
+            &caller,
+            &WebhookId::new(ObjectId::from_parts(1, [70; 8])),
+            &DeliveryId::new(ObjectId::from_parts(1, [9; 8])),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ServiceError::NotFound("Delivery not found")));
+}

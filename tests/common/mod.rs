@@ -2,6 +2,8 @@
 //! port with its own temporary SQLite database, and speaks HTTP to it.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod receiver;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -26,6 +28,7 @@ pub struct Server {
     pub admin_key: String,
     pub db_url: String,
     pub stderr: Arc<Mutex<Vec<String>>>,
+    env: Vec<(String, String)>,
     client: Client,
     dir: TempDir,
 }
@@ -76,7 +79,11 @@ impl Server {
     pub fn start_with(env: &[(&str, &str)]) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let db_url = format!("sqlite://{}", dir.path().join("reviewloop.db").display());
-        let (child, base, stderr) = launch(&dir, &db_url, env);
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let (child, base, stderr) = launch(&dir, &db_url, &env);
         let client = Client::builder()
             .timeout(Duration::from_secs(30))
             .build()
@@ -87,6 +94,7 @@ impl Server {
             admin_key: String::new(),
             db_url,
             stderr,
+            env,
             client,
             dir,
         };
@@ -111,7 +119,7 @@ impl Server {
 
     /// Starts a new process on the same database after [`Server::kill`].
     pub fn relaunch(&mut self) {
-        let (child, base, stderr) = launch(&self.dir, &self.db_url, &[]);
+        let (child, base, stderr) = launch(&self.dir, &self.db_url, &self.env);
         self.child = child;
         self.base = base;
         self.stderr = stderr;
@@ -248,7 +256,7 @@ impl Server {
 fn launch(
     dir: &TempDir,
     db_url: &str,
-    env: &[(&str, &str)],
+    env: &[(String, String)],
 ) -> (Child, String, Arc<Mutex<Vec<String>>>) {
     let mut command = Command::new(BIN);
     command

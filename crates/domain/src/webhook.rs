@@ -224,11 +224,36 @@ pub struct DeliveryAttempt {
 /// three days (5 s, 5 min, 30 min, 2 h, 5 h, then 10 h six times: 67 h 35 min
 /// in all, 12 attempts). `None` once the schedule is spent.
 pub fn retry_delay(attempts_made: u32) -> Option<Duration> {
-    const SCHEDULE: [i64; 11] = [
-        5, 300, 1800, 7200, 18_000, 36_000, 36_000, 36_000, 36_000, 36_000, 36_000,
-    ];
+    retry_delay_in(&DEFAULT_RETRY_SCHEDULE, attempts_made)
+}
+
+/// The default pauses between attempts, in seconds.
+pub const DEFAULT_RETRY_SCHEDULE: [i64; 11] = [
+    5, 300, 1800, 7200, 18_000, 36_000, 36_000, 36_000, 36_000, 36_000, 36_000,
+];
+
+/// The pause after `attempts_made` attempts in a schedule of seconds.
+pub fn retry_delay_in(schedule: &[i64], attempts_made: u32) -> Option<Duration> {
     let index = usize::try_from(attempts_made).ok()?.checked_sub(1)?;
-    SCHEDULE.get(index).map(|s| Duration::seconds(*s))
+    schedule.get(index).map(|s| Duration::seconds(*s))
+}
+
+/// Parses a schedule written as comma-separated seconds (`5,300,1800`).
+pub fn parse_retry_schedule(raw: &str) -> Result<Vec<i64>, String> {
+    raw.split(',')
+        .map(|part| {
+            part.trim()
+                .parse::<i64>()
+                .ok()
+                .filter(|s| (1..=7 * 24 * 3600).contains(s))
+                .ok_or_else(|| {
+                    format!(
+                        "'{}' is not a number of seconds from 1 to 604800",
+                        part.trim()
+                    )
+                })
+        })
+        .collect()
 }
 
 /// Spreads a delay by up to ±10 % so that receivers coming back from an
@@ -296,6 +321,15 @@ mod tests {
         assert_eq!(retry_delay(2), Some(Duration::minutes(5)));
         assert_eq!(retry_delay(12), None);
         assert_eq!(retry_delay(0), None);
+    }
+
+    #[test]
+    fn schedules_parse_from_seconds() {
+        assert_eq!(parse_retry_schedule("1, 2,3").unwrap(), vec![1, 2, 3]);
+        assert!(parse_retry_schedule("1,x").is_err());
+        assert!(parse_retry_schedule("0").is_err());
+        assert_eq!(retry_delay_in(&[1, 2], 2), Some(Duration::seconds(2)));
+        assert_eq!(retry_delay_in(&[1, 2], 3), None);
     }
 
     #[test]

@@ -39,6 +39,22 @@ pub fn ok_body(msg: &str, data: impl Serialize) -> Value {
     json!({"error": false, "msg": msg, "data": data})
 }
 
+/// A success in the alternate envelope: `{"success", "data", "meta"}`.
+pub fn ok_alternate(
+    status: StatusCode,
+    data: impl Serialize,
+    request_id: Option<String>,
+) -> HttpResponse {
+    HttpResponse::build(status).json(json!({
+        "success": true,
+        "data": data,
+        "meta": {
+            "request_id": request_id,
+            "timestamp": Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true),
+        },
+    }))
+}
+
 /// A success in envelope A.
 pub fn ok(status: StatusCode, msg: &str, data: impl Serialize) -> HttpResponse {
     HttpResponse::build(status).json(ok_body(msg, data))

@@ -12,7 +12,7 @@ use tracing_actix_web::RequestId;
 
 use crate::envelope::{failure, Surface};
 
-fn request_id(req: &HttpRequest) -> Option<String> {
+pub(crate) fn request_id(req: &HttpRequest) -> Option<String> {
     req.extensions().get::<RequestId>().map(ToString::to_string)
 }
 

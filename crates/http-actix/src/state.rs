@@ -4,7 +4,10 @@ use std::sync::Arc;
 
 use crate::public_limit::PublicLimiter;
 
-use reviewloop_service::{Authenticator, IdempotencyService, LoopService, Ports, RequestService};
+use reviewloop_service::{
+    AccountService, Authenticator, IdempotencyService, LoopService, Ports, RequestService,
+    WebhookService,
+};
 
 /// The services, built once at start and shared by every worker.
 #[derive(Clone)]
@@ -17,6 +20,10 @@ pub struct AppState {
     pub requests: RequestService,
     /// Safe retries of create calls.
     pub idempotency: IdempotencyService,
+    /// Webhook subscriptions.
+    pub webhooks: WebhookService,
+    /// The account's own settings (callback signing secret).
+    pub accounts: AccountService,
     /// Per-client limit of the routes that need no key.
     pub public_limiter: Arc<PublicLimiter>,
 }
@@ -28,6 +35,8 @@ impl AppState {
             auth: Authenticator::new(ports.clone()),
             loops: LoopService::new(ports.clone(), public_url),
             idempotency: IdempotencyService::new(ports.clone()),
+            webhooks: WebhookService::new(ports.clone()),
+            accounts: AccountService::new(ports.clone()),
             public_limiter: Arc::new(PublicLimiter::default()),
             requests: RequestService::new(ports, public_url),
         }

@@ -25,6 +25,8 @@ pub trait AccountStore: Send + Sync {
     async fn insert_first_user(&self, user: &User, key: &ApiKey) -> Result<bool, StoreError>;
     /// Adds a key.
     async fn insert_api_key(&self, key: &ApiKey) -> Result<(), StoreError>;
+    /// Replaces the secret that signs an account's callbacks.
+    async fn set_signing_secret(&self, user: &UserId, secret: &str) -> Result<(), StoreError>;
     /// The key with this hash, with its account.
     async fn api_key_by_hash(&self, hash: &str) -> Result<Option<(ApiKey, User)>, StoreError>;
     /// Every key of an account, newest first.

@@ -5,13 +5,13 @@ use reviewloop_domain::ApiKey;
 use reviewloop_service::{AccountService, NewKey};
 use serde_json::{json, Value};
 
-use crate::cli::{KeyCommand, UserCommand};
+use crate::cli::{AccountCommand, KeyCommand, UserCommand};
 use crate::config::Config;
 use crate::{open_database, ports};
 
 async fn accounts(config: &Config) -> anyhow::Result<AccountService> {
     let (db, _) = open_database(config).await?;
-    Ok(AccountService::new(ports(db)))
+    Ok(AccountService::new(ports(db, config)?))
 }
 
 fn print(json_output: bool, value: Value, human: String) {
@@ -122,6 +122,33 @@ pub async fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
                 output.json,
                 key_json(&key),
                 format!("revoked API key {}", key.id),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `reviewloop account ...`
+pub async fn account(config: &Config, command: AccountCommand) -> anyhow::Result<()> {
+    match command {
+        AccountCommand::SigningSecret {
+            email,
+            rotate,
+            output,
+        } => {
+            let (user, secret) = accounts(config)
+                .await?
+                .signing_secret_of(&email, rotate)
+                .await?;
+            let verb = if rotate {
+                "new callback signing secret"
+            } else {
+                "callback signing secret"
+            };
+            print(
+                output.json,
+                json!({"user_id": user.id, "email": user.email, "signing_secret": secret}),
+                format!("{verb} of {}:\n{secret}", user.email),
             );
         }
     }

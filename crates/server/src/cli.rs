@@ -38,6 +38,11 @@ pub struct Cli {
     )]
     pub allow_private_targets: bool,
 
+    /// Pauses between webhook delivery attempts, in seconds, comma-separated
+    /// (default: 5,300,1800,7200,18000, then 36000 six times: about three days).
+    #[arg(long, env = "REVIEWLOOP_WEBHOOK_RETRY_SCHEDULE", global = true)]
+    pub webhook_retry_schedule: Option<String>,
+
     /// What to do; `serve` when omitted.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -56,6 +61,25 @@ pub enum Command {
     /// Manage API keys.
     #[command(subcommand)]
     Key(KeyCommand),
+    /// Account settings.
+    #[command(subcommand)]
+    Account(AccountCommand),
+}
+
+/// Account settings commands.
+#[derive(Debug, Subcommand)]
+pub enum AccountCommand {
+    /// Show (or, with --rotate, replace) the secret that signs the account's callbacks.
+    SigningSecret {
+        /// The account's email.
+        #[arg(long)]
+        email: String,
+        /// Replace the secret with a new one.
+        #[arg(long)]
+        rotate: bool,
+        #[command(flatten)]
+        output: Output,
+    },
 }
 
 /// Account commands.

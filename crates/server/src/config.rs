@@ -5,6 +5,8 @@ use std::net::SocketAddr;
 
 use anyhow::{bail, Context};
 
+use reviewloop_domain::webhook::{parse_retry_schedule, DEFAULT_RETRY_SCHEDULE};
+
 use crate::cli::Cli;
 
 /// Everything the service is configured with.
@@ -18,6 +20,8 @@ pub struct Config {
     pub public_url: Option<String>,
     /// Whether webhooks and callbacks may reach private addresses.
     pub allow_private_targets: bool,
+    /// Pauses between delivery attempts, in seconds.
+    pub retry_schedule: Vec<i64>,
 }
 
 impl Config {
@@ -48,6 +52,11 @@ impl Config {
             bind,
             public_url,
             allow_private_targets: cli.allow_private_targets,
+            retry_schedule: match cli.webhook_retry_schedule.as_deref() {
+                Some(raw) => parse_retry_schedule(raw)
+                    .map_err(|why| anyhow::anyhow!("REVIEWLOOP_WEBHOOK_RETRY_SCHEDULE: {why}"))?,
+                None => DEFAULT_RETRY_SCHEDULE.to_vec(),
+            },
         })
     }
 
@@ -77,6 +86,14 @@ mod tests {
         assert_eq!(config.bind.to_string(), "127.0.0.1:8080");
         assert_eq!(config.public_url_for(config.bind), "http://127.0.0.1:8080");
         assert!(!config.allow_private_targets);
+        assert_eq!(config.retry_schedule.len(), 11);
+        assert!(parse(&["--webhook-retry-schedule", "1,x"]).is_err());
+        assert_eq!(
+            parse(&["--webhook-retry-schedule", "1,2"])
+                .unwrap()
+                .retry_schedule,
+            vec![1, 2]
+        );
     }
 
     #[test]

@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use reviewloop_adapters::{
-    Database, InMemoryRateLimiter, PngQrRenderer, RandomIds, SqlStore, SystemClock,
+    Database, HttpWebhookClient, InMemoryRateLimiter, PngQrRenderer, RandomIds, SqlStore,
+    SystemClock,
 };
 use reviewloop_service::Ports;
 
@@ -29,18 +30,26 @@ pub(crate) async fn open_database(config: &Config) -> anyhow::Result<(Database, 
 }
 
 /// Every port, backed by the real adapters.
-pub(crate) fn ports(db: Database) -> Ports {
+pub(crate) fn ports(db: Database, config: &Config) -> anyhow::Result<Ports> {
     let store = Arc::new(SqlStore::new(db));
-    Ports {
+    let http = Arc::new(
+        HttpWebhookClient::new(config.allow_private_targets)
+            .context("cannot build the HTTP client")?,
+    );
+    Ok(Ports {
         accounts: store.clone(),
         loops: store.clone(),
         requests: store.clone(),
-        idempotency: store,
+        idempotency: store.clone(),
+        webhooks: store.clone(),
+        deliveries: store,
+        sender: http.clone(),
+        guard: http,
         clock: Arc::new(SystemClock),
         ids: Arc::new(RandomIds),
         qr: Arc::new(PngQrRenderer),
         limiter: Arc::new(InMemoryRateLimiter::new()),
-    }
+    })
 }
 
 /// Runs one command line.
@@ -61,5 +70,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::User(command) => admin::user(&config, command).await,
         Command::Key(command) => admin::key(&config, command).await,
+        Command::Account(command) => admin::account(&config, command).await,
     }
 }

@@ -7,7 +7,7 @@ use std::net::TcpListener;
 use actix_web::HttpServer;
 use anyhow::Context;
 use reviewloop_http_actix::{build_app, AppState};
-use reviewloop_service::{AccountService, IdempotencyService, RequestService};
+use reviewloop_service::{AccountService, DeliveryService, IdempotencyService, RequestService};
 use tokio::sync::watch;
 use tracing_subscriber::EnvFilter;
 
@@ -31,7 +31,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     for version in &applied {
         tracing::info!(%version, "applied migration");
     }
-    let ports = ports(db);
+    let ports = ports(db, &config)?;
     if let Some(created) = AccountService::new(ports.clone()).bootstrap().await? {
         eprintln!("reviewloop: bootstrap API key: {}", created.plain);
     }
@@ -49,6 +49,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     tracing::info!(%bound, %public_url, "reviewloop started");
 
     let (stop, stopped) = watch::channel(false);
+    let deliverer = tokio::spawn(workers::deliver_events(
+        DeliveryService::with_schedule(ports.clone(), config.retry_schedule.clone()),
+        stopped.clone(),
+    ));
     let purger = tokio::spawn(workers::purge_idempotency_records(
         IdempotencyService::new(ports.clone()),
         stopped.clone(),
@@ -62,7 +66,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     // flight finish; then the workers stop.
     let result = server.await;
     let _ = stop.send(true);
-    for (name, worker) in [("timeout", sweeper), ("idempotency purge", purger)] {
+    for (name, worker) in [
+        ("timeout", sweeper),
+        ("idempotency purge", purger),
+        ("delivery", deliverer),
+    ] {
         if let Err(error) = worker.await {
             tracing::warn!(%error, worker = name, "worker ended abnormally");
         }

@@ -2,8 +2,11 @@
 
 use std::time::Duration;
 
-use reviewloop_service::{IdempotencyService, RequestService};
+use std::sync::Arc;
+
+use reviewloop_service::{DeliveryService, IdempotencyService, RequestService};
 use tokio::sync::watch;
+use tokio::sync::Semaphore;
 
 /// How many due requests one sweep takes at most.
 const TIMEOUT_BATCH: u32 = 100;
@@ -61,6 +64,63 @@ pub(crate) async fn purge_idempotency_records(
         }
         tokio::select! {
             _ = tokio::time::sleep(PURGE_EVERY) => {}
+            _ = stop.changed() => break,
+        }
+    }
+}
+
+/// Deliveries in flight at once. Each runs in its own task with its own
+/// 10 s limit, so one slow or dead receiver holds one slot, not the queue.
+const DELIVERIES_IN_FLIGHT: usize = 32;
+/// Events turned into deliveries per pass.
+const DISPATCH_BATCH: u32 = 100;
+/// Pause between passes when there is nothing to do.
+const DELIVERY_TICK: Duration = Duration::from_millis(250);
+
+/// Turns outbox events into deliveries and makes every due attempt, until
+/// told to stop. Attempts still running then are simply cut: their leases
+/// run out and another pass (or the next start) makes them again, which
+/// is what "at least once" allows.
+pub(crate) async fn deliver_events(deliveries: DeliveryService, mut stop: watch::Receiver<bool>) {
+    let slots = Arc::new(Semaphore::new(DELIVERIES_IN_FLIGHT));
+    loop {
+        let mut busy = false;
+        match deliveries.dispatch_pending(DISPATCH_BATCH).await {
+            Ok(dispatched) => busy |= dispatched > 0,
+            Err(error) => tracing::warn!(%error, "event dispatch failed; retrying"),
+        }
+        let free = slots.available_permits();
+        if free > 0 {
+            match deliveries
+                .lease(u32::try_from(free).unwrap_or(u32::MAX))
+                .await
+            {
+                Ok(leased) => {
+                    busy |= !leased.is_empty();
+                    for delivery in leased {
+                        let Ok(slot) = slots.clone().acquire_owned().await else {
+                            break;
+                        };
+                        let service = deliveries.clone();
+                        tokio::spawn(async move {
+                            let _slot = slot;
+                            if let Err(error) = service.attempt(delivery).await {
+                                tracing::warn!(%error, "could not record a delivery attempt");
+                            }
+                        });
+                    }
+                }
+                Err(error) => tracing::warn!(%error, "leasing deliveries failed; retrying"),
+            }
+        }
+        if *stop.borrow() {
+            break;
+        }
+        if busy {
+            continue;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(DELIVERY_TICK) => {}
             _ = stop.changed() => break,
         }
     }

@@ -8,6 +8,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::ServiceError;
 use crate::ports::Ports;
+use crate::principal::Principal;
 
 /// The email of the account created on first start.
 pub const BOOTSTRAP_EMAIL: &str = "admin@localhost";
@@ -28,7 +29,7 @@ pub(crate) fn new_user(ports: &Ports, email: Email) -> User {
         id: UserId::new(ports.ids.object_id(now)),
         email,
         status: AccountStatus::Active,
-        signing_secret: format!("whsec_{}", ports.ids.secret_hex(32)),
+        signing_secret: crate::signing::new_secret(&ports.ids.secret_hex(24)),
         created_at: now,
     }
 }
@@ -167,6 +168,58 @@ impl AccountService {
             .revoke_api_key(&id, now)
             .await?
             .ok_or(ServiceError::NotFound("API key not found"))
+    }
+
+    /// The secret that signs the caller's callbacks.
+    pub async fn signing_secret(&self, caller: &Principal) -> Result<String, ServiceError> {
+        caller.require(Permission::RequestsRead)?;
+        self.secret_of(&caller.user_id).await
+    }
+
+    /// Replaces the secret that signs the caller's callbacks; returns the new one.
+    pub async fn rotate_signing_secret(&self, caller: &Principal) -> Result<String, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        self.rotate_secret_of(&caller.user_id).await
+    }
+
+    /// The callback signing secret of an account, by email (CLI).
+    pub async fn signing_secret_of(
+        &self,
+        email: &str,
+        rotate: bool,
+    ) -> Result<(User, String), ServiceError> {
+        let email = Email::parse(email)?;
+        let user = self
+            .ports
+            .accounts
+            .user_by_email(&email)
+            .await?
+            .ok_or(ServiceError::NotFound("User not found"))?;
+        let secret = if rotate {
+            self.rotate_secret_of(&user.id).await?
+        } else {
+            user.signing_secret.clone()
+        };
+        Ok((user, secret))
+    }
+
+    async fn secret_of(&self, user: &UserId) -> Result<String, ServiceError> {
+        let user = self
+            .ports
+            .accounts
+            .user_by_id(user)
+            .await?
+            .ok_or(ServiceError::NotFound("User not found"))?;
+        Ok(user.signing_secret)
+    }
+
+    async fn rotate_secret_of(&self, user: &UserId) -> Result<String, ServiceError> {
+        let secret = crate::signing::new_secret(&self.ports.ids.secret_hex(24));
+        match self.ports.accounts.set_signing_secret(user, &secret).await {
+            Ok(()) => Ok(secret),
+            Err(StoreError::NotFound) => Err(ServiceError::NotFound("User not found")),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// On a database with no account at all, creates `admin@localhost` with

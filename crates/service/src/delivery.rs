@@ -4,7 +4,7 @@
 //! schedule of about three days.
 
 use chrono::Duration;
-use reviewloop_domain::webhook::{retry_delay, with_jitter};
+use reviewloop_domain::webhook::{retry_delay_in, with_jitter, DEFAULT_RETRY_SCHEDULE};
 use reviewloop_domain::{
     Delivery, DeliveryAttempt, DeliveryId, DeliveryStatus, DeliveryTarget, Event, EventType, UserId,
 };
@@ -14,9 +14,10 @@ use crate::error::ServiceError;
 use crate::ports::Ports;
 use crate::signing::delivery_headers;
 
-/// How long a worker holds a delivery: well past the 10 s a receiver has,
-/// so no two workers ever send the same attempt.
-const LEASE_SECONDS: i64 = 60;
+/// How long a worker holds a delivery: twice the 10 s a receiver has, so
+/// no two workers send the same attempt, yet a delivery whose worker died
+/// is taken up again soon.
+const LEASE_SECONDS: i64 = 20;
 /// A subscription failing this long is turned off.
 const DISABLE_AFTER_DAYS: i64 = 5;
 
@@ -24,6 +25,7 @@ const DISABLE_AFTER_DAYS: i64 = 5;
 #[derive(Clone)]
 pub struct DeliveryService {
     ports: Ports,
+    schedule: Vec<i64>,
 }
 
 fn callback_url(event: &Event) -> Option<&str> {
@@ -36,9 +38,14 @@ fn callback_url(event: &Event) -> Option<&str> {
 }
 
 impl DeliveryService {
-    /// A service over `ports`.
+    /// A service over `ports` with the default retry schedule.
     pub fn new(ports: Ports) -> Self {
-        Self { ports }
+        Self::with_schedule(ports, DEFAULT_RETRY_SCHEDULE.to_vec())
+    }
+
+    /// A service retrying after the given pauses, in seconds.
+    pub fn with_schedule(ports: Ports, schedule: Vec<i64>) -> Self {
+        Self { ports, schedule }
     }
 
     fn delivery(
@@ -176,7 +183,7 @@ impl DeliveryService {
         delivery.last_error = outcome.error.clone();
         delivery.status = if success {
             DeliveryStatus::Succeeded
-        } else if let Some(delay) = retry_delay(delivery.attempts) {
+        } else if let Some(delay) = retry_delay_in(&self.schedule, delivery.attempts) {
             delivery.next_attempt_at = started + with_jitter(delay, self.ports.ids.jitter());
             DeliveryStatus::Pending
         } else {

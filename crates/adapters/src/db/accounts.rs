@@ -88,6 +88,21 @@ impl AccountStore for SqlStore {
             .await
     }
 
+    async fn set_signing_secret(&self, user: &UserId, secret: &str) -> Result<(), StoreError> {
+        let (user, secret) = (user.to_string(), secret.to_owned());
+        self.db
+            .run(move |conn| {
+                let changed = diesel::update(users::table.find(user))
+                    .set(users::signing_secret.eq(secret))
+                    .execute(conn)?;
+                if changed == 0 {
+                    return Err(StoreError::NotFound.into());
+                }
+                Ok(())
+            })
+            .await
+    }
+
     async fn api_key_by_hash(&self, hash: &str) -> Result<Option<(ApiKey, User)>, StoreError> {
         let hash = hash.to_owned();
         self.db
@@ -179,6 +194,32 @@ mod tests {
         );
         assert_eq!(store.api_key_by_hash("hash-b").await.unwrap(), None);
         assert_eq!(store.api_keys_of(&user.id).await.unwrap(), vec![key]);
+    }
+
+    #[tokio::test]
+    async fn the_signing_secret_can_be_replaced() {
+        let db = TestDb::new();
+        let store = db.store();
+        let user = fixtures::user(1, "ann@x.io");
+        store.insert_user(&user).await.unwrap();
+        store
+            .set_signing_secret(&user.id, "whsec_new")
+            .await
+            .unwrap();
+        assert_eq!(
+            store
+                .user_by_id(&user.id)
+                .await
+                .unwrap()
+                .unwrap()
+                .signing_secret,
+            "whsec_new"
+        );
+        let nobody = UserId::new(fixtures::oid(9));
+        assert!(matches!(
+            store.set_signing_secret(&nobody, "x").await,
+            Err(StoreError::NotFound)
+        ));
     }
 
     #[tokio::test]

@@ -1,6 +1,7 @@
 //! Route table. Every request-surface operation is registered once and
 //! mounted under both `/v1/api` and `/v1`, so the two path forms cannot drift.
 
+mod account;
 mod key;
 mod loops;
 mod members;
@@ -9,6 +10,7 @@ mod public;
 mod requests;
 mod reviewer;
 mod views;
+mod webhooks;
 
 use actix_web::middleware::from_fn;
 use actix_web::web;
@@ -40,6 +42,24 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 fn operations(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/webhooks")
+            .get(webhooks::list)
+            .post(webhooks::create),
+    )
+    .service(
+        web::resource("/webhooks/{id}")
+            .get(webhooks::get)
+            .patch(webhooks::update)
+            .delete(webhooks::delete),
+    )
+    .service(web::resource("/webhooks/{id}/deliveries").get(webhooks::deliveries))
+    .service(
+        web::resource("/webhooks/{id}/deliveries/{delivery_id}/redeliver")
+            .post(webhooks::redeliver),
+    )
+    .service(web::resource("/account/signing-secret").get(account::signing_secret))
+    .service(web::resource("/account/signing-secret/rotate").post(account::rotate_signing_secret));
     cfg.service(web::resource("/test").get(key::check))
         .service(web::resource("/loops").get(loops::list).post(loops::create))
         // Before `/loops/{id}`, or `join` would be taken for an id.

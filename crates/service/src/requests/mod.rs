@@ -171,6 +171,14 @@ impl RequestService {
             .filter(|lp| lp.is_visible_to(&caller.user_id))
             .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))?;
         let fields = input.validate()?;
+        if let Some(url) = &fields.callback_url {
+            self.ports.guard.check(url).await.map_err(|why| {
+                reviewloop_domain::ValidationError::field(
+                    "callback_url",
+                    format!("callback_url is not allowed: {why}"),
+                )
+            })?;
+        }
         let now = self.ports.clock.now();
         let broadcasts = lp.broadcast_entries();
         let id = RequestId::new(id.unwrap_or_else(|| self.ports.ids.object_id(now)));

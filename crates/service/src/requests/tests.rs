@@ -397,3 +397,30 @@ async fn a_retry_under_an_idempotency_id_answers_the_request_it_already_created(
         .unwrap();
     assert_eq!(created.request.id.object_id(), id);
 }
+
+#[tokio::test]
+async fn a_callback_to_an_internal_address_is_refused() {
+    let mut kit = Kit::new();
+    let lp = kit.a_loop(&[], &[]);
+    let loop_id = lp.id;
+    kit.loops
+        .expect_loop_by_id()
+        .returning(move |_| Ok(Some(lp.clone())));
+    kit.guard
+        .expect_check()
+        .returning(|_| Err("127.0.0.1 is an internal address".into()));
+    kit.requests.expect_insert_request().never();
+    let caller = kit.principal(1);
+    let input = RequestInput {
+        callback_url: Some("http://127.0.0.1/cb".into()),
+        ..input()
+    };
+    let err = service(kit)
+        .create(&caller, &loop_id, input, None)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "callback_url is not allowed: 127.0.0.1 is an internal address"
+    );
+}

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use crate::public_limit::PublicLimiter;
 
 use reviewloop_service::{
-    AccountService, Authenticator, IdempotencyService, LoopService, Ports, RequestService,
-    WebhookService,
+    AccountService, Authenticator, EventStream, IdempotencyService, LoopService, Ports,
+    RequestService, WebhookService,
 };
 
 /// The services, built once at start and shared by every worker.
@@ -24,6 +24,8 @@ pub struct AppState {
     pub webhooks: WebhookService,
     /// The account's own settings (callback signing secret).
     pub accounts: AccountService,
+    /// The event stream.
+    pub events: EventStream,
     /// Per-client limit of the routes that need no key.
     pub public_limiter: Arc<PublicLimiter>,
 }
@@ -37,6 +39,7 @@ impl AppState {
             idempotency: IdempotencyService::new(ports.clone()),
             webhooks: WebhookService::new(ports.clone()),
             accounts: AccountService::new(ports.clone()),
+            events: EventStream::new(ports.clone()),
             public_limiter: Arc::new(PublicLimiter::default()),
             requests: RequestService::new(ports, public_url),
         }

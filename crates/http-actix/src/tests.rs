@@ -94,6 +94,7 @@ fn ports(permissions: Vec<Permission>, allowed: bool) -> Ports {
         webhooks: Arc::new(MockWebhookStore::new()),
         deliveries: Arc::new(MockDeliveryQueue::new()),
         sender: Arc::new(MockWebhookSender::new()),
+        feed: Arc::new(reviewloop_ports::MockEventFeed::new()),
         guard: Arc::new(MockTargetGuard::new()),
         clock: Arc::new(Fixed),
         ids: Arc::new(Ids),

@@ -14,7 +14,7 @@ pub use idempotency::{IdempotencyBegin, IdempotencyStore};
 pub use stores::{AccountStore, LoopStore, RequestPage, RequestQuery, RequestSort, RequestStore};
 pub use system::{Clock, IdSource, QrError, QrRenderer, RateLimitStatus, RateLimiter};
 pub use webhooks::{
-    DeliveryQueue, LeasedDelivery, Outgoing, SendOutcome, TargetGuard, WebhookHealth,
+    DeliveryQueue, EventFeed, LeasedDelivery, Outgoing, SendOutcome, TargetGuard, WebhookHealth,
     WebhookSender, WebhookStore,
 };
 
@@ -25,4 +25,6 @@ pub use stores::{MockAccountStore, MockLoopStore, MockRequestStore};
 #[cfg(feature = "mock")]
 pub use system::{MockClock, MockIdSource, MockQrRenderer, MockRateLimiter};
 #[cfg(feature = "mock")]
-pub use webhooks::{MockDeliveryQueue, MockTargetGuard, MockWebhookSender, MockWebhookStore};
+pub use webhooks::{
+    MockDeliveryQueue, MockEventFeed, MockTargetGuard, MockWebhookSender, MockWebhookStore,
+};

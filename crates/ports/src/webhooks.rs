@@ -143,3 +143,20 @@ pub trait TargetGuard: Send + Sync {
     /// checks again.
     async fn check(&self, url: &str) -> Result<(), String>;
 }
+
+/// The outbox read as a stream, for clients that listen instead of
+/// receiving webhooks.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait EventFeed: Send + Sync {
+    /// An account's events committed after position `after`, in commit
+    /// order, each with its position.
+    async fn events_after(
+        &self,
+        account: &UserId,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<(i64, Event)>, StoreError>;
+    /// The position of the newest event (0 when there is none).
+    async fn last_position(&self) -> Result<i64, StoreError>;
+}

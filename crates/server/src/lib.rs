@@ -42,6 +42,7 @@ pub(crate) fn ports(db: Database, config: &Config) -> anyhow::Result<Ports> {
         requests: store.clone(),
         idempotency: store.clone(),
         webhooks: store.clone(),
+        feed: store.clone(),
         deliveries: store,
         sender: http.clone(),
         guard: http,

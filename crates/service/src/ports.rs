@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use reviewloop_domain::EventId;
 use reviewloop_ports::{
-    AccountStore, Clock, DeliveryQueue, IdSource, IdempotencyStore, LoopStore, QrRenderer,
-    RateLimiter, RequestStore, TargetGuard, WebhookSender, WebhookStore,
+    AccountStore, Clock, DeliveryQueue, EventFeed, IdSource, IdempotencyStore, LoopStore,
+    QrRenderer, RateLimiter, RequestStore, TargetGuard, WebhookSender, WebhookStore,
 };
 
 /// Every port, behind `Arc`s so services clone it cheaply.
@@ -25,6 +25,8 @@ pub struct Ports {
     pub deliveries: Arc<dyn DeliveryQueue>,
     /// Makes the POSTs.
     pub sender: Arc<dyn WebhookSender>,
+    /// The outbox read as a stream.
+    pub feed: Arc<dyn EventFeed>,
     /// Keeps webhook and callback targets off internal addresses.
     pub guard: Arc<dyn TargetGuard>,
     /// Time.

@@ -10,9 +10,9 @@ use reviewloop_domain::{
     AccountStatus, Email, InviteCode, Loop, LoopId, Member, ObjectId, User, UserId,
 };
 use reviewloop_ports::{
-    Clock, IdSource, MockAccountStore, MockDeliveryQueue, MockIdempotencyStore, MockLoopStore,
-    MockQrRenderer, MockRateLimiter, MockRequestStore, MockTargetGuard, MockWebhookSender,
-    MockWebhookStore,
+    Clock, IdSource, MockAccountStore, MockDeliveryQueue, MockEventFeed, MockIdempotencyStore,
+    MockLoopStore, MockQrRenderer, MockRateLimiter, MockRequestStore, MockTargetGuard,
+    MockWebhookSender, MockWebhookStore,
 };
 
 use crate::ports::Ports;
@@ -68,6 +68,7 @@ pub(crate) struct Kit {
     pub webhooks: MockWebhookStore,
     pub deliveries: MockDeliveryQueue,
     pub sender: MockWebhookSender,
+    pub feed: MockEventFeed,
     pub guard: MockTargetGuard,
     pub limiter: MockRateLimiter,
     pub qr: MockQrRenderer,
@@ -85,6 +86,7 @@ impl Kit {
             webhooks: MockWebhookStore::new(),
             deliveries: MockDeliveryQueue::new(),
             sender: MockWebhookSender::new(),
+            feed: MockEventFeed::new(),
             guard: MockTargetGuard::new(),
             limiter: MockRateLimiter::new(),
             qr: MockQrRenderer::new(),
@@ -102,6 +104,7 @@ impl Kit {
             webhooks: Arc::new(self.webhooks),
             deliveries: Arc::new(self.deliveries),
             sender: Arc::new(self.sender),
+            feed: Arc::new(self.feed),
             guard: Arc::new(self.guard),
             clock: Arc::new(FixedClock(self.now)),
             ids: Arc::new(SeqIds {

@@ -107,7 +107,9 @@ CREATE TABLE request_broadcasts (
 -- Transactional outbox: every state change writes its events here in the
 -- same transaction; delivery reads from here.
 CREATE TABLE outbox_events (
-    id TEXT PRIMARY KEY NOT NULL,
+    -- The order events were committed in: the cursor of the event stream.
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
     event_type TEXT NOT NULL,
     account_id TEXT NOT NULL,
     request_id TEXT,
@@ -115,4 +117,4 @@ CREATE TABLE outbox_events (
     payload TEXT NOT NULL,
     created_at TIMESTAMP NOT NULL
 );
-CREATE INDEX outbox_events_by_account ON outbox_events (account_id, created_at);
+CREATE INDEX outbox_events_by_account ON outbox_events (account_id, seq);

@@ -100,7 +100,8 @@ diesel::table! {
 }
 
 diesel::table! {
-    outbox_events (id) {
+    outbox_events (seq) {
+        seq -> BigInt,
         id -> Text,
         event_type -> Text,
         account_id -> Text,

@@ -11,7 +11,9 @@ use reviewloop_domain::{
     Delivery, DeliveryAttempt, DeliveryId, DeliveryStatus, DeliveryTarget, Event, EventFilter,
     EventId, EventType, UserId, Webhook, WebhookId,
 };
-use reviewloop_ports::{DeliveryQueue, LeasedDelivery, StoreError, WebhookHealth, WebhookStore};
+use reviewloop_ports::{
+    DeliveryQueue, EventFeed, LeasedDelivery, StoreError, WebhookHealth, WebhookStore,
+};
 
 use super::convert::{corrupt, from_db_time, from_json_text, parse, parse_opt, to_db_time};
 use super::schema::{deliveries, delivery_attempts, outbox_events, webhooks};
@@ -427,7 +429,7 @@ impl DeliveryQueue for SqlStore {
                 write(conn, |conn| {
                     let claimed = diesel::update(
                         outbox_events::table
-                            .find(&event)
+                            .filter(outbox_events::id.eq(&event))
                             .filter(outbox_events::dispatched_at.is_null()),
                     )
                     .set(outbox_events::dispatched_at.eq(to_db_time(now)))
@@ -543,6 +545,43 @@ impl DeliveryQueue for SqlStore {
                     }
                     Ok(())
                 })
+            })
+            .await
+    }
+}
+
+#[async_trait]
+impl EventFeed for SqlStore {
+    async fn events_after(
+        &self,
+        account: &UserId,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<(i64, Event)>, StoreError> {
+        let account = account.to_string();
+        self.db
+            .run(move |conn| {
+                outbox_events::table
+                    .filter(outbox_events::account_id.eq(account))
+                    .filter(outbox_events::seq.gt(after))
+                    .order(outbox_events::seq.asc())
+                    .limit(i64::from(limit))
+                    .select((outbox_events::seq, EventRow::as_select()))
+                    .load::<(i64, EventRow)>(conn)?
+                    .into_iter()
+                    .map(|(seq, row)| Ok((seq, row.into_domain()?)))
+                    .collect()
+            })
+            .await
+    }
+
+    async fn last_position(&self) -> Result<i64, StoreError> {
+        self.db
+            .run(|conn| {
+                let last: Option<i64> = outbox_events::table
+                    .select(diesel::dsl::max(outbox_events::seq))
+                    .first(conn)?;
+                Ok(last.unwrap_or(0))
             })
             .await
     }

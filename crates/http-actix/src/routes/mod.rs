@@ -2,6 +2,7 @@
 //! mounted under both `/v1/api` and `/v1`, so the two path forms cannot drift.
 
 mod account;
+mod events;
 mod key;
 mod loops;
 mod members;
@@ -58,6 +59,7 @@ fn operations(cfg: &mut web::ServiceConfig) {
         web::resource("/webhooks/{id}/deliveries/{delivery_id}/redeliver")
             .post(webhooks::redeliver),
     )
+    .service(web::resource("/events").get(events::stream))
     .service(web::resource("/account/signing-secret").get(account::signing_secret))
     .service(web::resource("/account/signing-secret/rotate").post(account::rotate_signing_secret));
     cfg.service(web::resource("/test").get(key::check))

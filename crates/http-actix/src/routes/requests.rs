@@ -1,5 +1,7 @@
 //! The requester's handlers: create, list, read, change, cancel, rate.
 
+use std::time::{Duration, Instant};
+
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use reviewloop_domain::{LoopId, RequestId, RequestInput, RequestPatch};
@@ -195,16 +197,53 @@ pub(super) async fn get(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
+    query: web::Query<GetQuery>,
 ) -> Result {
-    let request = state
-        .requests
-        .get(&caller.principal, &id::<RequestId>(&path)?)
-        .await?;
-    Ok(ok(
-        StatusCode::OK,
-        "Request retrieved successfully",
-        request_json(&request),
-    ))
+    let id = id::<RequestId>(&path)?;
+    let wait = long_poll_wait(query.wait.as_deref())?;
+    let deadline = Instant::now() + wait;
+    // Each look is a short read; nothing is held between looks, so waiting
+    // clients cost no database connection.
+    loop {
+        let request = state.requests.get(&caller.principal, &id).await?;
+        let now = Instant::now();
+        if !request.status.is_open() || now >= deadline {
+            return Ok(ok(
+                StatusCode::OK,
+                "Request retrieved successfully",
+                request_json(&request),
+            ));
+        }
+        actix_web::rt::time::sleep(LONG_POLL_TICK.min(deadline - now)).await;
+    }
+}
+
+/// The longest a client may ask `GET /requests/{id}` to wait.
+const LONG_POLL_MAX_SECONDS: u64 = 60;
+/// How often a waiting request is looked at again.
+const LONG_POLL_TICK: Duration = Duration::from_millis(200);
+
+#[derive(Deserialize)]
+pub(super) struct GetQuery {
+    wait: Option<String>,
+}
+
+/// `?wait=N`: up to N seconds (at most 60) for the request to be answered,
+/// time out or be cancelled.
+fn long_poll_wait(raw: Option<&str>) -> std::result::Result<Duration, ApiError> {
+    let Some(raw) = raw else {
+        return Ok(Duration::ZERO);
+    };
+    raw.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|s| *s <= LONG_POLL_MAX_SECONDS)
+        .map(Duration::from_secs)
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "wait must be a whole number of seconds from 0 to {LONG_POLL_MAX_SECONDS}"
+            ))
+        })
 }
 
 #[derive(Deserialize)]

@@ -1,6 +1,6 @@
 use chrono::Duration;
 use reviewloop_domain::{DeliveryStatus, DeliveryTarget, EventFilter, EventType};
-use reviewloop_ports::{DeliveryQueue, RequestStore, WebhookHealth, WebhookStore};
+use reviewloop_ports::{DeliveryQueue, EventFeed, RequestStore, WebhookHealth, WebhookStore};
 
 use super::super::testdb::{fixtures, TestDb};
 use super::*;
@@ -352,4 +352,43 @@ async fn redelivery_puts_a_delivery_back_in_the_queue() {
         store.redeliver(&unknown, fixtures::at(10)).await,
         Err(StoreError::NotFound)
     ));
+}
+
+#[tokio::test]
+async fn the_feed_gives_an_accounts_events_in_commit_order_from_a_position() {
+    let db = TestDb::new();
+    let store = db.store();
+    assert_eq!(store.last_position().await.unwrap(), 0);
+    let (first, _) = setup(&store).await;
+    let lp = fixtures::loop_with_members(&store, 11, "WXYZ23").await;
+    let request = fixtures::request(&lp, 21, "low", 0);
+    let second = fixtures::event_for(&request, &lp, 91, EventType::RequestCreated);
+    store
+        .insert_request(&request, std::slice::from_ref(&second))
+        .await
+        .unwrap();
+
+    let all = store.events_after(&first.account_id, 0, 10).await.unwrap();
+    assert_eq!(
+        all.iter().map(|(_, e)| e.id).collect::<Vec<_>>(),
+        [first.id, second.id]
+    );
+    assert!(all[0].0 < all[1].0);
+    let rest = store
+        .events_after(&first.account_id, all[0].0, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        rest.iter().map(|(_, e)| e.id).collect::<Vec<_>>(),
+        [second.id]
+    );
+    assert_eq!(store.last_position().await.unwrap(), all[1].0);
+    assert!(
+        store
+            .events_after(&UserId::new(fixtures::oid(2)), 0, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "another account's feed is empty"
+    );
 }

@@ -1,0 +1,114 @@
+//! `GET /events`: the caller's events as Server-Sent Events. Each event is
+//! `id: <position>`, `event: <name>`, `data: <the webhook body>`; a client
+//! that reconnects with `Last-Event-ID` gets everything after it. Between
+//! looks at the outbox nothing is held, so a listener costs no database
+//! connection while it waits.
+
+use std::time::{Duration, Instant};
+
+use actix_web::http::header::{CacheControl, CacheDirective, CONTENT_TYPE};
+use actix_web::web::Bytes;
+use actix_web::{web, HttpRequest, HttpResponse};
+use futures_util::stream;
+use reviewloop_service::{EventStream, Principal};
+use serde::Deserialize;
+
+use crate::auth::Caller;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// How often the outbox is looked at while nothing happens.
+const POLL: Duration = Duration::from_millis(300);
+/// A comment is sent after this much quiet, so proxies keep the line open.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+const BATCH: u32 = 100;
+
+#[derive(Deserialize)]
+pub(super) struct StreamQuery {
+    /// For clients that cannot set headers (`EventSource` in a browser
+    /// resuming by hand): the same as `Last-Event-ID`.
+    last_event_id: Option<String>,
+}
+
+struct Listener {
+    events: EventStream,
+    principal: Principal,
+    position: i64,
+    greeted: bool,
+    quiet_since: Instant,
+}
+
+impl Listener {
+    /// The next chunk of the stream; `None` ends it (the client reconnects).
+    async fn next_chunk(mut self) -> Option<(Result<Bytes, actix_web::Error>, Self)> {
+        if !self.greeted {
+            self.greeted = true;
+            return Some((
+                Ok(Bytes::from_static(b"retry: 2000\n: connected\n\n")),
+                self,
+            ));
+        }
+        loop {
+            match self
+                .events
+                .after(&self.principal, self.position, BATCH)
+                .await
+            {
+                Ok(batch) if !batch.is_empty() => {
+                    let mut chunk = String::new();
+                    for (position, event) in batch {
+                        self.position = position;
+                        chunk.push_str(&format!(
+                            "id: {position}\nevent: {}\ndata: {}\n\n",
+                            event.event_type.as_str(),
+                            event.body()
+                        ));
+                    }
+                    self.quiet_since = Instant::now();
+                    return Some((Ok(Bytes::from(chunk)), self));
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::warn!(%error, "event stream read failed; closing it");
+                    return None;
+                }
+            }
+            if self.quiet_since.elapsed() >= KEEP_ALIVE {
+                self.quiet_since = Instant::now();
+                return Some((Ok(Bytes::from_static(b": keep-alive\n\n")), self));
+            }
+            actix_web::rt::time::sleep(POLL).await;
+        }
+    }
+}
+
+pub(super) async fn stream(
+    state: web::Data<AppState>,
+    caller: Caller,
+    req: HttpRequest,
+    query: web::Query<StreamQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let resume = req
+        .headers()
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| query.into_inner().last_event_id);
+    let position = state
+        .events
+        .start(&caller.principal, resume.as_deref())
+        .await?;
+    let listener = Listener {
+        events: state.events.clone(),
+        principal: caller.principal,
+        position,
+        greeted: false,
+        quiet_since: Instant::now(),
+    };
+    Ok(HttpResponse::Ok()
+        .insert_header((CONTENT_TYPE, "text/event-stream"))
+        .insert_header(CacheControl(vec![CacheDirective::NoCache]))
+        // Tells nginx not to buffer the stream.
+        .insert_header(("X-Accel-Buffering", "no"))
+        .streaming(stream::unfold(listener, Listener::next_chunk)))
+}

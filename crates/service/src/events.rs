@@ -1,0 +1,95 @@
+//! The event stream: an account's events, in commit order, for clients
+//! that listen (Server-Sent Events) instead of receiving webhooks.
+
+use reviewloop_domain::{Event, Permission};
+
+use crate::error::ServiceError;
+use crate::ports::Ports;
+use crate::principal::Principal;
+
+/// Reads the caller's events from a position on.
+#[derive(Clone)]
+pub struct EventStream {
+    ports: Ports,
+}
+
+impl EventStream {
+    /// A stream over `ports`.
+    pub fn new(ports: Ports) -> Self {
+        Self { ports }
+    }
+
+    /// Where a listener starts: after `last_event_id` when it resumes
+    /// (`Last-Event-ID`), else after the newest event, so it gets what
+    /// happens from now on.
+    pub async fn start(
+        &self,
+        caller: &Principal,
+        last_event_id: Option<&str>,
+    ) -> Result<i64, ServiceError> {
+        caller.require(Permission::RequestsRead)?;
+        match last_event_id.map(str::trim).filter(|id| !id.is_empty()) {
+            Some(raw) => raw
+                .parse::<i64>()
+                .ok()
+                .filter(|position| *position >= 0)
+                .ok_or_else(|| {
+                    ServiceError::Refused(
+                        "Last-Event-ID must be an event id from this stream".into(),
+                    )
+                }),
+            None => Ok(self.ports.feed.last_position().await?),
+        }
+    }
+
+    /// The caller's events after `position`, oldest first.
+    pub async fn after(
+        &self,
+        caller: &Principal,
+        position: i64,
+        limit: u32,
+    ) -> Result<Vec<(i64, Event)>, ServiceError> {
+        Ok(self
+            .ports
+            .feed
+            .events_after(&caller.user_id, position, limit)
+            .await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::Kit;
+
+    #[tokio::test]
+    async fn listeners_start_now_or_resume_after_their_last_event() {
+        let mut kit = Kit::new();
+        kit.feed.expect_last_position().returning(|| Ok(41));
+        let caller = kit.principal(1);
+        let stream = EventStream::new(kit.ports());
+        assert_eq!(stream.start(&caller, None).await.unwrap(), 41);
+        assert_eq!(stream.start(&caller, Some(" 7 ")).await.unwrap(), 7);
+        for bad in ["x", "-1", "1.5"] {
+            assert!(
+                matches!(
+                    stream.start(&caller, Some(bad)).await,
+                    Err(ServiceError::Refused(_))
+                ),
+                "{bad}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn the_stream_needs_requests_read() {
+        let kit = Kit::new();
+        let mut caller = kit.principal(1);
+        caller.permissions = vec![Permission::LoopsRead];
+        let stream = EventStream::new(kit.ports());
+        assert!(matches!(
+            stream.start(&caller, None).await,
+            Err(ServiceError::Forbidden(_))
+        ));
+    }
+}

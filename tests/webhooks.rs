@@ -502,3 +502,34 @@ fn every_event_arrives_at_least_once_despite_a_sigkill() {
         "every event at least once"
     );
 }
+
+#[test]
+fn a_slow_receiver_does_not_hold_up_the_others() {
+    let server = Server::start_with(&LOCAL);
+    let slow = Receiver::start();
+    slow.delay(Duration::from_secs(8));
+    let fast = Receiver::start();
+    subscribe(&server, &slow.url("/slow"), json!(["request.created"]));
+    subscribe(&server, &fast.url("/fast"), json!(["request.created"]));
+    let loop_id = id_of(&server.create_loop(&server.admin_key, "Mixed")["loop"]);
+    for _ in 0..5 {
+        server
+            .post(
+                &server.admin_key,
+                &format!("/v1/loops/{loop_id}/requests"),
+                request_body(),
+            )
+            .data(201);
+    }
+    let started = std::time::Instant::now();
+    fast.wait_until(Duration::from_secs(5), |r| r.len() >= 5);
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "the fast receiver waited {:?}",
+        started.elapsed()
+    );
+    assert!(
+        slow.received().len() >= 1,
+        "the slow one is being served at the same time"
+    );
+}

@@ -190,9 +190,12 @@ fn the_event_stream_delivers_completions_and_resumes_after_the_last_event() {
     // the owner, reading the same way, hears both.
     let stranger = server.key("stranger@example.com");
     let theirs = listen(&server, &stranger, "/v1/api/events?last_event_id=0", None);
-    assert!(
-        theirs.recv_timeout(Duration::from_millis(1500)).is_err(),
-        "no event crossed accounts"
+    assert_eq!(
+        theirs
+            .recv_timeout(Duration::from_millis(1500))
+            .map(|e| e.event),
+        Err(mpsc::RecvTimeoutError::Timeout),
+        "no event crossed accounts, and the stream is still open"
     );
     let mine = listen(
         &server,

@@ -415,6 +415,25 @@ fn failed_deliveries_are_retried_recorded_and_can_be_redelivered() {
     assert_eq!(queued["success"], true);
     let again = receiver.wait_until(Duration::from_secs(10), |r| r.len() >= 4);
     assert_eq!(again[3].header("webhook-id"), ids[0]);
+    // The redelivery is recorded as attempt 4 and the delivery is done.
+    let started = std::time::Instant::now();
+    loop {
+        let listed = server.get(&server.admin_key, &path);
+        let delivery = listed.data(200)["deliveries"][0].clone();
+        let attempts = delivery["attempts"].as_array().unwrap().len();
+        if delivery["status"] == "succeeded" && attempts == 4 {
+            assert_eq!(delivery["attempts"][3]["attempt"], 4);
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{delivery}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        receiver.received().len(),
+        4,
+        "nothing is sent again after success"
+    );
 }
 
 #[test]
@@ -477,7 +496,7 @@ fn every_event_arrives_at_least_once_despite_a_sigkill() {
 
     // Everything arrives, and what was in flight at the kill arrives again:
     // the lease of the dead worker ran out and another attempt was made.
-    let got = receiver.wait_until(Duration::from_secs(60), |r| {
+    let got = receiver.wait_until(Duration::from_secs(90), |r| {
         let ids: Vec<String> = r
             .iter()
             .map(|g| {

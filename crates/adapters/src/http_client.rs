@@ -18,28 +18,47 @@ use reviewloop_ports::{Outgoing, SendOutcome, TargetGuard, WebhookSender};
 pub const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
 
 fn is_internal_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, ..] = ip.octets();
+    let [a, b, c, _] = ip.octets();
     ip.is_loopback()
         || ip.is_private()
         || ip.is_link_local()
         || ip.is_multicast()
         || ip.is_unspecified()
         || ip.is_broadcast()
-        // Carrier-grade NAT (100.64.0.0/10) and "this network" (0.0.0.0/8).
-        || (a == 100 && (64..128).contains(&b))
+        // "This network" 0.0.0.0/8, carrier-grade NAT 100.64.0.0/10, IETF
+        // protocol assignments 192.0.0.0/24, benchmarking 198.18.0.0/15,
+        // reserved 240.0.0.0/4.
         || a == 0
+        || (a == 100 && (64..128).contains(&b))
+        || (a == 192 && b == 0 && c == 0)
+        || (a == 198 && (b == 18 || b == 19))
+        || a >= 240
 }
 
 fn is_internal_v6(ip: Ipv6Addr) -> bool {
+    let s = ip.segments();
+    let embedded =
+        |hi: u16, lo: u16| Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8);
+    // Addresses that carry an IPv4 address reach that address: check it.
     if let Some(v4) = ip.to_ipv4_mapped() {
         return is_internal_v4(v4);
     }
-    let first = ip.segments()[0];
+    if s[..6] == [0; 6] && !ip.is_loopback() && !ip.is_unspecified() {
+        return is_internal_v4(embedded(s[6], s[7])); // IPv4-compatible ::a.b.c.d
+    }
+    if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        return is_internal_v4(embedded(s[6], s[7])); // NAT64 64:ff9b::/96
+    }
+    if s[0] == 0x2002 {
+        return is_internal_v4(embedded(s[1], s[2])); // 6to4 2002::/16
+    }
     ip.is_loopback()
         || ip.is_unspecified()
         || ip.is_multicast()
-        || (first & 0xfe00) == 0xfc00 // unique local fc00::/7
-        || (first & 0xffc0) == 0xfe80 // link-local fe80::/10
+        || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1) // local-use NAT64 64:ff9b:1::/48
+        || (s[0] & 0xfe00) == 0xfc00 // unique local fc00::/7
+        || (s[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
+        || (s[0] & 0xffc0) == 0xfec0 // site-local fec0::/10
 }
 
 /// True for addresses a webhook must not reach unless the operator allows it.
@@ -88,6 +107,9 @@ impl HttpWebhookClient {
     pub fn new(allow_private: bool) -> Result<Self, reqwest::Error> {
         let client = reqwest::Client::builder()
             .redirect(Policy::none())
+            // A proxy from the environment would resolve names itself and
+            // bypass the resolver below.
+            .no_proxy()
             .timeout(DELIVERY_TIMEOUT)
             .connect_timeout(DELIVERY_TIMEOUT)
             .dns_resolver(Arc::new(GuardedResolver { allow_private }))
@@ -198,7 +220,7 @@ mod tests {
 
     #[test]
     fn internal_addresses_are_recognised() {
-        for ip in [
+        let internal = [
             "127.0.0.1",
             "10.1.2.3",
             "172.16.0.1",
@@ -207,22 +229,35 @@ mod tests {
             "0.0.0.0",
             "224.0.0.1",
             "100.64.0.1",
+            "192.0.0.8",
+            "198.18.0.1",
+            "240.0.0.1",
+            "255.255.255.255",
             "::1",
             "::",
             "fc00::1",
             "fe80::1",
+            "fec0::1",
             "ff02::1",
             "::ffff:127.0.0.1",
-        ] {
+            "::10.0.0.1",
+            "64:ff9b::a00:1",
+            "64:ff9b:1::1",
+            "2002:c0a8:101::1",
+        ];
+        for ip in internal {
             assert!(is_internal(ip.parse().unwrap()), "{ip}");
         }
-        for ip in [
+        let public = [
             "93.184.216.34",
             "8.8.8.8",
             "2606:4700::1111",
             "172.32.0.1",
             "100.128.0.1",
-        ] {
+            "64:ff9b::808:808",
+            "2002:808:808::1",
+        ];
+        for ip in public {
             assert!(!is_internal(ip.parse().unwrap()), "{ip}");
         }
     }

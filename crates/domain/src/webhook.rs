@@ -187,8 +187,12 @@ pub struct Delivery {
     pub url: String,
     /// Where it stands.
     pub status: DeliveryStatus,
-    /// Attempts made so far.
+    /// Attempts made so far, in all.
     pub attempts: u32,
+    /// The attempt count when the retry schedule last started (0, or the
+    /// count at the last redelivery).
+    #[serde(skip)]
+    pub schedule_start: u32,
     /// When the next attempt is due (pending deliveries).
     pub next_attempt_at: DateTime<Utc>,
     /// When the last attempt was made.

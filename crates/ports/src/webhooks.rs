@@ -32,7 +32,8 @@ pub trait WebhookStore: Send + Sync {
     ) -> Result<Vec<(Delivery, Vec<DeliveryAttempt>)>, StoreError>;
     /// One delivery.
     async fn delivery_by_id(&self, id: &DeliveryId) -> Result<Option<Delivery>, StoreError>;
-    /// Puts a delivery back in the queue, due now, with a fresh schedule.
+    /// Puts a finished (succeeded or failed) delivery back in the queue, due
+    /// now, with a fresh retry schedule; `Conflict` while it is pending.
     async fn redeliver(&self, id: &DeliveryId, now: DateTime<Utc>) -> Result<(), StoreError>;
 }
 
@@ -43,6 +44,8 @@ pub struct LeasedDelivery {
     pub delivery: Delivery,
     /// The exact body to send.
     pub payload: String,
+    /// Until when this worker holds it.
+    pub leased_until: DateTime<Utc>,
 }
 
 /// How a subscription fared in an attempt, for its health record.
@@ -79,19 +82,26 @@ pub trait DeliveryQueue: Send + Sync {
     ) -> Result<bool, StoreError>;
     /// Takes up to `limit` due deliveries (pending, due, not leased, and
     /// not for a disabled subscription), leasing them until `lease_until`.
+    /// `in_flight` counts what the caller already has in flight per URL; no
+    /// URL gets more than `per_target` in all, so a receiver that is slow or
+    /// down cannot take every slot.
     async fn lease_due(
         &self,
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
         limit: u32,
+        per_target: u32,
+        in_flight: &std::collections::HashMap<String, u32>,
     ) -> Result<Vec<LeasedDelivery>, StoreError>;
     /// Records an attempt and the delivery's new state (lease released),
-    /// and the subscription's health, in one transaction.
+    /// and the subscription's health, in one transaction; `Conflict` when
+    /// the lease `leased_until` is no longer this worker's.
     async fn record_attempt(
         &self,
         delivery: &Delivery,
         attempt: &DeliveryAttempt,
         health: Option<WebhookHealth>,
+        leased_until: DateTime<Utc>,
     ) -> Result<(), StoreError>;
 }
 

@@ -3,21 +3,29 @@
 //! workers attempt due deliveries, sign them, and retry failures on a
 //! schedule of about three days.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use chrono::Duration;
 use reviewloop_domain::webhook::{retry_delay_in, with_jitter, DEFAULT_RETRY_SCHEDULE};
 use reviewloop_domain::{
     Delivery, DeliveryAttempt, DeliveryId, DeliveryStatus, DeliveryTarget, Event, EventType, UserId,
 };
-use reviewloop_ports::{LeasedDelivery, Outgoing, WebhookHealth};
+use reviewloop_ports::{LeasedDelivery, Outgoing, SendOutcome, StoreError, WebhookHealth};
 
 use crate::error::ServiceError;
 use crate::ports::Ports;
 use crate::signing::delivery_headers;
 
-/// How long a worker holds a delivery: twice the 10 s a receiver has, so
-/// no two workers send the same attempt, yet a delivery whose worker died
-/// is taken up again soon.
-const LEASE_SECONDS: i64 = 20;
+/// How long a worker holds a delivery: the 10 s a receiver has, plus up to
+/// 10 s waiting for a database connection, plus recording, with room to
+/// spare. A live worker does not lose its lease mid-attempt (and if it
+/// does, its record is refused); a dead worker's deliveries are taken up
+/// again this long after it died.
+const LEASE_SECONDS: i64 = 30;
+/// Deliveries in flight to one URL at most, so a receiver that is slow or
+/// down holds a few slots, never all of them.
+const PER_TARGET: u32 = 4;
 /// A subscription failing this long is turned off.
 const DISABLE_AFTER_DAYS: i64 = 5;
 
@@ -26,6 +34,8 @@ const DISABLE_AFTER_DAYS: i64 = 5;
 pub struct DeliveryService {
     ports: Ports,
     schedule: Vec<i64>,
+    /// This worker's deliveries in flight, per URL.
+    in_flight: Arc<Mutex<HashMap<String, u32>>>,
 }
 
 fn callback_url(event: &Event) -> Option<&str> {
@@ -45,7 +55,11 @@ impl DeliveryService {
 
     /// A service retrying after the given pauses, in seconds.
     pub fn with_schedule(ports: Ports, schedule: Vec<i64>) -> Self {
-        Self { ports, schedule }
+        Self {
+            ports,
+            schedule,
+            in_flight: Arc::default(),
+        }
     }
 
     fn delivery(
@@ -66,6 +80,7 @@ impl DeliveryService {
             url: url.to_owned(),
             status: DeliveryStatus::Pending,
             attempts: 0,
+            schedule_start: 0,
             next_attempt_at: now,
             last_attempt_at: None,
             last_status_code: None,
@@ -120,60 +135,97 @@ impl DeliveryService {
     /// Leases up to `batch` due deliveries to this worker.
     pub async fn lease(&self, batch: u32) -> Result<Vec<LeasedDelivery>, ServiceError> {
         let now = self.ports.clock.now();
-        Ok(self
+        let until = now + Duration::seconds(LEASE_SECONDS);
+        let mine = self.in_flight.lock().map(|m| m.clone()).unwrap_or_default();
+        let leased = self
             .ports
             .deliveries
-            .lease_due(now, now + Duration::seconds(LEASE_SECONDS), batch)
-            .await?)
+            .lease_due(now, until, batch, PER_TARGET, &mine)
+            .await?;
+        if let Ok(mut in_flight) = self.in_flight.lock() {
+            for l in &leased {
+                *in_flight.entry(l.delivery.url.clone()).or_default() += 1;
+            }
+        }
+        Ok(leased)
     }
 
-    /// The secret that signs a delivery now (a rotated secret applies to retries too).
-    async fn secret(&self, delivery: &Delivery) -> Result<Option<String>, ServiceError> {
+    fn done_with(&self, url: &str) {
+        if let Ok(mut in_flight) = self.in_flight.lock() {
+            if let Some(count) = in_flight.get_mut(url) {
+                *count = count.saturating_sub(1);
+                if *count == 0 {
+                    in_flight.remove(url);
+                }
+            }
+        }
+    }
+
+    /// Makes one attempt at a leased delivery and records it; returns where
+    /// the delivery stands afterwards.
+    pub async fn attempt(&self, leased: LeasedDelivery) -> Result<DeliveryStatus, ServiceError> {
+        let url = leased.delivery.url.clone();
+        let outcome = self.attempt_leased(leased).await;
+        self.done_with(&url);
+        outcome
+    }
+
+    /// Where a delivery goes now and what signs it: a subscription's current
+    /// URL and secret (so an edit or rotation applies to retries too), or the
+    /// callback URL and the account's signing secret. `None` when the
+    /// subscription or account is gone.
+    async fn receiver(
+        &self,
+        delivery: &Delivery,
+    ) -> Result<Option<(String, String)>, ServiceError> {
         Ok(match (delivery.target, delivery.webhook_id) {
             (DeliveryTarget::Webhook, Some(id)) => self
                 .ports
                 .webhooks
                 .webhook_by_id(&id)
                 .await?
-                .map(|w| w.secret),
+                .map(|w| (w.url, w.secret)),
             _ => self
                 .ports
                 .accounts
                 .user_by_id(&delivery.account_id)
                 .await?
-                .map(|u| u.signing_secret),
+                .map(|u| (delivery.url.clone(), u.signing_secret)),
         })
     }
 
-    /// Makes one attempt at a leased delivery and records it; returns where
-    /// the delivery stands afterwards.
-    pub async fn attempt(&self, leased: LeasedDelivery) -> Result<DeliveryStatus, ServiceError> {
+    async fn attempt_leased(&self, leased: LeasedDelivery) -> Result<DeliveryStatus, ServiceError> {
         let LeasedDelivery {
             mut delivery,
             payload,
+            leased_until,
         } = leased;
         let started = self.ports.clock.now();
-        let outcome = match self.secret(&delivery).await? {
-            Some(secret) => {
+        let receiver = self.receiver(&delivery).await?;
+        let outcome = match &receiver {
+            Some((url, secret)) => {
+                let event_id = delivery.event_id.to_string();
                 let headers = delivery_headers(
-                    &secret,
-                    &delivery.event_id.to_string(),
+                    secret,
+                    &event_id,
                     delivery.event_type.as_str(),
                     started.timestamp(),
                     &payload,
                 );
-                let outgoing = Outgoing {
-                    url: delivery.url.clone(),
-                    headers,
-                    body: payload,
-                };
-                self.ports.sender.send(&outgoing).await
+                delivery.url.clone_from(url);
+                self.ports
+                    .sender
+                    .send(&Outgoing {
+                        url: url.clone(),
+                        headers,
+                        body: payload,
+                    })
+                    .await
             }
-            // Its subscription or account was deleted meanwhile.
-            None => reviewloop_ports::SendOutcome {
+            None => SendOutcome {
                 status: None,
                 latency_ms: 0,
-                error: Some("receiver no longer exists".into()),
+                error: Some("the receiver no longer exists".into()),
             },
         };
         let success = outcome.succeeded();
@@ -181,13 +233,19 @@ impl DeliveryService {
         delivery.last_attempt_at = Some(started);
         delivery.last_status_code = outcome.status;
         delivery.last_error = outcome.error.clone();
-        delivery.status = if success {
-            DeliveryStatus::Succeeded
-        } else if let Some(delay) = retry_delay_in(&self.schedule, delivery.attempts) {
-            delivery.next_attempt_at = started + with_jitter(delay, self.ports.ids.jitter());
-            DeliveryStatus::Pending
-        } else {
-            DeliveryStatus::Failed
+        let retry = delivery.attempts.saturating_sub(delivery.schedule_start);
+        delivery.status = match (
+            success,
+            receiver.is_some(),
+            retry_delay_in(&self.schedule, retry),
+        ) {
+            (true, _, _) => DeliveryStatus::Succeeded,
+            // Nobody left to deliver to, or the schedule is spent.
+            (false, false, _) | (false, true, None) => DeliveryStatus::Failed,
+            (false, true, Some(delay)) => {
+                delivery.next_attempt_at = started + with_jitter(delay, self.ports.ids.jitter());
+                DeliveryStatus::Pending
+            }
         };
         let attempt = DeliveryAttempt {
             delivery_id: delivery.id,
@@ -198,7 +256,7 @@ impl DeliveryService {
             error: outcome.error.clone(),
             success,
         };
-        let health = delivery.webhook_id.map(|webhook_id| WebhookHealth {
+        let health = delivery.webhook_id.filter(|_| receiver.is_some()).map(|webhook_id| WebhookHealth {
             webhook_id,
             success,
             at: started,
@@ -208,11 +266,20 @@ impl DeliveryService {
                 outcome.error.as_deref().unwrap_or("unknown")
             ),
         });
-        self.ports
+        match self
+            .ports
             .deliveries
-            .record_attempt(&delivery, &attempt, health)
-            .await?;
-        Ok(delivery.status)
+            .record_attempt(&delivery, &attempt, health, leased_until)
+            .await
+        {
+            Ok(()) => Ok(delivery.status),
+            Err(StoreError::Conflict(why)) => {
+                // Another worker took the delivery over; its record stands.
+                tracing::warn!(delivery = %delivery.id, %why, "attempt not recorded");
+                Ok(DeliveryStatus::Pending)
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 }
 

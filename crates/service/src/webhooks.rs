@@ -236,7 +236,7 @@ impl WebhookService {
         delivery: &DeliveryId,
     ) -> Result<Delivery, ServiceError> {
         caller.require(Permission::RequestsWrite)?;
-        self.own(caller, id).await?;
+        let webhook = self.own(caller, id).await?;
         let found = self
             .ports
             .webhooks
@@ -244,8 +244,21 @@ impl WebhookService {
             .await?
             .filter(|d| d.webhook_id == Some(*id))
             .ok_or(ServiceError::NotFound(DELIVERY_NOT_FOUND))?;
+        if !webhook.active {
+            return Err(ServiceError::Conflict(
+                "Webhook is disabled; turn it on (active: true) first".into(),
+            ));
+        }
         let now = self.ports.clock.now();
-        self.ports.webhooks.redeliver(&found.id, now).await?;
+        match self.ports.webhooks.redeliver(&found.id, now).await {
+            Ok(()) => {}
+            Err(StoreError::Conflict(_)) => return Err(ServiceError::Conflict(
+                "Delivery is still being attempted; redeliver it once it has succeeded or failed"
+                    .into(),
+            )),
+            Err(StoreError::NotFound) => return Err(ServiceError::NotFound(DELIVERY_NOT_FOUND)),
+            Err(e) => return Err(e.into()),
+        }
         Ok(self
             .ports
             .webhooks

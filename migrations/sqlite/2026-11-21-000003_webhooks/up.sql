@@ -33,7 +33,11 @@ CREATE TABLE deliveries (
     -- The exact body sent, so every retry carries the same bytes.
     payload TEXT NOT NULL,
     status TEXT NOT NULL,
+    -- Attempts made in all; attempt numbers only grow.
     attempts INTEGER NOT NULL,
+    -- The attempt count when the retry schedule last (re)started: a
+    -- redelivery starts the schedule afresh without renumbering attempts.
+    schedule_start INTEGER NOT NULL DEFAULT 0,
     next_attempt_at TIMESTAMP NOT NULL,
     -- A worker holds the delivery until then; a lease left by a worker that
     -- died simply runs out and another worker takes the delivery.

@@ -141,6 +141,7 @@ diesel::table! {
         payload -> Text,
         status -> Text,
         attempts -> Integer,
+        schedule_start -> Integer,
         next_attempt_at -> Timestamp,
         leased_until -> Nullable<Timestamp>,
         last_attempt_at -> Nullable<Timestamp>,

@@ -83,6 +83,7 @@ struct DeliveryRow {
     payload: String,
     status: String,
     attempts: i32,
+    schedule_start: i32,
     next_attempt_at: NaiveDateTime,
     leased_until: Option<NaiveDateTime>,
     last_attempt_at: Option<NaiveDateTime>,
@@ -111,6 +112,7 @@ impl DeliveryRow {
             payload,
             status: d.status.as_str().to_owned(),
             attempts: i32::try_from(d.attempts).unwrap_or(i32::MAX),
+            schedule_start: i32::try_from(d.schedule_start).unwrap_or(i32::MAX),
             next_attempt_at: to_db_time(d.next_attempt_at),
             leased_until: None,
             last_attempt_at: d.last_attempt_at.map(to_db_time),
@@ -137,6 +139,7 @@ impl DeliveryRow {
             status: DeliveryStatus::parse(&self.status)
                 .ok_or_else(|| corrupt("delivery status", &self.status))?,
             attempts: u32::try_from(self.attempts).unwrap_or_default(),
+            schedule_start: u32::try_from(self.schedule_start).unwrap_or_default(),
             next_attempt_at: from_db_time(self.next_attempt_at),
             last_attempt_at: self.last_attempt_at.map(from_db_time),
             last_status_code: self.last_status_code.and_then(|c| u16::try_from(c).ok()),
@@ -261,6 +264,17 @@ impl WebhookStore for SqlStore {
         let row = WebhookRow::from_domain(webhook);
         self.db
             .run(move |conn| {
+                // Turned back on: its failing streak starts afresh. Any
+                // other edit leaves the streak as it is.
+                if row.active {
+                    diesel::update(
+                        webhooks::table
+                            .find(&row.id)
+                            .filter(webhooks::active.eq(false)),
+                    )
+                    .set(webhooks::failing_since.eq(None::<NaiveDateTime>))
+                    .execute(conn)?;
+                }
                 let changed = diesel::update(webhooks::table.find(&row.id))
                     .set((
                         webhooks::url.eq(&row.url),
@@ -274,12 +288,6 @@ impl WebhookStore for SqlStore {
                     .execute(conn)?;
                 if changed == 0 {
                     return Err(StoreError::NotFound.into());
-                }
-                // Turned back on: its failing streak starts afresh.
-                if row.active {
-                    diesel::update(webhooks::table.find(&row.id))
-                        .set(webhooks::failing_since.eq(None::<NaiveDateTime>))
-                        .execute(conn)?;
                 }
                 Ok(())
             })
@@ -359,18 +367,35 @@ impl WebhookStore for SqlStore {
         let id = id.to_string();
         self.db
             .run(move |conn| {
-                let changed = diesel::update(deliveries::table.find(id))
+                write(conn, |conn| {
+                    let attempts: Option<i32> = deliveries::table
+                        .find(&id)
+                        .select(deliveries::attempts)
+                        .first(conn)
+                        .optional()?;
+                    let Some(attempts) = attempts else {
+                        return Err(StoreError::NotFound.into());
+                    };
+                    let changed = diesel::update(
+                        deliveries::table
+                            .find(&id)
+                            .filter(deliveries::status.ne(DeliveryStatus::Pending.as_str())),
+                    )
                     .set((
                         deliveries::status.eq(DeliveryStatus::Pending.as_str()),
-                        deliveries::attempts.eq(0),
+                        deliveries::schedule_start.eq(attempts),
                         deliveries::next_attempt_at.eq(to_db_time(now)),
                         deliveries::leased_until.eq(None::<NaiveDateTime>),
                     ))
                     .execute(conn)?;
-                if changed == 0 {
-                    return Err(StoreError::NotFound.into());
-                }
-                Ok(())
+                    if changed == 0 {
+                        return Err(StoreError::Conflict(
+                            "the delivery is still being attempted".into(),
+                        )
+                        .into());
+                    }
+                    Ok(())
+                })
             })
             .await
     }
@@ -453,19 +478,22 @@ impl DeliveryQueue for SqlStore {
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
         limit: u32,
+        per_target: u32,
+        in_flight: &HashMap<String, u32>,
     ) -> Result<Vec<LeasedDelivery>, StoreError> {
-        let (now, until) = (to_db_time(now), to_db_time(lease_until));
+        let (now_db, until) = (to_db_time(now), to_db_time(lease_until));
+        let mut in_flight = in_flight.clone();
         self.db
             .run(move |conn| {
                 write(conn, |conn| {
-                    let rows = deliveries::table
+                    let candidates = deliveries::table
                         .left_join(webhooks::table)
                         .filter(sql::<Bool>(PENDING_CONDITION))
-                        .filter(deliveries::next_attempt_at.le(now))
+                        .filter(deliveries::next_attempt_at.le(now_db))
                         .filter(
                             deliveries::leased_until
                                 .is_null()
-                                .or(deliveries::leased_until.lt(now)),
+                                .or(deliveries::leased_until.lt(now_db)),
                         )
                         .filter(
                             deliveries::webhook_id
@@ -473,19 +501,39 @@ impl DeliveryQueue for SqlStore {
                                 .or(webhooks::active.eq(true)),
                         )
                         .order(deliveries::next_attempt_at.asc())
-                        .limit(i64::from(limit))
+                        .limit(i64::from(limit.saturating_mul(8).min(1000)))
                         .select(DeliveryRow::as_select())
                         .load(conn)?;
-                    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
-                    diesel::update(deliveries::table.filter(deliveries::id.eq_any(&ids)))
+                    let mut leased = Vec::new();
+                    for row in candidates {
+                        if leased.len() >= limit as usize {
+                            break;
+                        }
+                        let count = in_flight.entry(row.url.clone()).or_default();
+                        if *count >= per_target {
+                            continue;
+                        }
+                        // Taken only if nobody took it meanwhile (another instance).
+                        let taken = diesel::update(
+                            deliveries::table.find(&row.id).filter(
+                                deliveries::leased_until
+                                    .is_null()
+                                    .or(deliveries::leased_until.lt(now_db)),
+                            ),
+                        )
                         .set(deliveries::leased_until.eq(until))
                         .execute(conn)?;
-                    rows.into_iter()
-                        .map(|row| {
+                        if taken == 1 {
+                            *count += 1;
                             let (delivery, payload) = row.into_domain()?;
-                            Ok(LeasedDelivery { delivery, payload })
-                        })
-                        .collect()
+                            leased.push(LeasedDelivery {
+                                delivery,
+                                payload,
+                                leased_until: lease_until,
+                            });
+                        }
+                    }
+                    Ok(leased)
                 })
             })
             .await
@@ -496,8 +544,10 @@ impl DeliveryQueue for SqlStore {
         delivery: &Delivery,
         attempt: &DeliveryAttempt,
         health: Option<WebhookHealth>,
+        leased_until: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         let id = delivery.id.to_string();
+        let lease = to_db_time(leased_until);
         let state = (
             deliveries::status.eq(delivery.status.as_str().to_owned()),
             deliveries::attempts.eq(i32::try_from(delivery.attempts).unwrap_or(i32::MAX)),
@@ -511,9 +561,17 @@ impl DeliveryQueue for SqlStore {
         self.db
             .run(move |conn| {
                 write(conn, |conn| {
-                    diesel::update(deliveries::table.find(&id))
-                        .set(state)
-                        .execute(conn)?;
+                    // Only the worker that still holds the lease records: one
+                    // whose lease ran out was overtaken by another attempt.
+                    let mine = deliveries::table
+                        .find(&id)
+                        .filter(deliveries::leased_until.eq(lease));
+                    if diesel::update(mine).set(state).execute(conn)? == 0 {
+                        return Err(StoreError::Conflict(
+                            "the lease ran out before the attempt was recorded".into(),
+                        )
+                        .into());
+                    }
                     diesel::insert_into(delivery_attempts::table)
                         .values(&attempt)
                         .execute(conn)?;

@@ -21,6 +21,10 @@ use crate::state::AppState;
 const POLL: Duration = Duration::from_millis(300);
 /// A comment is sent after this much quiet, so proxies keep the line open.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// A stream ends after this long; the client reconnects with
+/// `Last-Event-ID` and is authenticated again, so a revoked key or a
+/// removed permission stops a listener within this time.
+const LIFETIME: Duration = Duration::from_secs(300);
 const BATCH: u32 = 100;
 
 #[derive(Deserialize)]
@@ -36,6 +40,7 @@ struct Listener {
     position: i64,
     greeted: bool,
     quiet_since: Instant,
+    opened: Instant,
 }
 
 impl Listener {
@@ -49,6 +54,9 @@ impl Listener {
             ));
         }
         loop {
+            if self.opened.elapsed() >= LIFETIME {
+                return None;
+            }
             match self
                 .events
                 .after(&self.principal, self.position, BATCH)
@@ -104,6 +112,7 @@ pub(super) async fn stream(
         position,
         greeted: false,
         quiet_since: Instant::now(),
+        opened: Instant::now(),
     };
     Ok(HttpResponse::Ok()
         .insert_header((CONTENT_TYPE, "text/event-stream"))

@@ -121,6 +121,7 @@ fn leased(kit: &Kit, attempts: u32) -> LeasedDelivery {
             url: "https://hooks.example.com/71".into(),
             status: DeliveryStatus::Pending,
             attempts,
+            schedule_start: 0,
             next_attempt_at: kit.now,
             last_attempt_at: None,
             last_status_code: None,
@@ -128,6 +129,7 @@ fn leased(kit: &Kit, attempts: u32) -> LeasedDelivery {
             created_at: kit.now,
         },
         payload: "{\"id\":\"x\"}".into(),
+        leased_until: kit.now + Duration::seconds(60),
     }
 }
 
@@ -155,7 +157,7 @@ async fn a_successful_attempt_is_signed_and_recorded() {
     let sent = answering(&mut kit, Some(204));
     kit.deliveries
         .expect_record_attempt()
-        .withf(|d, a, health| {
+        .withf(|d, a, health, _| {
             d.status == DeliveryStatus::Succeeded
                 && d.attempts == 1
                 && a.success
@@ -163,7 +165,7 @@ async fn a_successful_attempt_is_signed_and_recorded() {
                 && health.as_ref().is_some_and(|h| h.success)
         })
         .times(1)
-        .returning(|_, _, _| Ok(()));
+        .returning(|_, _, _, _| Ok(()));
     let lease = leased(&kit, 0);
     let status = DeliveryService::new(kit.ports())
         .attempt(lease)
@@ -198,7 +200,7 @@ async fn a_failed_attempt_is_retried_on_schedule_and_the_last_one_fails_for_good
     let now = kit.now;
     kit.deliveries
         .expect_record_attempt()
-        .withf(move |d, a, health| {
+        .withf(move |d, a, health, _| {
             d.status == DeliveryStatus::Pending
                 && d.next_attempt_at == now + Duration::seconds(5)
                 && !a.success
@@ -208,7 +210,7 @@ async fn a_failed_attempt_is_retried_on_schedule_and_the_last_one_fails_for_good
                 })
         })
         .times(1)
-        .returning(|_, _, _| Ok(()));
+        .returning(|_, _, _, _| Ok(()));
     let lease = leased(&kit, 0);
     assert_eq!(
         DeliveryService::new(kit.ports())
@@ -222,9 +224,9 @@ async fn a_failed_attempt_is_retried_on_schedule_and_the_last_one_fails_for_good
     answering(&mut kit, None);
     kit.deliveries
         .expect_record_attempt()
-        .withf(|d, _, _| d.status == DeliveryStatus::Failed && d.attempts == 12)
+        .withf(|d, _, _, _| d.status == DeliveryStatus::Failed && d.attempts == 12)
         .times(1)
-        .returning(|_, _, _| Ok(()));
+        .returning(|_, _, _, _| Ok(()));
     let lease = leased(&kit, 11);
     assert_eq!(
         DeliveryService::new(kit.ports())
@@ -232,5 +234,99 @@ async fn a_failed_attempt_is_retried_on_schedule_and_the_last_one_fails_for_good
             .await
             .unwrap(),
         DeliveryStatus::Failed
+    );
+}
+
+#[tokio::test]
+async fn deliveries_follow_the_subscriptions_current_url() {
+    let mut kit = Kit::new();
+    let mut moved = hook(&kit, 71, 1, EventFilter::All);
+    moved.url = "https://new.example.com/in".into();
+    kit.webhooks
+        .expect_webhook_by_id()
+        .returning(move |_| Ok(Some(moved.clone())));
+    kit.sender
+        .expect_send()
+        .withf(|o| o.url == "https://new.example.com/in")
+        .times(1)
+        .returning(|_| SendOutcome {
+            status: Some(200),
+            latency_ms: 1,
+            error: None,
+        });
+    kit.deliveries
+        .expect_record_attempt()
+        .returning(|_, _, _, _| Ok(()));
+    let lease = leased(&kit, 0);
+    DeliveryService::new(kit.ports())
+        .attempt(lease)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_callback_whose_account_is_gone_fails_at_once() {
+    let mut kit = Kit::new();
+    kit.accounts.expect_user_by_id().returning(|_| Ok(None));
+    kit.sender.expect_send().never();
+    kit.deliveries
+        .expect_record_attempt()
+        .withf(|d, a, health, _| {
+            d.status == DeliveryStatus::Failed && !a.success && health.is_none()
+        })
+        .times(1)
+        .returning(|_, _, _, _| Ok(()));
+    let mut lease = leased(&kit, 0);
+    lease.delivery.target = DeliveryTarget::Callback;
+    lease.delivery.webhook_id = None;
+    assert_eq!(
+        DeliveryService::new(kit.ports())
+            .attempt(lease)
+            .await
+            .unwrap(),
+        DeliveryStatus::Failed
+    );
+}
+
+#[tokio::test]
+async fn a_redelivered_delivery_retries_from_the_start_of_the_schedule() {
+    let mut kit = Kit::new();
+    answering(&mut kit, Some(500));
+    let now = kit.now;
+    kit.deliveries
+        .expect_record_attempt()
+        .withf(move |d, a, _, _| {
+            a.attempt == 13
+                && d.status == DeliveryStatus::Pending
+                && d.next_attempt_at == now + Duration::seconds(5)
+        })
+        .times(1)
+        .returning(|_, _, _, _| Ok(()));
+    let mut lease = leased(&kit, 12);
+    lease.delivery.schedule_start = 12;
+    DeliveryService::new(kit.ports())
+        .attempt(lease)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn an_overtaken_attempt_is_not_an_error() {
+    let mut kit = Kit::new();
+    answering(&mut kit, Some(200));
+    kit.deliveries
+        .expect_record_attempt()
+        .returning(|_, _, _, _| {
+            Err(reviewloop_ports::StoreError::Conflict(
+                "lease ran out".into(),
+            ))
+        });
+    let lease = leased(&kit, 0);
+    assert_eq!(
+        DeliveryService::new(kit.ports())
+            .attempt(lease)
+            .await
+            .unwrap(),
+        DeliveryStatus::Pending
     );
 }

@@ -146,6 +146,7 @@ async fn redelivery_needs_a_delivery_of_that_subscription() {
             url: "https://x.example".into(),
             status: reviewloop_domain::DeliveryStatus::Failed,
             attempts: 12,
+            schedule_start: 0,
             next_attempt_at: now,
             last_attempt_at: None,
             last_status_code: None,
@@ -165,4 +166,59 @@ async fn redelivery_needs_a_delivery_of_that_subscription() {
         .await
         .unwrap_err();
     assert!(matches!(err, ServiceError::NotFound("Delivery not found")));
+}
+
+#[tokio::test]
+async fn redelivery_needs_an_active_subscription_and_a_finished_delivery() {
+    let mut kit = Kit::new();
+    let mut mine = hook(&kit, 1);
+    mine.active = true;
+    let inactive = Webhook {
+        active: false,
+        ..mine.clone()
+    };
+    let mut answers = vec![inactive, mine];
+    kit.webhooks
+        .expect_webhook_by_id()
+        .returning(move |_| Ok(Some(answers.pop().unwrap_or_else(|| hook(&Kit::new(), 1)))));
+    let now = kit.now;
+    let hook_id = WebhookId::new(kit.oid(70));
+    kit.webhooks.expect_delivery_by_id().returning(move |id| {
+        Ok(Some(Delivery {
+            id: *id,
+            event_id: reviewloop_domain::EventId::new(ObjectId::from_parts(1, [1; 8])),
+            event_type: EventType::RequestCreated,
+            account_id: reviewloop_domain::UserId::new(ObjectId::from_parts(1, [1; 8])),
+            target: reviewloop_domain::DeliveryTarget::Webhook,
+            webhook_id: Some(hook_id),
+            url: "https://x.example".into(),
+            status: reviewloop_domain::DeliveryStatus::Pending,
+            attempts: 1,
+            schedule_start: 0,
+            next_attempt_at: now,
+            last_attempt_at: None,
+            last_status_code: None,
+            last_error: None,
+            created_at: now,
+        }))
+    });
+    kit.webhooks
+        .expect_redeliver()
+        .times(1)
+        .returning(|_, _| Err(StoreError::Conflict("pending".into())));
+    let caller = kit.principal(1);
+    let service = WebhookService::new(kit.ports());
+    let delivery = DeliveryId::new(ObjectId::from_parts(1, [9; 8]));
+    let err = service
+        .redeliver(&caller, &hook_id, &delivery)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ServiceError::Conflict(m) if m.starts_with("Delivery is still being attempted"))
+    );
+    let err = service
+        .redeliver(&caller, &hook_id, &delivery)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ServiceError::Conflict(m) if m.starts_with("Webhook is disabled")));
 }

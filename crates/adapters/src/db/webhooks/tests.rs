@@ -31,6 +31,7 @@ fn delivery(n: u8, event: &Event, webhook: &Webhook, due: i64) -> (Delivery, Str
         url: webhook.url.clone(),
         status: DeliveryStatus::Pending,
         attempts: 0,
+        schedule_start: 0,
         next_attempt_at: fixtures::at(due),
         last_attempt_at: None,
         last_status_code: None,
@@ -134,21 +135,21 @@ async fn due_deliveries_are_leased_once_until_the_lease_runs_out() {
         .unwrap();
 
     let leased = store
-        .lease_due(fixtures::at(5), fixtures::at(65), 10)
+        .lease_due(fixtures::at(5), fixtures::at(65), 10, 10, &HashMap::new())
         .await
         .unwrap();
     assert_eq!(leased.len(), 1, "the one due at 100 is not due yet");
     assert_eq!(leased[0].payload, "{\"n\":40}");
     assert!(
         store
-            .lease_due(fixtures::at(6), fixtures::at(66), 10)
+            .lease_due(fixtures::at(6), fixtures::at(66), 10, 10, &HashMap::new())
             .await
             .unwrap()
             .is_empty(),
         "leased to the first worker"
     );
     let again = store
-        .lease_due(fixtures::at(70), fixtures::at(130), 10)
+        .lease_due(fixtures::at(70), fixtures::at(130), 10, 10, &HashMap::new())
         .await
         .unwrap();
     assert_eq!(again.len(), 1, "the first worker died: its lease ran out");
@@ -170,7 +171,7 @@ async fn deliveries_of_a_disabled_subscription_wait() {
     hook.active = false;
     store.update_webhook(&hook).await.unwrap();
     assert!(store
-        .lease_due(fixtures::at(5), fixtures::at(65), 10)
+        .lease_due(fixtures::at(5), fixtures::at(65), 10, 10, &HashMap::new())
         .await
         .unwrap()
         .is_empty());
@@ -178,7 +179,7 @@ async fn deliveries_of_a_disabled_subscription_wait() {
     store.update_webhook(&hook).await.unwrap();
     assert_eq!(
         store
-            .lease_due(fixtures::at(5), fixtures::at(65), 10)
+            .lease_due(fixtures::at(5), fixtures::at(65), 10, 10, &HashMap::new())
             .await
             .unwrap()
             .len(),
@@ -201,59 +202,28 @@ async fn attempts_are_recorded_and_five_failing_days_disable_the_subscription() 
     let db = TestDb::new();
     let store = db.store();
     let (event, hook) = setup(&store).await;
-    let (mut d, body) = delivery(40, &event, &hook, 0);
+    let (d, body) = delivery(40, &event, &hook, 0);
     store
         .dispatch(&event.id, &[(d.clone(), body)], fixtures::at(0))
         .await
         .unwrap();
     let day = 24 * 3600;
-
-    let mut attempt = |n: u32, at: i64, ok: bool| {
-        d.attempts = n;
-        d.last_attempt_at = Some(fixtures::at(at));
-        d.last_status_code = Some(if ok { 200 } else { 500 });
-        d.status = if ok {
-            DeliveryStatus::Succeeded
-        } else {
-            DeliveryStatus::Pending
-        };
-        let a = DeliveryAttempt {
-            delivery_id: d.id,
-            attempt: n,
-            attempted_at: fixtures::at(at),
-            status_code: d.last_status_code,
-            latency_ms: 12,
-            error: (!ok).then(|| "HTTP 500".into()),
-            success: ok,
-        };
-        (d.clone(), a)
-    };
-    let (state, a1) = attempt(1, 0, false);
-    store
-        .record_attempt(&state, &a1, Some(health(&hook, false, 0)))
-        .await
-        .unwrap();
-    let (state, a2) = attempt(2, 4 * day, false);
-    store
-        .record_attempt(&state, &a2, Some(health(&hook, false, 4 * day)))
-        .await
-        .unwrap();
-    assert!(
-        store.webhook_by_id(&hook.id).await.unwrap().unwrap().active,
-        "four days is not five"
-    );
-    let (state, a3) = attempt(3, 5 * day, false);
-    store
-        .record_attempt(&state, &a3, Some(health(&hook, false, 5 * day)))
-        .await
-        .unwrap();
+    for (n, at) in [(1u32, 0i64), (2, 4 * day), (3, 5 * day)] {
+        record(&store, &d, n, at, false, Some(health(&hook, false, at)))
+            .await
+            .unwrap();
+        let active = store.webhook_by_id(&hook.id).await.unwrap().unwrap().active;
+        assert_eq!(
+            active,
+            n < 3,
+            "disabled once every delivery failed for five days (attempt {n})"
+        );
+    }
     let disabled = store.webhook_by_id(&hook.id).await.unwrap().unwrap();
-    assert!(!disabled.active);
     assert_eq!(
         disabled.disabled_reason.as_deref(),
         Some("failing for 5 days")
     );
-
     let listed = store.deliveries_of(&hook.id, 10).await.unwrap();
     let attempts: Vec<_> = listed[0]
         .1
@@ -271,6 +241,51 @@ async fn attempts_are_recorded_and_five_failing_days_disable_the_subscription() 
     assert_eq!(listed[0].0.attempts, 3);
 }
 
+/// Leases `d` (due at 0) at `at` and records attempt `n` of it.
+async fn record(
+    store: &SqlStore,
+    d: &Delivery,
+    n: u32,
+    at: i64,
+    ok: bool,
+    health: Option<WebhookHealth>,
+) -> Result<(), StoreError> {
+    let leased = store
+        .lease_due(
+            fixtures::at(at),
+            fixtures::at(at + 60),
+            10,
+            10,
+            &HashMap::new(),
+        )
+        .await
+        .unwrap();
+    let lease = leased
+        .iter()
+        .find(|l| l.delivery.id == d.id)
+        .expect("the delivery is due")
+        .leased_until;
+    let mut state = d.clone();
+    state.attempts = n;
+    state.last_attempt_at = Some(fixtures::at(at));
+    state.last_status_code = Some(if ok { 200 } else { 500 });
+    state.status = if ok {
+        DeliveryStatus::Succeeded
+    } else {
+        DeliveryStatus::Pending
+    };
+    let attempt = DeliveryAttempt {
+        delivery_id: d.id,
+        attempt: n,
+        attempted_at: fixtures::at(at),
+        status_code: state.last_status_code,
+        latency_ms: 12,
+        error: (!ok).then(|| "HTTP 500".into()),
+        success: ok,
+    };
+    store.record_attempt(&state, &attempt, health, lease).await
+}
+
 #[tokio::test]
 async fn a_success_ends_the_failing_streak() {
     let db = TestDb::new();
@@ -281,28 +296,37 @@ async fn a_success_ends_the_failing_streak() {
         .dispatch(&event.id, &[(d.clone(), body)], fixtures::at(0))
         .await
         .unwrap();
-    let attempt = |n: u32, ok: bool| DeliveryAttempt {
-        delivery_id: d.id,
-        attempt: n,
-        attempted_at: fixtures::at(0),
-        status_code: None,
-        latency_ms: 1,
-        error: None,
-        success: ok,
-    };
     let day = 24 * 3600;
-    store
-        .record_attempt(&d, &attempt(1, false), Some(health(&hook, false, 0)))
+    record(&store, &d, 1, 0, false, Some(health(&hook, false, 0)))
         .await
         .unwrap();
-    store
-        .record_attempt(&d, &attempt(2, true), Some(health(&hook, true, 3 * day)))
-        .await
-        .unwrap();
-    store
-        .record_attempt(&d, &attempt(3, false), Some(health(&hook, false, 6 * day)))
-        .await
-        .unwrap();
+    record(
+        &store,
+        &d,
+        2,
+        3 * day,
+        true,
+        Some(health(&hook, true, 3 * day)),
+    )
+    .await
+    .unwrap();
+    let mut again = d.clone();
+    again.status = DeliveryStatus::Pending;
+    // Edits do not reset a streak; only a success or turning it back on does.
+    let mut edited = store.webhook_by_id(&hook.id).await.unwrap().unwrap();
+    edited.description = Some("edited".into());
+    store.update_webhook(&edited).await.unwrap();
+    store.redeliver(&d.id, fixtures::at(3 * day)).await.unwrap();
+    record(
+        &store,
+        &again,
+        3,
+        6 * day,
+        false,
+        Some(health(&hook, false, 6 * day)),
+    )
+    .await
+    .unwrap();
     assert!(
         store.webhook_by_id(&hook.id).await.unwrap().unwrap().active,
         "the streak began on day 6"
@@ -310,43 +334,164 @@ async fn a_success_ends_the_failing_streak() {
 }
 
 #[tokio::test]
-async fn redelivery_puts_a_delivery_back_in_the_queue() {
+async fn a_worker_whose_lease_ran_out_cannot_record() {
     let db = TestDb::new();
     let store = db.store();
     let (event, hook) = setup(&store).await;
-    let (mut d, body) = delivery(40, &event, &hook, 0);
+    let (d, body) = delivery(40, &event, &hook, 0);
     store
         .dispatch(&event.id, &[(d.clone(), body)], fixtures::at(0))
         .await
         .unwrap();
-    d.status = DeliveryStatus::Failed;
-    d.attempts = 12;
-    let a = DeliveryAttempt {
+    let first = store
+        .lease_due(fixtures::at(0), fixtures::at(60), 10, 10, &HashMap::new())
+        .await
+        .unwrap();
+    let second = store
+        .lease_due(fixtures::at(61), fixtures::at(121), 10, 10, &HashMap::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        (first.len(), second.len()),
+        (1, 1),
+        "the first lease ran out and the delivery was taken again"
+    );
+    let attempt = DeliveryAttempt {
         delivery_id: d.id,
-        attempt: 12,
+        attempt: 1,
+        attempted_at: fixtures::at(61),
+        status_code: Some(200),
+        latency_ms: 5,
+        error: None,
+        success: true,
+    };
+    let stale = store
+        .record_attempt(&d, &attempt, None, first[0].leased_until)
+        .await;
+    assert!(matches!(stale, Err(StoreError::Conflict(_))));
+    store
+        .record_attempt(&d, &attempt, None, second[0].leased_until)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn one_receiver_gets_only_a_few_slots() {
+    let db = TestDb::new();
+    let store = db.store();
+    let (event, hook) = setup(&store).await;
+    let mut other = webhook(31, hook.account_id);
+    other.url = "https://elsewhere.example.com/in".into();
+    store.insert_webhook(&other).await.unwrap();
+    let mut list: Vec<(Delivery, String)> =
+        (40..46).map(|n| delivery(n, &event, &hook, 0)).collect();
+    list.push(delivery(50, &event, &other, 1));
+    store
+        .dispatch(&event.id, &list, fixtures::at(0))
+        .await
+        .unwrap();
+    let leased = store
+        .lease_due(fixtures::at(5), fixtures::at(65), 10, 2, &HashMap::new())
+        .await
+        .unwrap();
+    let urls: Vec<&str> = leased.iter().map(|l| l.delivery.url.as_str()).collect();
+    assert_eq!(
+        urls.iter().filter(|u| u.ends_with("/30")).count(),
+        2,
+        "{urls:?}"
+    );
+    assert!(
+        urls.contains(&"https://elsewhere.example.com/in"),
+        "the other receiver is not starved"
+    );
+    let mine: HashMap<String, u32> = [(hook.url.clone(), 2)].into();
+    let more = store
+        .lease_due(fixtures::at(6), fixtures::at(66), 10, 2, &mine)
+        .await
+        .unwrap();
+    assert!(
+        more.is_empty(),
+        "this worker already has two in flight to the busy receiver"
+    );
+    let elsewhere = store
+        .lease_due(fixtures::at(6), fixtures::at(66), 10, 2, &HashMap::new())
+        .await
+        .unwrap();
+    assert_eq!(elsewhere.len(), 2, "another worker has its own share");
+}
+
+#[tokio::test]
+async fn redelivery_puts_a_delivery_back_in_the_queue() {
+    let db = TestDb::new();
+    let store = db.store();
+    let (event, hook) = setup(&store).await;
+    let (d, body) = delivery(40, &event, &hook, 0);
+    store
+        .dispatch(&event.id, &[(d.clone(), body)], fixtures::at(0))
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            store.redeliver(&d.id, fixtures::at(1)).await,
+            Err(StoreError::Conflict(_))
+        ),
+        "still pending"
+    );
+
+    let mut failed = d.clone();
+    failed.status = DeliveryStatus::Failed;
+    let leased = store
+        .lease_due(fixtures::at(1), fixtures::at(61), 10, 10, &HashMap::new())
+        .await
+        .unwrap();
+    let attempt = DeliveryAttempt {
+        delivery_id: d.id,
+        attempt: 1,
         attempted_at: fixtures::at(1),
         status_code: None,
         latency_ms: 10_000,
         error: Some("timed out".into()),
         success: false,
     };
-    store.record_attempt(&d, &a, None).await.unwrap();
+    failed.attempts = 1;
+    store
+        .record_attempt(&failed, &attempt, None, leased[0].leased_until)
+        .await
+        .unwrap();
     assert!(store
-        .lease_due(fixtures::at(5), fixtures::at(65), 10)
+        .lease_due(fixtures::at(5), fixtures::at(65), 10, 10, &HashMap::new())
         .await
         .unwrap()
         .is_empty());
+
     store.redeliver(&d.id, fixtures::at(10)).await.unwrap();
     let back = store.delivery_by_id(&d.id).await.unwrap().unwrap();
-    assert_eq!((back.status, back.attempts), (DeliveryStatus::Pending, 0));
     assert_eq!(
-        store
-            .lease_due(fixtures::at(10), fixtures::at(70), 10)
-            .await
-            .unwrap()
-            .len(),
-        1
+        (back.status, back.attempts, back.schedule_start),
+        (DeliveryStatus::Pending, 1, 1)
     );
+    // The next attempt is number 2: attempt numbers never repeat.
+    let mut next = back.clone();
+    next.attempts = 2;
+    next.status = DeliveryStatus::Succeeded;
+    let lease = store
+        .lease_due(fixtures::at(10), fixtures::at(70), 10, 10, &HashMap::new())
+        .await
+        .unwrap();
+    let second = DeliveryAttempt {
+        attempt: 2,
+        success: true,
+        status_code: Some(200),
+        error: None,
+        ..attempt
+    };
+    store
+        .record_attempt(&next, &second, None, lease[0].leased_until)
+        .await
+        .unwrap();
+    let listed = store.deliveries_of(&hook.id, 10).await.unwrap();
+    assert_eq!(listed[0].1.len(), 2);
+    assert_eq!(listed[0].0.status, DeliveryStatus::Succeeded);
     let unknown = DeliveryId::new(fixtures::oid(99));
     assert!(matches!(
         store.redeliver(&unknown, fixtures::at(10)).await,

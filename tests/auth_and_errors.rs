@@ -8,7 +8,6 @@ use common::{Server, PREFIXES};
 use reqwest::Method;
 use serde_json::json;
 
-#[test]
 fn the_key_check_answers_in_every_form() {
     let server = Server::start();
     for path in ["/v1/test", "/v1/api/test"] {
@@ -37,7 +36,6 @@ fn the_key_check_answers_in_every_form() {
     }
 }
 
-#[test]
 fn missing_malformed_unknown_and_revoked_keys_get_401() {
     let server = Server::start();
     let created = server.cli(&["key", "create", "--email", "ops@example.com", "--json"]);
@@ -65,7 +63,6 @@ fn missing_malformed_unknown_and_revoked_keys_get_401() {
     );
 }
 
-#[test]
 fn keys_without_a_permission_get_403_naming_it() {
     let server = Server::start();
     let reader = server.key_with("reader@example.com", &["--permissions", "loops:read"]);
@@ -86,7 +83,6 @@ fn keys_without_a_permission_get_403_naming_it() {
     assert_eq!(test.data(200)["permissions"], json!(["loops:read"]));
 }
 
-#[test]
 fn each_key_has_its_own_hourly_limit_and_429_says_when_to_retry() {
     // Windows end on the hour; keep the test inside one window.
     let into_hour = chrono::Utc::now().timestamp() % 3600;
@@ -127,7 +123,6 @@ fn each_key_has_its_own_hourly_limit_and_429_says_when_to_retry() {
     );
 }
 
-#[test]
 fn framework_failures_come_out_in_the_envelope() {
     let server = Server::start();
     let key = &server.admin_key;
@@ -192,7 +187,6 @@ fn framework_failures_come_out_in_the_envelope() {
     assert!(alternate.body["meta"]["request_id"].is_string());
 }
 
-#[test]
 fn the_cli_administers_accounts_and_keys_in_json() {
     let server = Server::start();
     let user = server.cli(&["user", "create", "--email", "Ann@Example.com", "--json"]);
@@ -257,7 +251,6 @@ fn the_cli_administers_accounts_and_keys_in_json() {
     assert!(String::from_utf8_lossy(&migrate.stdout).contains("up to date"));
 }
 
-#[test]
 fn the_bootstrap_key_is_printed_only_on_the_first_start() {
     let mut server = Server::start();
     assert!(server.admin_key.starts_with("rl_"));
@@ -275,10 +268,20 @@ fn the_bootstrap_key_is_printed_only_on_the_first_start() {
     );
 }
 
-#[test]
 fn sigterm_stops_the_server_cleanly() {
     let server = Server::start();
     assert_eq!(server.get(&server.admin_key, "/v1/test").status, 200);
     let status = server.terminate();
     assert!(status.success(), "exit status {status:?}");
 }
+
+on_every_backend!(
+    the_key_check_answers_in_every_form,
+    missing_malformed_unknown_and_revoked_keys_get_401,
+    keys_without_a_permission_get_403_naming_it,
+    each_key_has_its_own_hourly_limit_and_429_says_when_to_retry,
+    framework_failures_come_out_in_the_envelope,
+    the_cli_administers_accounts_and_keys_in_json,
+    the_bootstrap_key_is_printed_only_on_the_first_start,
+    sigterm_stops_the_server_cleanly,
+);

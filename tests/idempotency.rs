@@ -37,7 +37,6 @@ fn request_total(server: &Server) -> u64 {
         .unwrap()
 }
 
-#[test]
 fn a_retried_create_answers_the_first_response_and_creates_nothing_new() {
     let mut server = Server::start();
     let key = server.admin_key.clone();
@@ -106,7 +105,6 @@ fn a_retried_create_answers_the_first_response_and_creates_nothing_new() {
     );
 }
 
-#[test]
 fn keys_belong_to_one_api_key_and_failures_are_replayed_too() {
     let server = Server::start();
     let owner = server.admin_key.clone();
@@ -164,7 +162,6 @@ fn keys_belong_to_one_api_key_and_failures_are_replayed_too() {
     );
 }
 
-#[test]
 fn a_burst_of_identical_retries_creates_exactly_one_request() {
     let server = Server::start();
     let key = server.admin_key.clone();
@@ -204,19 +201,29 @@ fn a_burst_of_identical_retries_creates_exactly_one_request() {
 fn forget_outcome_as_if_the_process_died(server: &Server, key: &str) {
     use diesel::connection::SimpleConnection;
     use diesel::Connection;
-    let path = server.db_url.trim_start_matches("sqlite://");
-    let mut conn = diesel::SqliteConnection::establish(path).unwrap();
-    conn.batch_execute(&format!(
-        "PRAGMA busy_timeout = 5000;
-         UPDATE idempotency_keys
-            SET state = 'running', response_status = NULL, response_body = NULL,
-                locked_at = datetime('now', '-120 seconds')
-          WHERE idempotency_key = '{key}';"
-    ))
-    .unwrap();
+    let rewind = |ago: &str| {
+        format!(
+            "UPDATE idempotency_keys
+                SET state = 'running', response_status = NULL, response_body = NULL, locked_at = {ago}
+              WHERE idempotency_key = '{key}';"
+        )
+    };
+    if let Some(path) = server.db_url.strip_prefix("sqlite://") {
+        let mut conn = diesel::SqliteConnection::establish(path).unwrap();
+        conn.batch_execute(&format!(
+            "PRAGMA busy_timeout = 5000; {}",
+            rewind("datetime('now', '-120 seconds')")
+        ))
+        .unwrap();
+    } else {
+        let mut conn = diesel::PgConnection::establish(&server.db_url).unwrap();
+        conn.batch_execute(&rewind(
+            "(now() AT TIME ZONE 'UTC') - interval '120 seconds'",
+        ))
+        .unwrap();
+    }
 }
 
-#[test]
 fn a_retry_after_a_crash_finds_the_request_the_dead_attempt_created() {
     let server = Server::start();
     let key = server.admin_key.clone();
@@ -268,3 +275,10 @@ fn a_retry_after_a_crash_finds_the_request_the_dead_attempt_created() {
         loop_first["data"]["invite_code"]
     );
 }
+
+on_every_backend!(
+    a_retried_create_answers_the_first_response_and_creates_nothing_new,
+    keys_belong_to_one_api_key_and_failures_are_replayed_too,
+    a_burst_of_identical_retries_creates_exactly_one_request,
+    a_retry_after_a_crash_finds_the_request_the_dead_attempt_created,
+);

@@ -18,7 +18,6 @@ fn loop_with_reviewer(server: &Server) -> (String, String) {
     (id_of(&created["loop"]), reviewer)
 }
 
-#[test]
 fn a_long_poll_returns_as_soon_as_the_request_is_answered() {
     let server = Server::start();
     let (loop_id, reviewer) = loop_with_reviewer(&server);
@@ -57,7 +56,6 @@ fn a_long_poll_returns_as_soon_as_the_request_is_answered() {
     }
 }
 
-#[test]
 fn a_long_poll_on_an_open_request_returns_it_when_the_wait_is_over() {
     let server = Server::start();
     let (loop_id, _) = loop_with_reviewer(&server);
@@ -147,7 +145,6 @@ fn next_of(rx: &mpsc::Receiver<Sse>, kind: &str) -> Sse {
     }
 }
 
-#[test]
 fn the_event_stream_delivers_completions_and_resumes_after_the_last_event() {
     let server = Server::start();
     let (loop_id, reviewer) = loop_with_reviewer(&server);
@@ -218,3 +215,9 @@ fn the_event_stream_delivers_completions_and_resumes_after_the_last_event() {
         .unwrap();
     assert_eq!(bad.status(), 400);
 }
+
+on_every_backend!(
+    a_long_poll_returns_as_soon_as_the_request_is_answered,
+    a_long_poll_on_an_open_request_returns_it_when_the_wait_is_over,
+    the_event_stream_delivers_completions_and_resumes_after_the_last_event,
+);

@@ -15,7 +15,6 @@ fn user_id(server: &Server, key: &str) -> String {
         .to_owned()
 }
 
-#[test]
 fn loops_are_created_read_listed_updated_and_deleted_in_both_path_forms() {
     let server = Server::start();
     let key = &server.admin_key;
@@ -98,7 +97,6 @@ fn loops_are_created_read_listed_updated_and_deleted_in_both_path_forms() {
     }
 }
 
-#[test]
 fn loop_bodies_are_validated_with_messages() {
     let server = Server::start();
     let key = &server.admin_key;
@@ -140,7 +138,6 @@ fn loop_bodies_are_validated_with_messages() {
     );
 }
 
-#[test]
 fn other_accounts_learn_nothing_about_a_loop() {
     let server = Server::start();
     let owner = &server.admin_key;
@@ -182,7 +179,6 @@ fn other_accounts_learn_nothing_about_a_loop() {
     );
 }
 
-#[test]
 fn members_join_are_listed_and_only_the_creator_removes_them() {
     let server = Server::start();
     let owner = &server.admin_key;
@@ -321,7 +317,6 @@ fn members_join_are_listed_and_only_the_creator_removes_them() {
     }
 }
 
-#[test]
 fn a_new_invite_code_retires_the_old_one() {
     let server = Server::start();
     let owner = &server.admin_key;
@@ -380,7 +375,6 @@ fn a_new_invite_code_retires_the_old_one() {
     );
 }
 
-#[test]
 fn the_qr_code_and_join_page_are_public() {
     let server = Server::start();
     let created = server.create_loop(&server.admin_key, "<Design> & \"Review\"");
@@ -434,7 +428,6 @@ fn the_qr_code_and_join_page_are_public() {
     }
 }
 
-#[test]
 fn deleting_a_loop_with_open_requests_needs_force_and_takes_them_along() {
     let server = Server::start();
     let key = &server.admin_key;
@@ -480,3 +473,13 @@ fn deleting_a_loop_with_open_requests_needs_force_and_takes_them_along() {
         );
     }
 }
+
+on_every_backend!(
+    loops_are_created_read_listed_updated_and_deleted_in_both_path_forms,
+    loop_bodies_are_validated_with_messages,
+    other_accounts_learn_nothing_about_a_loop,
+    members_join_are_listed_and_only_the_creator_removes_them,
+    a_new_invite_code_retires_the_old_one,
+    the_qr_code_and_join_page_are_public,
+    deleting_a_loop_with_open_requests_needs_force_and_takes_them_along,
+);

@@ -23,7 +23,6 @@ fn with(mut body: Value, changes: Value) -> Value {
     body
 }
 
-#[test]
 fn requests_are_created_in_every_form_with_every_field() {
     let server = Server::start();
     let key = &server.admin_key;
@@ -124,7 +123,6 @@ fn requests_are_created_in_every_form_with_every_field() {
     }
 }
 
-#[test]
 fn deferred_requests_default_to_thirty_days_and_images_need_a_url() {
     let server = Server::start();
     let key = &server.admin_key;
@@ -158,7 +156,6 @@ fn deferred_requests_default_to_thirty_days_and_images_need_a_url() {
     );
 }
 
-#[test]
 fn invalid_request_bodies_are_400_with_what_is_wrong() {
     let server = Server::start();
     let key = &server.admin_key;
@@ -213,7 +210,6 @@ fn invalid_request_bodies_are_400_with_what_is_wrong() {
     );
 }
 
-#[test]
 fn lists_filter_sort_and_page_with_totals() {
     let server = Server::start();
     let key = &server.admin_key;
@@ -325,7 +321,6 @@ fn lists_filter_sort_and_page_with_totals() {
     }
 }
 
-#[test]
 fn pending_requests_can_be_changed_and_cancelled_once() {
     let server = Server::start();
     let key = &server.admin_key;
@@ -412,7 +407,6 @@ fn pending_requests_can_be_changed_and_cancelled_once() {
     }
 }
 
-#[test]
 fn feedback_rates_a_completed_request_and_replaces_earlier_feedback() {
     let server = Server::start();
     let key = &server.admin_key;
@@ -464,7 +458,6 @@ fn feedback_rates_a_completed_request_and_replaces_earlier_feedback() {
     }
 }
 
-#[test]
 fn requests_stay_inside_their_account() {
     let server = Server::start();
     let owner = &server.admin_key;
@@ -545,3 +538,13 @@ fn requests_stay_inside_their_account() {
         "pending"
     );
 }
+
+on_every_backend!(
+    requests_are_created_in_every_form_with_every_field,
+    deferred_requests_default_to_thirty_days_and_images_need_a_url,
+    invalid_request_bodies_are_400_with_what_is_wrong,
+    lists_filter_sort_and_page_with_totals,
+    pending_requests_can_be_changed_and_cancelled_once,
+    feedback_rates_a_completed_request_and_replaces_earlier_feedback,
+    requests_stay_inside_their_account,
+);

@@ -80,7 +80,6 @@ fn typed(response_type: &str, config: Value, default: Value) -> Value {
     })
 }
 
-#[test]
 fn every_response_type_goes_from_broadcast_to_a_polled_answer() {
     let t = team(2);
     let (a, b) = (&t.reviewers[0], &t.reviewers[1]);
@@ -208,7 +207,6 @@ fn every_response_type_goes_from_broadcast_to_a_polled_answer() {
     }
 }
 
-#[test]
 fn of_many_reviewers_racing_to_claim_exactly_one_wins() {
     let t = team(6);
     for round in 0..3 {
@@ -248,7 +246,6 @@ fn of_many_reviewers_racing_to_claim_exactly_one_wins() {
     }
 }
 
-#[test]
 fn a_claim_can_be_released_for_someone_else() {
     let t = team(2);
     let (a, b) = (&t.reviewers[0], &t.reviewers[1]);
@@ -282,7 +279,6 @@ fn a_claim_can_be_released_for_someone_else() {
         .data(200);
 }
 
-#[test]
 fn cancelling_a_claimed_request_closes_it_to_its_reviewer() {
     let t = team(1);
     let reviewer = &t.reviewers[0];
@@ -303,7 +299,6 @@ fn cancelling_a_claimed_request_closes_it_to_its_reviewer() {
     assert!(!t.inbox(&reviewer.0).contains(&id));
 }
 
-#[test]
 fn the_inbox_orders_by_priority_then_age_and_follows_membership() {
     let t = team(1);
     let reviewer = &t.reviewers[0];
@@ -406,7 +401,6 @@ fn wait_for_status(t: &Team, id: &str, status: &str, limit: Duration) -> Value {
     }
 }
 
-#[test]
 fn unanswered_requests_time_out_with_their_default_response() {
     let t = team(1);
     let mut body = request_body();
@@ -438,7 +432,6 @@ fn unanswered_requests_time_out_with_their_default_response() {
     assert_eq!(late.error(409), "Request is not open");
 }
 
-#[test]
 fn a_request_that_fell_due_while_the_server_was_down_times_out_after_start() {
     let mut t = team(0);
     let mut body = request_body();
@@ -457,7 +450,6 @@ fn a_request_that_fell_due_while_the_server_was_down_times_out_after_start() {
     );
 }
 
-#[test]
 fn removing_a_member_gives_its_claimed_requests_back_to_the_others() {
     let t = team(2);
     let (a, b) = (&t.reviewers[0], &t.reviewers[1]);
@@ -487,3 +479,14 @@ fn removing_a_member_gives_its_claimed_requests_back_to_the_others() {
         )
         .data(200);
 }
+
+on_every_backend!(
+    every_response_type_goes_from_broadcast_to_a_polled_answer,
+    of_many_reviewers_racing_to_claim_exactly_one_wins,
+    a_claim_can_be_released_for_someone_else,
+    cancelling_a_claimed_request_closes_it_to_its_reviewer,
+    the_inbox_orders_by_priority_then_age_and_follows_membership,
+    unanswered_requests_time_out_with_their_default_response,
+    a_request_that_fell_due_while_the_server_was_down_times_out_after_start,
+    removing_a_member_gives_its_claimed_requests_back_to_the_others,
+);

@@ -75,7 +75,6 @@ fn subscribe(server: &Server, url: &str, events: Value) -> Value {
     reply.data(201)["webhook"].clone()
 }
 
-#[test]
 fn subscriptions_are_one_resource_in_two_dialects() {
     let server = Server::start_with(&LOCAL);
     let key = server.admin_key.clone();
@@ -204,7 +203,6 @@ fn subscriptions_are_one_resource_in_two_dialects() {
     );
 }
 
-#[test]
 fn internal_targets_are_refused_unless_the_operator_allows_them() {
     let server = Server::start();
     let key = &server.admin_key;
@@ -243,7 +241,6 @@ fn internal_targets_are_refused_unless_the_operator_allows_them() {
     assert!(reply.error(400).starts_with("callback_url is not allowed:"));
 }
 
-#[test]
 fn completed_requests_reach_subscribers_and_callbacks_signed() {
     let server = Server::start_with(&LOCAL);
     let receiver = Receiver::start();
@@ -357,7 +354,6 @@ fn completed_requests_reach_subscribers_and_callbacks_signed() {
     );
 }
 
-#[test]
 fn failed_deliveries_are_retried_recorded_and_can_be_redelivered() {
     let server = Server::start_with(&LOCAL);
     let receiver = Receiver::start();
@@ -436,7 +432,6 @@ fn failed_deliveries_are_retried_recorded_and_can_be_redelivered() {
     );
 }
 
-#[test]
 fn a_receiver_that_keeps_failing_ends_with_a_failed_delivery() {
     let server = Server::start_with(&LOCAL);
     let receiver = Receiver::start();
@@ -469,7 +464,6 @@ fn a_receiver_that_keeps_failing_ends_with_a_failed_delivery() {
     }
 }
 
-#[test]
 fn every_event_arrives_at_least_once_despite_a_sigkill() {
     let mut server = Server::start_with(&LOCAL);
     let receiver = Receiver::start();
@@ -522,7 +516,6 @@ fn every_event_arrives_at_least_once_despite_a_sigkill() {
     );
 }
 
-#[test]
 fn a_slow_receiver_does_not_hold_up_the_others() {
     let server = Server::start_with(&LOCAL);
     let slow = Receiver::start();
@@ -552,3 +545,13 @@ fn a_slow_receiver_does_not_hold_up_the_others() {
         "the slow one is being served at the same time"
     );
 }
+
+on_every_backend!(
+    subscriptions_are_one_resource_in_two_dialects,
+    internal_targets_are_refused_unless_the_operator_allows_them,
+    completed_requests_reach_subscribers_and_callbacks_signed,
+    failed_deliveries_are_retried_recorded_and_can_be_redelivered,
+    a_receiver_that_keeps_failing_ends_with_a_failed_delivery,
+    every_event_arrives_at_least_once_despite_a_sigkill,
+    a_slow_receiver_does_not_hold_up_the_others,
+);

@@ -4,6 +4,80 @@
 
 pub mod receiver;
 
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The database a test's servers run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Where the PostgreSQL half creates its databases.
+pub const POSTGRES_URL_VAR: &str = "REVIEWLOOP_TEST_POSTGRES_URL";
+
+thread_local! {
+    static BACKEND: Cell<Backend> = const { Cell::new(Backend::Sqlite) };
+}
+
+/// Runs a test body with its servers on `backend`; on PostgreSQL only when
+/// `REVIEWLOOP_TEST_POSTGRES_URL` is set (and says so when it is not).
+pub fn run_on(backend: Backend, body: fn()) {
+    if backend == Backend::Postgres
+        && std::env::var(POSTGRES_URL_VAR).map_or(true, |v| v.is_empty())
+    {
+        eprintln!("skipped on PostgreSQL: {POSTGRES_URL_VAR} is not set");
+        return;
+    }
+    BACKEND.with(|b| b.set(backend));
+    body();
+}
+
+/// Runs each named test body once on SQLite and once on PostgreSQL.
+#[macro_export]
+macro_rules! on_every_backend {
+    ($($name:ident),* $(,)?) => {
+        mod on_sqlite {
+            $( #[test] fn $name() { $crate::common::run_on($crate::common::Backend::Sqlite, super::$name) } )*
+        }
+        mod on_postgres {
+            $( #[test] fn $name() { $crate::common::run_on($crate::common::Backend::Postgres, super::$name) } )*
+        }
+    };
+}
+
+/// A fresh database URL for one server of the current backend, and the
+/// PostgreSQL database to drop afterwards.
+fn fresh_database(dir: &TempDir) -> (String, Option<(String, String)>) {
+    match BACKEND.with(Cell::get) {
+        Backend::Sqlite => (
+            format!("sqlite://{}", dir.path().join("reviewloop.db").display()),
+            None,
+        ),
+        Backend::Postgres => {
+            use diesel::connection::SimpleConnection;
+            use diesel::Connection;
+            static NEXT: AtomicU32 = AtomicU32::new(0);
+            let admin = std::env::var(POSTGRES_URL_VAR).expect("checked by run_on");
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos();
+            let name = format!(
+                "reviewloop_bb_{}_{}_{nanos}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::SeqCst)
+            );
+            let mut conn = diesel::PgConnection::establish(&admin).expect("connect to PostgreSQL");
+            conn.batch_execute(&format!("CREATE DATABASE {name}"))
+                .expect("create the test database");
+            let slash = admin.rfind('/').expect("a database in the URL");
+            (format!("{}/{name}", &admin[..slash]), Some((admin, name)))
+        }
+    }
+}
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -29,6 +103,7 @@ pub struct Server {
     pub db_url: String,
     pub stderr: Arc<Mutex<Vec<String>>>,
     env: Vec<(String, String)>,
+    postgres: Option<(String, String)>,
     client: Client,
     dir: TempDir,
 }
@@ -78,7 +153,7 @@ impl Server {
     /// Starts a server on a fresh database with extra environment.
     pub fn start_with(env: &[(&str, &str)]) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
-        let db_url = format!("sqlite://{}", dir.path().join("reviewloop.db").display());
+        let (db_url, postgres) = fresh_database(&dir);
         let env: Vec<(String, String)> = env
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
@@ -95,6 +170,7 @@ impl Server {
             db_url,
             stderr,
             env,
+            postgres,
             client,
             dir,
         };
@@ -291,6 +367,13 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some((admin, name)) = &self.postgres {
+            use diesel::connection::SimpleConnection;
+            use diesel::Connection;
+            if let Ok(mut conn) = diesel::PgConnection::establish(admin) {
+                let _ = conn.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+            }
+        }
     }
 }
 

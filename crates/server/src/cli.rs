@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "reviewloop", version, about)]
 pub struct Cli {
-    /// Database URL: sqlite://PATH.
+    /// Database URL: sqlite://PATH or postgres://USER:PASSWORD@HOST/DB.
     #[arg(
         long,
         env = "REVIEWLOOP_DATABASE_URL",

@@ -233,10 +233,12 @@ impl AccountService {
             DEFAULT_RATE_LIMIT,
             Some("bootstrap".into()),
         );
-        if self.ports.accounts.insert_first_user(&user, &key).await? {
-            Ok(Some(CreatedKey { plain, key, user }))
-        } else {
-            Ok(None)
+        match self.ports.accounts.insert_first_user(&user, &key).await {
+            Ok(true) => Ok(Some(CreatedKey { plain, key, user })),
+            Ok(false) => Ok(None),
+            // Another instance starting at the same moment bootstrapped first.
+            Err(StoreError::Conflict(_)) => Ok(None),
+            Err(e) => Err(e.into()),
         }
     }
 }

@@ -169,12 +169,10 @@ impl AccountStore for SqlStore {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testdb::{fixtures, TestDb};
+    use super::super::testdb::{fixtures, on_every_backend, TestDb};
     use super::*;
 
-    #[tokio::test]
-    async fn users_and_keys_round_trip() {
-        let db = TestDb::new();
+    async fn users_and_keys_round_trip(db: TestDb) {
         let store = db.store();
         let user = fixtures::user(1, "ann@x.io");
         store.insert_user(&user).await.unwrap();
@@ -196,9 +194,7 @@ mod tests {
         assert_eq!(store.api_keys_of(&user.id).await.unwrap(), vec![key]);
     }
 
-    #[tokio::test]
-    async fn the_signing_secret_can_be_replaced() {
-        let db = TestDb::new();
+    async fn the_signing_secret_can_be_replaced(db: TestDb) {
         let store = db.store();
         let user = fixtures::user(1, "ann@x.io");
         store.insert_user(&user).await.unwrap();
@@ -222,9 +218,7 @@ mod tests {
         ));
     }
 
-    #[tokio::test]
-    async fn duplicate_email_or_key_hash_is_a_conflict() {
-        let db = TestDb::new();
+    async fn duplicate_email_or_key_hash_is_a_conflict(db: TestDb) {
         let store = db.store();
         let user = fixtures::user(1, "ann@x.io");
         store.insert_user(&user).await.unwrap();
@@ -244,9 +238,7 @@ mod tests {
         ));
     }
 
-    #[tokio::test]
-    async fn first_user_is_inserted_only_into_an_empty_database() {
-        let db = TestDb::new();
+    async fn first_user_is_inserted_only_into_an_empty_database(db: TestDb) {
         let store = db.store();
         let admin = fixtures::user(1, "admin@localhost");
         assert!(store
@@ -262,9 +254,7 @@ mod tests {
         assert!(store.api_key_by_hash("k2").await.unwrap().is_none());
     }
 
-    #[tokio::test]
-    async fn revocation_keeps_its_first_time_and_unknown_keys_are_none() {
-        let db = TestDb::new();
+    async fn revocation_keeps_its_first_time_and_unknown_keys_are_none(db: TestDb) {
         let store = db.store();
         let user = fixtures::user(1, "ann@x.io");
         store.insert_user(&user).await.unwrap();
@@ -291,4 +281,12 @@ mod tests {
             None
         );
     }
+
+    on_every_backend!(
+        users_and_keys_round_trip,
+        the_signing_secret_can_be_replaced,
+        duplicate_email_or_key_hash_is_a_conflict,
+        first_user_is_inserted_only_into_an_empty_database,
+        revocation_keeps_its_first_time_and_unknown_keys_are_none,
+    );
 }

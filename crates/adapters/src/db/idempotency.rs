@@ -145,7 +145,7 @@ impl IdempotencyStore for SqlStore {
 mod tests {
     use chrono::Duration;
 
-    use super::super::testdb::{fixtures, TestDb};
+    use super::super::testdb::{fixtures, on_every_backend, TestDb};
     use super::*;
 
     fn started(at: i64) -> IdempotencyBegin {
@@ -177,9 +177,7 @@ mod tests {
         begin_as(store, &key(), k, fp, at).await
     }
 
-    #[tokio::test]
-    async fn first_use_starts_then_replays_the_stored_answer() {
-        let db = TestDb::new();
+    async fn first_use_starts_then_replays_the_stored_answer(db: TestDb) {
         let store = db.store();
         assert_eq!(begin(&store, "k1", "fp", 0).await, started(0));
         assert_eq!(
@@ -198,18 +196,14 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn keys_are_scoped_to_the_api_key() {
-        let db = TestDb::new();
+    async fn keys_are_scoped_to_the_api_key(db: TestDb) {
         let store = db.store();
         assert_eq!(begin(&store, "k1", "fp", 0).await, started(0));
         let other = ApiKeyId::new(fixtures::oid(2));
         assert_eq!(begin_as(&store, &other, "k1", "fp", 1).await, started(1));
     }
 
-    #[tokio::test]
-    async fn expired_and_abandoned_records_start_over() {
-        let db = TestDb::new();
+    async fn expired_and_abandoned_records_start_over(db: TestDb) {
         let store = db.store();
         assert_eq!(begin(&store, "done", "fp", 0).await, started(0));
         store.finish(&key(), "done", 201, "{}").await.unwrap();
@@ -225,9 +219,7 @@ mod tests {
         assert_eq!(begin(&store, "failed", "fp", 1).await, started(1));
     }
 
-    #[tokio::test]
-    async fn an_attempt_that_died_is_taken_over_with_its_first_use_time() {
-        let db = TestDb::new();
+    async fn an_attempt_that_died_is_taken_over_with_its_first_use_time(db: TestDb) {
         let store = db.store();
         assert_eq!(begin(&store, "crashed", "fp", 0).await, started(0));
         assert_eq!(
@@ -250,9 +242,7 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn purge_deletes_old_records_only() {
-        let db = TestDb::new();
+    async fn purge_deletes_old_records_only(db: TestDb) {
         let store = db.store();
         begin(&store, "old", "fp", 0).await;
         begin(&store, "new", "fp", 100).await;
@@ -262,4 +252,12 @@ mod tests {
             IdempotencyBegin::InProgress
         );
     }
+
+    on_every_backend!(
+        first_use_starts_then_replays_the_stored_answer,
+        keys_are_scoped_to_the_api_key,
+        expired_and_abandoned_records_start_over,
+        an_attempt_that_died_is_taken_over_with_its_first_use_time,
+        purge_deletes_old_records_only,
+    );
 }

@@ -92,9 +92,12 @@ impl LoopStore for SqlStore {
                     diesel::insert_into(loops::table)
                         .values(&row)
                         .execute(conn)?;
-                    diesel::insert_into(loop_members::table)
-                        .values(&members)
-                        .execute(conn)?;
+                    // One row at a time: the multi-backend connection has no batch insert.
+                    for row in &members {
+                        diesel::insert_into(loop_members::table)
+                            .values(row)
+                            .execute(conn)?;
+                    }
                     outbox::append(conn, &events)
                 })
             })

@@ -18,24 +18,39 @@ mod webhooks;
 use std::time::Duration;
 
 use diesel::connection::SimpleConnection;
-use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
-use diesel::SqliteConnection;
+use diesel::r2d2::{ManageConnection, Pool};
+use diesel::{Connection, PgConnection, SqliteConnection};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use reviewloop_ports::StoreError;
 
 pub(crate) use error::DbError;
 
+/// One connection of either backend. Queries are written once against
+/// this type; Diesel turns them into each backend's SQL.
+#[derive(diesel::MultiConnection)]
+pub enum DbConnection {
+    /// The embedded default.
+    Sqlite(SqliteConnection),
+    /// For several instances sharing one database.
+    Postgres(PgConnection),
+}
+
 /// The connection type every query is written against.
-pub(crate) type Conn = SqliteConnection;
+pub(crate) type Conn = DbConnection;
 
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
-const POOL_SIZE: u32 = 8;
+const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
+const SQLITE_POOL_SIZE: u32 = 8;
+const POSTGRES_POOL_SIZE: u32 = 16;
+/// Settings every SQLite connection needs; Diesel sets none of them itself.
+const SQLITE_PRAGMAS: &str =
+    "PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;";
 
 /// Why the database could not be opened or migrated.
 #[derive(Debug, thiserror::Error)]
 pub enum DatabaseError {
     /// The URL names no backend this build supports.
-    #[error("unsupported database URL '{0}': use sqlite://PATH")]
+    #[error("unsupported database URL '{0}': use sqlite://PATH or postgres://USER@HOST/DB")]
     UnsupportedUrl(String),
     /// The database could not be opened.
     #[error("cannot open database: {0}")]
@@ -45,60 +60,123 @@ pub enum DatabaseError {
     Migration(String),
 }
 
-/// Settings every SQLite connection gets when the pool hands it out:
-/// Diesel sets none of them itself.
-#[derive(Debug)]
-struct SqlitePragmas;
+/// Which backend a URL names, chosen by its scheme.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Target {
+    Sqlite(String),
+    Postgres(String),
+}
 
-impl CustomizeConnection<SqliteConnection, diesel::r2d2::Error> for SqlitePragmas {
-    fn on_acquire(&self, conn: &mut SqliteConnection) -> Result<(), diesel::r2d2::Error> {
-        conn.batch_execute(
-            "PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;",
-        )
-        .map_err(diesel::r2d2::Error::QueryError)
+impl Target {
+    fn parse(url: &str) -> Result<Self, DatabaseError> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(Self::Postgres(url.to_owned()));
+        }
+        let path = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"));
+        // An in-memory database would be a different database on every
+        // pooled connection; refuse it rather than lose data between calls.
+        match path {
+            Some(path) if !path.is_empty() && !path.contains(":memory:") => {
+                Ok(Self::Sqlite(path.to_owned()))
+            }
+            _ => Err(DatabaseError::UnsupportedUrl(url.to_owned())),
+        }
     }
 }
 
-fn sqlite_path(url: &str) -> Option<&str> {
-    let path = url
-        .strip_prefix("sqlite://")
-        .or_else(|| url.strip_prefix("sqlite:"))?;
-    // An in-memory database would be a different database on every pooled
-    // connection; refuse it rather than lose data between calls.
-    (!path.is_empty() && !path.contains(":memory:")).then_some(path)
+/// Opens connections of the backend the URL names (Diesel's derived
+/// `establish` would try each backend in turn instead).
+#[derive(Debug)]
+struct Manager(Target);
+
+impl ManageConnection for Manager {
+    type Connection = DbConnection;
+    type Error = diesel::r2d2::Error;
+
+    fn connect(&self) -> Result<DbConnection, Self::Error> {
+        match &self.0 {
+            Target::Sqlite(path) => {
+                let mut conn = SqliteConnection::establish(path)
+                    .map_err(diesel::r2d2::Error::ConnectionError)?;
+                conn.batch_execute(SQLITE_PRAGMAS)
+                    .map_err(diesel::r2d2::Error::QueryError)?;
+                Ok(DbConnection::Sqlite(conn))
+            }
+            Target::Postgres(url) => PgConnection::establish(url)
+                .map(DbConnection::Postgres)
+                .map_err(diesel::r2d2::Error::ConnectionError),
+        }
+    }
+
+    fn is_valid(&self, conn: &mut DbConnection) -> Result<(), Self::Error> {
+        conn.batch_execute("SELECT 1")
+            .map_err(diesel::r2d2::Error::QueryError)
+    }
+
+    fn has_broken(&self, _conn: &mut DbConnection) -> bool {
+        false
+    }
+}
+
+fn migrate<C: MigrationHarness<B>, B: diesel::backend::Backend>(
+    conn: &mut C,
+    migrations: EmbeddedMigrations,
+) -> Result<Vec<String>, DatabaseError> {
+    Ok(conn
+        .run_pending_migrations(migrations)
+        .map_err(|e| DatabaseError::Migration(e.to_string()))?
+        .iter()
+        .map(ToString::to_string)
+        .collect())
 }
 
 /// An open, migrated database with its connection pool.
 #[derive(Clone)]
 pub struct Database {
-    pool: Pool<ConnectionManager<Conn>>,
+    pool: Pool<Manager>,
+    postgres: bool,
 }
 
 impl Database {
-    /// Opens the database at `url` (`sqlite://PATH`), creating the file if
-    /// needed, and runs pending migrations. Returns the migrations applied.
+    /// Opens the database at `url` (`sqlite://PATH` or `postgres://...`),
+    /// creating an SQLite file if needed, and runs pending migrations.
+    /// Returns the migrations applied.
     pub fn open(url: &str) -> Result<(Self, Vec<String>), DatabaseError> {
-        let path = sqlite_path(url).ok_or_else(|| DatabaseError::UnsupportedUrl(url.to_owned()))?;
-        let manager = ConnectionManager::<Conn>::new(path);
+        let target = Target::parse(url)?;
+        let open = |e: diesel::ConnectionError| DatabaseError::Open(e.to_string());
+        let applied = match &target {
+            Target::Sqlite(path) => {
+                let mut conn = SqliteConnection::establish(path).map_err(open)?;
+                // WAL lets readers go on while one writer writes; it is a
+                // property of the file, so setting it once is enough.
+                conn.batch_execute("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;")
+                    .map_err(|e| DatabaseError::Open(e.to_string()))?;
+                migrate(&mut conn, SQLITE_MIGRATIONS)?
+            }
+            Target::Postgres(url) => {
+                let mut conn = PgConnection::establish(url).map_err(open)?;
+                migrate(&mut conn, POSTGRES_MIGRATIONS)?
+            }
+        };
+        let postgres = matches!(target, Target::Postgres(_));
+        let size = if postgres {
+            POSTGRES_POOL_SIZE
+        } else {
+            SQLITE_POOL_SIZE
+        };
         let pool = Pool::builder()
-            .max_size(POOL_SIZE)
+            .max_size(size)
             .connection_timeout(Duration::from_secs(10))
-            .connection_customizer(Box::new(SqlitePragmas))
-            .build(manager)
+            .build(Manager(target))
             .map_err(|e| DatabaseError::Open(e.to_string()))?;
-        let mut conn = pool.get().map_err(|e| DatabaseError::Open(e.to_string()))?;
-        // WAL lets readers go on while one writer writes; it is a property
-        // of the file, so setting it once is enough.
-        conn.batch_execute("PRAGMA journal_mode = WAL;")
-            .map_err(|e| DatabaseError::Open(e.to_string()))?;
-        let applied = conn
-            .run_pending_migrations(SQLITE_MIGRATIONS)
-            .map_err(|e| DatabaseError::Migration(e.to_string()))?
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        drop(conn);
-        Ok((Self { pool }, applied))
+        Ok((Self { pool, postgres }, applied))
+    }
+
+    /// True on PostgreSQL, where several instances may share the database.
+    pub fn is_postgres(&self) -> bool {
+        self.postgres
     }
 
     /// Runs `f` with a pooled connection on the blocking thread pool.
@@ -125,15 +203,27 @@ impl Database {
     }
 }
 
-/// Runs `f` in a write transaction. On SQLite it starts with `BEGIN
-/// IMMEDIATE`, so a transaction that reads before it writes waits for the
-/// write lock up front instead of failing with "database is locked" when
-/// it upgrades.
+/// Runs `f` in a write transaction. On SQLite it begins with `BEGIN
+/// IMMEDIATE`, so a transaction that reads before it writes takes the write
+/// lock up front instead of failing with "database is locked" when it
+/// upgrades; PostgreSQL takes row locks as it writes.
 pub(crate) fn write<T, F>(conn: &mut Conn, f: F) -> Result<T, DbError>
 where
     F: FnOnce(&mut Conn) -> Result<T, DbError>,
 {
-    conn.immediate_transaction(f)
+    match conn {
+        DbConnection::Postgres(_) => conn.transaction(f),
+        DbConnection::Sqlite(_) => {
+            conn.batch_execute("BEGIN IMMEDIATE")?;
+            let outcome =
+                f(conn).and_then(|value| Ok(conn.batch_execute("COMMIT").map(|()| value)?));
+            if outcome.is_err() {
+                // Nothing to undo if the transaction already ended.
+                let _ = conn.batch_execute("ROLLBACK");
+            }
+            outcome
+        }
+    }
 }
 
 /// Implements every storage port over one [`Database`].

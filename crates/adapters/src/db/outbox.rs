@@ -36,8 +36,11 @@ pub(crate) fn append(conn: &mut Conn, events: &[Event]) -> Result<(), DbError> {
             created_at: to_db_time(e.created_at),
         })
         .collect();
-    diesel::insert_into(outbox_events::table)
-        .values(&rows)
-        .execute(conn)?;
+    // One row at a time: the multi-backend connection has no batch insert.
+    for row in &rows {
+        diesel::insert_into(outbox_events::table)
+            .values(row)
+            .execute(conn)?;
+    }
     Ok(())
 }

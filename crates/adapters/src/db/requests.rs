@@ -78,7 +78,11 @@ fn inbox_query(
     user: String,
     limit: u32,
     offset: u32,
-) -> impl LoadQuery<'static, Conn, RequestRow> + QueryFragment<Backend> + Send + 'static {
+) -> impl LoadQuery<'static, Conn, RequestRow>
+       + QueryFragment<Backend>
+       + QueryFragment<diesel::sqlite::Sqlite>
+       + Send
+       + 'static {
     loop_members::table
         .inner_join(requests::table.on(requests::loop_id.eq(loop_members::loop_id)))
         .inner_join(
@@ -108,7 +112,11 @@ fn inbox_query(
 fn due_query(
     now: DateTime<Utc>,
     limit: u32,
-) -> impl LoadQuery<'static, Conn, RequestRow> + QueryFragment<Backend> + Send + 'static {
+) -> impl LoadQuery<'static, Conn, RequestRow>
+       + QueryFragment<Backend>
+       + QueryFragment<diesel::sqlite::Sqlite>
+       + Send
+       + 'static {
     requests::table
         .filter(sql::<Bool>(OPEN_CONDITION))
         .filter(requests::timeout_at.le(to_db_time(now)))
@@ -132,9 +140,12 @@ impl RequestStore for SqlStore {
                     diesel::insert_into(requests::table)
                         .values(&row)
                         .execute(conn)?;
-                    diesel::insert_into(request_broadcasts::table)
-                        .values(&broadcasts)
-                        .execute(conn)?;
+                    // One row at a time: the multi-backend connection has no batch insert.
+                    for row in &broadcasts {
+                        diesel::insert_into(request_broadcasts::table)
+                            .values(row)
+                            .execute(conn)?;
+                    }
                     outbox::append(conn, &events)
                 })
             })

@@ -1,28 +1,102 @@
 //! A fresh SQLite database file per test, and fixtures to fill it.
 
+use diesel::connection::SimpleConnection;
+use diesel::{Connection, PgConnection};
+use reviewloop_ports::IdSource;
 use tempfile::TempDir;
 
 use super::{Database, SqlStore};
 
+/// A fresh database for one test: an SQLite file in a temporary folder, or
+/// a PostgreSQL database created for the test and dropped after it.
 pub(crate) struct TestDb {
-    // Kept so the directory (and the database in it) lives as long as the test.
-    _dir: TempDir,
     pub db: Database,
+    // Kept so the SQLite file lives as long as the test.
+    _dir: Option<TempDir>,
+    // The PostgreSQL database to drop, and where to connect to drop it.
+    postgres: Option<(String, String)>,
 }
 
+/// Where the PostgreSQL half of the suite creates its databases.
+pub(crate) const POSTGRES_URL_VAR: &str = "REVIEWLOOP_TEST_POSTGRES_URL";
+
 impl TestDb {
-    pub fn new() -> Self {
+    pub fn sqlite() -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let url = format!("sqlite://{}", dir.path().join("test.db").display());
         let (db, applied) = Database::open(&url).expect("open test database");
         assert!(!applied.is_empty(), "a new database gets every migration");
-        Self { _dir: dir, db }
+        Self {
+            db,
+            _dir: Some(dir),
+            postgres: None,
+        }
+    }
+
+    /// A new PostgreSQL database, or `None` when the variable is not set.
+    pub fn postgres() -> Option<Self> {
+        let admin = std::env::var(POSTGRES_URL_VAR)
+            .ok()
+            .filter(|u| !u.is_empty())?;
+        let name = format!("reviewloop_test_{}", crate::ids::RandomIds.secret_hex(8));
+        let mut conn =
+            PgConnection::establish(&admin).expect("connect to the PostgreSQL test server");
+        conn.batch_execute(&format!("CREATE DATABASE {name}"))
+            .expect("create the test database");
+        let mut url = url::Url::parse(&admin).expect("a postgres:// URL");
+        url.set_path(&name);
+        let (db, applied) =
+            Database::open(url.as_str()).expect("open the PostgreSQL test database");
+        assert!(!applied.is_empty(), "a new database gets every migration");
+        Some(Self {
+            db,
+            _dir: None,
+            postgres: Some((admin, name)),
+        })
     }
 
     pub fn store(&self) -> SqlStore {
         SqlStore::new(self.db.clone())
     }
 }
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Some((admin, name)) = &self.postgres {
+            if let Ok(mut conn) = PgConnection::establish(admin) {
+                let _ = conn.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+            }
+        }
+    }
+}
+
+/// Runs each named test body (an `async fn(TestDb)`) once on SQLite and
+/// once on PostgreSQL; the PostgreSQL run skips, and says so, when
+/// `REVIEWLOOP_TEST_POSTGRES_URL` is not set.
+macro_rules! on_every_backend {
+    ($($name:ident),* $(,)?) => {
+        mod on_sqlite {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name($crate::db::testdb::TestDb::sqlite()).await
+                }
+            )*
+        }
+        mod on_postgres {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    match $crate::db::testdb::TestDb::postgres() {
+                        Some(db) => super::$name(db).await,
+                        None => eprintln!("skipped on PostgreSQL: {} is not set", $crate::db::testdb::POSTGRES_URL_VAR),
+                    }
+                }
+            )*
+        }
+    };
+}
+pub(crate) use on_every_backend;
 
 pub(crate) mod fixtures {
     use chrono::{DateTime, Duration, Utc};

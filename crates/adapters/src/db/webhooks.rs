@@ -463,9 +463,12 @@ impl DeliveryQueue for SqlStore {
                         return Ok(false);
                     }
                     if !rows.is_empty() {
-                        diesel::insert_into(deliveries::table)
-                            .values(&rows)
-                            .execute(conn)?;
+                        // One row at a time: the multi-backend connection has no batch insert.
+                        for row in &rows {
+                            diesel::insert_into(deliveries::table)
+                                .values(row)
+                                .execute(conn)?;
+                        }
                     }
                     Ok(true)
                 })

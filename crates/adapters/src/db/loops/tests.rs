@@ -3,12 +3,10 @@ use reviewloop_domain::{EventType, MemberStatus};
 use reviewloop_ports::RequestStore;
 
 use super::super::schema::{loop_members, outbox_events};
-use super::super::testdb::{fixtures, TestDb};
+use super::super::testdb::{fixtures, on_every_backend, TestDb};
 use super::*;
 
-#[tokio::test]
-async fn a_loop_round_trips_with_members_creator_first() {
-    let db = TestDb::new();
+async fn a_loop_round_trips_with_members_creator_first(db: TestDb) {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     let loaded = store.loop_by_id(&lp.id).await.unwrap().unwrap();
@@ -27,9 +25,7 @@ async fn a_loop_round_trips_with_members_creator_first() {
         .is_none());
 }
 
-#[tokio::test]
-async fn invite_codes_are_unique() {
-    let db = TestDb::new();
+async fn invite_codes_are_unique(db: TestDb) {
     let store = db.store();
     fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     let mut twin = store
@@ -47,9 +43,7 @@ async fn invite_codes_are_unique() {
     ));
 }
 
-#[tokio::test]
-async fn loops_are_listed_per_creator_newest_first() {
-    let db = TestDb::new();
+async fn loops_are_listed_per_creator_newest_first(db: TestDb) {
     let store = db.store();
     let first = fixtures::loop_with_members(&store, 10, "AAAAAA").await;
     let mut second = fixtures::loop_with_members(&store, 11, "BBBBBB").await;
@@ -67,9 +61,7 @@ async fn loops_are_listed_per_creator_newest_first() {
     assert!(store.loops_created_by(&stranger).await.unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn update_writes_fields_and_can_clear_the_description() {
-    let db = TestDb::new();
+async fn update_writes_fields_and_can_clear_the_description(db: TestDb) {
     let store = db.store();
     let mut lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     lp.name = LoopName::parse("Renamed").unwrap();
@@ -79,9 +71,7 @@ async fn update_writes_fields_and_can_clear_the_description() {
     assert_eq!(store.loop_by_id(&lp.id).await.unwrap().unwrap(), lp);
 }
 
-#[tokio::test]
-async fn an_edit_never_brings_back_an_old_invite_code() {
-    let db = TestDb::new();
+async fn an_edit_never_brings_back_an_old_invite_code(db: TestDb) {
     let store = db.store();
     let mut stale = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     let fresh = InviteCode::parse("NEWCDE").unwrap();
@@ -124,9 +114,7 @@ async fn an_edit_never_brings_back_an_old_invite_code() {
     ));
 }
 
-#[tokio::test]
-async fn removed_members_leave_the_loop_but_keep_their_row() {
-    let db = TestDb::new();
+async fn removed_members_leave_the_loop_but_keep_their_row(db: TestDb) {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     let mut member = lp.members[1].clone();
@@ -166,9 +154,7 @@ async fn removed_members_leave_the_loop_but_keep_their_row() {
     assert_eq!(events, 1);
 }
 
-#[tokio::test]
-async fn save_member_inserts_new_members() {
-    let db = TestDb::new();
+async fn save_member_inserts_new_members(db: TestDb) {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     let newcomer_user = fixtures::user(7, "new@x.io");
@@ -188,9 +174,7 @@ async fn save_member_inserts_new_members() {
     );
 }
 
-#[tokio::test]
-async fn deleting_refuses_open_requests_unless_told_and_cascades() {
-    let db = TestDb::new();
+async fn deleting_refuses_open_requests_unless_told_and_cascades(db: TestDb) {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     let request = fixtures::request(&lp, 20, "low", 0);
@@ -224,9 +208,7 @@ async fn deleting_refuses_open_requests_unless_told_and_cascades() {
     ));
 }
 
-#[tokio::test]
-async fn membership_writes_lose_to_changes_made_since_they_read() {
-    let db = TestDb::new();
+async fn membership_writes_lose_to_changes_made_since_they_read(db: TestDb) {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     let pending = lp.members[3].clone();
@@ -263,9 +245,7 @@ async fn membership_writes_lose_to_changes_made_since_they_read() {
     );
 }
 
-#[tokio::test]
-async fn a_member_of_a_deleted_loop_cannot_be_written() {
-    let db = TestDb::new();
+async fn a_member_of_a_deleted_loop_cannot_be_written(db: TestDb) {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     store.delete_loop(&lp.id, false, &[]).await.unwrap();
@@ -278,3 +258,16 @@ async fn a_member_of_a_deleted_loop_cannot_be_written() {
     let result = store.save_member(&late, None, &[]).await;
     assert!(matches!(result, Err(StoreError::NotFound)), "{result:?}");
 }
+
+on_every_backend!(
+    a_loop_round_trips_with_members_creator_first,
+    invite_codes_are_unique,
+    loops_are_listed_per_creator_newest_first,
+    update_writes_fields_and_can_clear_the_description,
+    an_edit_never_brings_back_an_old_invite_code,
+    removed_members_leave_the_loop_but_keep_their_row,
+    save_member_inserts_new_members,
+    deleting_refuses_open_requests_unless_told_and_cascades,
+    membership_writes_lose_to_changes_made_since_they_read,
+    a_member_of_a_deleted_loop_cannot_be_written,
+);

@@ -5,7 +5,7 @@ use reviewloop_ports::LoopStore;
 use serde_json::json;
 
 use super::super::schema::outbox_events;
-use super::super::testdb::{fixtures, TestDb};
+use super::super::testdb::{fixtures, on_every_backend, TestDb};
 use super::*;
 
 fn query(creator: &UserId) -> RequestQuery {
@@ -27,9 +27,7 @@ async fn outbox_count(db: &TestDb) -> i64 {
         .unwrap()
 }
 
-#[tokio::test]
-async fn a_request_round_trips_with_every_field() {
-    let db = TestDb::new();
+async fn a_request_round_trips_with_every_field(db: TestDb) {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     let mut request = fixtures::request(&lp, 20, "high", 0);
@@ -58,9 +56,7 @@ async fn a_request_round_trips_with_every_field() {
     assert_eq!(loaded, request);
 }
 
-#[tokio::test]
-async fn a_stale_write_is_a_conflict_and_changes_nothing() {
-    let db = TestDb::new();
+async fn a_stale_write_is_a_conflict_and_changes_nothing(db: TestDb) {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     let request = fixtures::request(&lp, 20, "high", 0);
@@ -88,9 +84,7 @@ async fn a_stale_write_is_a_conflict_and_changes_nothing() {
     );
 }
 
-#[tokio::test]
-async fn a_change_and_its_events_commit_together_or_not_at_all() {
-    let db = TestDb::new();
+async fn a_change_and_its_events_commit_together_or_not_at_all(db: TestDb) {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     let request = fixtures::request(&lp, 20, "high", 0);
@@ -113,9 +107,7 @@ async fn a_change_and_its_events_commit_together_or_not_at_all() {
     );
 }
 
-#[tokio::test]
-async fn updating_a_missing_request_is_not_found() {
-    let db = TestDb::new();
+async fn updating_a_missing_request_is_not_found(db: TestDb) {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     let request = fixtures::request(&lp, 20, "high", 0);
@@ -125,9 +117,7 @@ async fn updating_a_missing_request_is_not_found() {
     ));
 }
 
-#[tokio::test]
-async fn lists_filter_sort_page_and_count() {
-    let db = TestDb::new();
+async fn lists_filter_sort_page_and_count(db: TestDb) {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "AAAAAA").await;
     let other = fixtures::loop_with_members(&store, 11, "BBBBBB").await;
@@ -206,9 +196,7 @@ async fn lists_filter_sort_page_and_count() {
     );
 }
 
-#[tokio::test]
-async fn the_inbox_holds_what_a_reviewer_can_still_act_on() {
-    let db = TestDb::new();
+async fn the_inbox_holds_what_a_reviewer_can_still_act_on(db: TestDb) {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     let (u2, u3) = (UserId::new(fixtures::oid(2)), UserId::new(fixtures::oid(3)));
@@ -264,9 +252,7 @@ async fn the_inbox_holds_what_a_reviewer_can_still_act_on() {
     assert!(store.inbox(&u2, 50, 0).await.unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn due_requests_are_the_open_ones_past_their_timeout_soonest_first() {
-    let db = TestDb::new();
+async fn due_requests_are_the_open_ones_past_their_timeout_soonest_first(db: TestDb) {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     for (n, created) in [(20u8, 10i64), (21, 0), (22, 100)] {
@@ -315,9 +301,9 @@ struct PlanRow {
 /// The query plan SQLite picks for `query`, exactly as the store sends it.
 async fn plan_of<Q>(db: &TestDb, query: Q) -> Vec<String>
 where
-    Q: QueryFragment<Backend> + Send + 'static,
+    Q: QueryFragment<diesel::sqlite::Sqlite> + Send + 'static,
 {
-    let sql = diesel::debug_query::<Backend, _>(&query).to_string();
+    let sql = diesel::debug_query::<diesel::sqlite::Sqlite, _>(&query).to_string();
     let sql = sql
         .split(" -- binds:")
         .next()
@@ -333,7 +319,7 @@ where
 
 #[tokio::test]
 async fn the_timeout_sweep_reads_only_due_rows_through_its_index() {
-    let db = TestDb::new();
+    let db = TestDb::sqlite();
     let plan = plan_of(&db, due_query(fixtures::at(0), 10)).await;
     assert!(
         plan.iter().any(|d| d.contains("USING INDEX requests_due")),
@@ -347,7 +333,7 @@ async fn the_timeout_sweep_reads_only_due_rows_through_its_index() {
 
 #[tokio::test]
 async fn the_inbox_starts_from_memberships_and_reads_open_requests_only() {
-    let db = TestDb::new();
+    let db = TestDb::sqlite();
     let plan = plan_of(&db, inbox_query(fixtures::oid(2).to_string(), 50, 0)).await;
     assert!(
         plan.iter()
@@ -369,3 +355,13 @@ async fn the_inbox_starts_from_memberships_and_reads_open_requests_only() {
         "no full scan: {plan:?}"
     );
 }
+
+on_every_backend!(
+    a_request_round_trips_with_every_field,
+    a_stale_write_is_a_conflict_and_changes_nothing,
+    a_change_and_its_events_commit_together_or_not_at_all,
+    updating_a_missing_request_is_not_found,
+    lists_filter_sort_page_and_count,
+    the_inbox_holds_what_a_reviewer_can_still_act_on,
+    due_requests_are_the_open_ones_past_their_timeout_soonest_first,
+);

@@ -2,7 +2,7 @@ use chrono::Duration;
 use reviewloop_domain::{DeliveryStatus, DeliveryTarget, EventFilter, EventType};
 use reviewloop_ports::{DeliveryQueue, EventFeed, RequestStore, WebhookHealth, WebhookStore};
 
-use super::super::testdb::{fixtures, TestDb};
+use super::super::testdb::{fixtures, on_every_backend, TestDb};
 use super::*;
 
 fn webhook(n: u8, account: UserId) -> Webhook {
@@ -55,9 +55,7 @@ async fn setup(store: &SqlStore) -> (Event, Webhook) {
     (event, hook)
 }
 
-#[tokio::test]
-async fn subscriptions_round_trip_and_belong_to_their_account() {
-    let db = TestDb::new();
+async fn subscriptions_round_trip_and_belong_to_their_account(db: TestDb) {
     let store = db.store();
     let (_, hook) = setup(&store).await;
     assert_eq!(
@@ -94,9 +92,7 @@ async fn subscriptions_round_trip_and_belong_to_their_account() {
     ));
 }
 
-#[tokio::test]
-async fn an_event_is_dispatched_once_with_its_deliveries() {
-    let db = TestDb::new();
+async fn an_event_is_dispatched_once_with_its_deliveries(db: TestDb) {
     let store = db.store();
     let (event, hook) = setup(&store).await;
     let pending = store.undispatched_events(10).await.unwrap();
@@ -120,9 +116,7 @@ async fn an_event_is_dispatched_once_with_its_deliveries() {
     assert_eq!(listed.len(), 1);
 }
 
-#[tokio::test]
-async fn due_deliveries_are_leased_once_until_the_lease_runs_out() {
-    let db = TestDb::new();
+async fn due_deliveries_are_leased_once_until_the_lease_runs_out(db: TestDb) {
     let store = db.store();
     let (event, hook) = setup(&store).await;
     let list = [
@@ -155,9 +149,7 @@ async fn due_deliveries_are_leased_once_until_the_lease_runs_out() {
     assert_eq!(again.len(), 1, "the first worker died: its lease ran out");
 }
 
-#[tokio::test]
-async fn deliveries_of_a_disabled_subscription_wait() {
-    let db = TestDb::new();
+async fn deliveries_of_a_disabled_subscription_wait(db: TestDb) {
     let store = db.store();
     let (event, mut hook) = setup(&store).await;
     store
@@ -197,9 +189,7 @@ fn health(hook: &Webhook, success: bool, at: i64) -> WebhookHealth {
     }
 }
 
-#[tokio::test]
-async fn attempts_are_recorded_and_five_failing_days_disable_the_subscription() {
-    let db = TestDb::new();
+async fn attempts_are_recorded_and_five_failing_days_disable_the_subscription(db: TestDb) {
     let store = db.store();
     let (event, hook) = setup(&store).await;
     let (d, body) = delivery(40, &event, &hook, 0);
@@ -286,9 +276,7 @@ async fn record(
     store.record_attempt(&state, &attempt, health, lease).await
 }
 
-#[tokio::test]
-async fn a_success_ends_the_failing_streak() {
-    let db = TestDb::new();
+async fn a_success_ends_the_failing_streak(db: TestDb) {
     let store = db.store();
     let (event, hook) = setup(&store).await;
     let (d, body) = delivery(40, &event, &hook, 0);
@@ -333,9 +321,7 @@ async fn a_success_ends_the_failing_streak() {
     );
 }
 
-#[tokio::test]
-async fn a_worker_whose_lease_ran_out_cannot_record() {
-    let db = TestDb::new();
+async fn a_worker_whose_lease_ran_out_cannot_record(db: TestDb) {
     let store = db.store();
     let (event, hook) = setup(&store).await;
     let (d, body) = delivery(40, &event, &hook, 0);
@@ -375,9 +361,7 @@ async fn a_worker_whose_lease_ran_out_cannot_record() {
         .unwrap();
 }
 
-#[tokio::test]
-async fn one_receiver_gets_only_a_few_slots() {
-    let db = TestDb::new();
+async fn one_receiver_gets_only_a_few_slots(db: TestDb) {
     let store = db.store();
     let (event, hook) = setup(&store).await;
     let mut other = webhook(31, hook.account_id);
@@ -420,9 +404,7 @@ async fn one_receiver_gets_only_a_few_slots() {
     assert_eq!(elsewhere.len(), 2, "another worker has its own share");
 }
 
-#[tokio::test]
-async fn redelivery_puts_a_delivery_back_in_the_queue() {
-    let db = TestDb::new();
+async fn redelivery_puts_a_delivery_back_in_the_queue(db: TestDb) {
     let store = db.store();
     let (event, hook) = setup(&store).await;
     let (d, body) = delivery(40, &event, &hook, 0);
@@ -499,9 +481,7 @@ async fn redelivery_puts_a_delivery_back_in_the_queue() {
     ));
 }
 
-#[tokio::test]
-async fn the_feed_gives_an_accounts_events_in_commit_order_from_a_position() {
-    let db = TestDb::new();
+async fn the_feed_gives_an_accounts_events_in_commit_order_from_a_position(db: TestDb) {
     let store = db.store();
     assert_eq!(store.last_position().await.unwrap(), 0);
     let (first, _) = setup(&store).await;
@@ -537,3 +517,16 @@ async fn the_feed_gives_an_accounts_events_in_commit_order_from_a_position() {
         "another account's feed is empty"
     );
 }
+
+on_every_backend!(
+    subscriptions_round_trip_and_belong_to_their_account,
+    an_event_is_dispatched_once_with_its_deliveries,
+    due_deliveries_are_leased_once_until_the_lease_runs_out,
+    deliveries_of_a_disabled_subscription_wait,
+    attempts_are_recorded_and_five_failing_days_disable_the_subscription,
+    a_success_ends_the_failing_streak,
+    a_worker_whose_lease_ran_out_cannot_record,
+    one_receiver_gets_only_a_few_slots,
+    redelivery_puts_a_delivery_back_in_the_queue,
+    the_feed_gives_an_accounts_events_in_commit_order_from_a_position,
+);

@@ -11,9 +11,10 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use reviewloop_adapters::{
-    Database, HttpWebhookClient, InMemoryRateLimiter, PngQrRenderer, RandomIds, SqlStore,
-    SystemClock,
+    Database, HttpWebhookClient, InMemoryRateLimiter, PngQrRenderer, RandomIds, SharedRateLimiter,
+    SqlStore, SystemClock,
 };
+use reviewloop_ports::RateLimiter;
 use reviewloop_service::Ports;
 
 use crate::cli::{Cli, Command};
@@ -31,7 +32,15 @@ pub(crate) async fn open_database(config: &Config) -> anyhow::Result<(Database, 
 
 /// Every port, backed by the real adapters.
 pub(crate) fn ports(db: Database, config: &Config) -> anyhow::Result<Ports> {
+    let postgres = db.is_postgres();
     let store = Arc::new(SqlStore::new(db));
+    // One instance on SQLite counts in memory (no write per call); several
+    // instances on PostgreSQL share one count in the database.
+    let limiter: Arc<dyn RateLimiter> = if postgres {
+        Arc::new(SharedRateLimiter::new(store.as_ref().clone()))
+    } else {
+        Arc::new(InMemoryRateLimiter::new())
+    };
     let http = Arc::new(
         HttpWebhookClient::new(config.allow_private_targets)
             .context("cannot build the HTTP client")?,
@@ -49,7 +58,7 @@ pub(crate) fn ports(db: Database, config: &Config) -> anyhow::Result<Ports> {
         clock: Arc::new(SystemClock),
         ids: Arc::new(RandomIds),
         qr: Arc::new(PngQrRenderer),
-        limiter: Arc::new(InMemoryRateLimiter::new()),
+        limiter,
     })
 }
 

@@ -11,6 +11,7 @@ mod idempotency;
 mod loops;
 mod models;
 mod outbox;
+mod rate_limits;
 mod requests;
 pub mod schema;
 mod webhooks;
@@ -24,6 +25,7 @@ use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use reviewloop_ports::StoreError;
 
 pub(crate) use error::DbError;
+pub use rate_limits::SharedRateLimiter;
 
 /// One connection of either backend. Queries are written once against
 /// this type; Diesel turns them into each backend's SQL.

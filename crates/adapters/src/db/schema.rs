@@ -163,6 +163,14 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    rate_limit_windows (api_key_id, window_start) {
+        api_key_id -> Text,
+        window_start -> BigInt,
+        calls -> Integer,
+    }
+}
+
 diesel::joinable!(api_keys -> users (user_id));
 diesel::joinable!(loop_members -> loops (loop_id));
 diesel::joinable!(request_broadcasts -> requests (request_id));

@@ -397,3 +397,106 @@ pub fn request_body() -> Value {
 pub fn id_of(value: &Value) -> String {
     value["id"].as_str().expect("id").to_owned()
 }
+
+impl Server {
+    /// Another instance on the same database (a second node of a cluster).
+    /// Its database is dropped by the first instance, not by this one.
+    pub fn another_instance(&self) -> Server {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (child, base, stderr) = launch(&dir, &self.db_url, &self.env);
+        Server {
+            child,
+            base,
+            admin_key: self.admin_key.clone(),
+            db_url: self.db_url.clone(),
+            stderr,
+            env: self.env.clone(),
+            postgres: None,
+            client: Client::builder()
+                .timeout(Duration::from_secs(30))
+                .build()
+                .expect("client"),
+            dir,
+        }
+    }
+}
+
+/// nginx in front of some instances, configured from `docs/nginx.conf`.
+pub struct Nginx {
+    child: Child,
+    pub base: String,
+    _dir: TempDir,
+}
+
+impl Nginx {
+    pub fn start(upstreams: &[&str]) -> Nginx {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let documented = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/nginx.conf"
+        ))
+        .unwrap();
+        let servers: String = upstreams
+            .iter()
+            .map(|u| {
+                format!(
+                    "    server {} max_fails=1 fail_timeout=5s;\n",
+                    u.trim_start_matches("http://")
+                )
+            })
+            .collect();
+        let site = documented
+            .replace("    server 127.0.0.1:8081 max_fails=1 fail_timeout=5s;\n    server 127.0.0.1:8082 max_fails=1 fail_timeout=5s;\n", &servers)
+            .replace("listen 80;", &format!("listen 127.0.0.1:{port};"));
+        assert!(
+            site.contains(&format!("listen 127.0.0.1:{port};")) && site.contains(&servers),
+            "docs/nginx.conf changed shape"
+        );
+        let d = dir.path().display();
+        std::fs::write(dir.path().join("site.conf"), site).unwrap();
+        std::fs::write(
+            dir.path().join("nginx.conf"),
+            format!(
+                "user root; daemon off; worker_processes 1; pid {d}/nginx.pid; error_log {d}/error.log warn;\n\
+                 events {{ worker_connections 512; }}\n\
+                 http {{ access_log off; client_body_temp_path {d}/body; proxy_temp_path {d}/proxy;\n\
+                 fastcgi_temp_path {d}/fastcgi; uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;\n\
+                 include {d}/site.conf; }}\n"
+            ),
+        )
+        .unwrap();
+        let child = Command::new("nginx")
+            .args(["-p", &d.to_string(), "-c", &format!("{d}/nginx.conf")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nginx is installed (.ci/run installs it)");
+        let base = format!("http://127.0.0.1:{port}");
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Nginx {
+                    child,
+                    base,
+                    _dir: dir,
+                };
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!(
+            "nginx did not start: {}",
+            std::fs::read_to_string(dir.path().join("error.log")).unwrap_or_default()
+        );
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,243 @@
+//! Black-box: two instances on one PostgreSQL database behind nginx
+//! (configured from docs/nginx.conf) behave as one service: one winner per
+//! claim race, each timeout once, each event delivered once per subscriber,
+//! one rate limit per key, and no accepted request lost when an instance dies.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use common::receiver::Receiver;
+use common::{id_of, request_body, run_on, Backend, Nginx, Server};
+use diesel::sql_types::{BigInt, Text};
+use diesel::{Connection, QueryableByName, RunQueryDsl};
+use serde_json::json;
+
+struct Cluster {
+    /// Talks to nginx (its `base` is nginx's address).
+    front: Server,
+    second: Server,
+    _nginx: Nginx,
+}
+
+fn cluster() -> Cluster {
+    let mut front = Server::start_with(&[
+        ("REVIEWLOOP_ALLOW_PRIVATE_TARGETS", "true"),
+        ("REVIEWLOOP_WEBHOOK_RETRY_SCHEDULE", "1,1,1"),
+    ]);
+    let second = front.another_instance();
+    let nginx = Nginx::start(&[&front.base, &second.base]);
+    front.base = nginx.base.clone();
+    Cluster {
+        front,
+        second,
+        _nginx: nginx,
+    }
+}
+
+#[derive(QueryableByName)]
+struct Counted {
+    #[diesel(sql_type = Text)]
+    request_id: String,
+    #[diesel(sql_type = BigInt)]
+    events: i64,
+}
+
+fn two_instances_behind_nginx_behave_as_one() {
+    let c = cluster();
+    let s = &c.front;
+
+    // One rate limit per key, counted across both instances.
+    let limited = s.key_with("limited@example.com", &["--rate-limit", "10"]);
+    let statuses: Vec<u16> = (0..14)
+        .map(|_| s.get(&limited, "/v1/test").status)
+        .collect();
+    assert_eq!(
+        statuses.iter().filter(|st| **st == 200).count(),
+        10,
+        "{statuses:?}"
+    );
+    assert!(statuses[10..].iter().all(|st| *st == 429), "{statuses:?}");
+
+    // A subscriber, a loop, six reviewers.
+    let receiver = Receiver::start();
+    s.post(
+        &s.admin_key,
+        "/v1/api/webhooks",
+        json!({"url": receiver.url("/all"), "events": ["*"]}),
+    )
+    .data(201);
+    let created = s.create_loop(&s.admin_key, "Cluster");
+    let loop_id = id_of(&created["loop"]);
+    let reviewers: Vec<String> = (0..6)
+        .map(|i| {
+            let key = s.key(&format!("r{i}@example.com"));
+            s.join(&key, &created);
+            key
+        })
+        .collect();
+
+    // Each claim race, spread over both instances, has one winner.
+    for round in 0..5 {
+        let id = id_of(
+            &s.post(
+                &s.admin_key,
+                &format!("/v1/loops/{loop_id}/requests"),
+                request_body(),
+            )
+            .data(201)["request"],
+        );
+        let statuses: Vec<u16> = std::thread::scope(|scope| {
+            let handles: Vec<_> = reviewers
+                .iter()
+                .map(|key| {
+                    let id = &id;
+                    scope.spawn(move || {
+                        s.post(
+                            key,
+                            &format!("/v1/api/requests/{id}/respond"),
+                            json!({"response_data": "approve"}),
+                        )
+                        .status
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(
+            statuses.iter().filter(|st| **st == 200).count(),
+            1,
+            "round {round}: {statuses:?}"
+        );
+        assert_eq!(
+            statuses.iter().filter(|st| **st == 409).count(),
+            5,
+            "round {round}: {statuses:?}"
+        );
+    }
+
+    // Each timeout fires once, although both instances sweep.
+    let mut body = request_body();
+    body["timeout_seconds"] = json!(1);
+    let timed: Vec<String> = (0..5)
+        .map(|_| {
+            id_of(
+                &s.post(
+                    &s.admin_key,
+                    &format!("/v1/loops/{loop_id}/requests"),
+                    body.clone(),
+                )
+                .data(201)["request"],
+            )
+        })
+        .collect();
+    let started = Instant::now();
+    while !timed.iter().all(|id| {
+        s.get(&s.admin_key, &format!("/v1/requests/{id}")).data(200)["request"]["status"]
+            == "timeout"
+    }) {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "timeouts did not fire"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let mut conn = diesel::PgConnection::establish(&s.db_url).unwrap();
+    let counted: Vec<Counted> = diesel::sql_query(
+        "SELECT request_id, COUNT(*) AS events FROM outbox_events WHERE event_type = 'request.timeout' GROUP BY request_id",
+    )
+    .load(&mut conn)
+    .unwrap();
+    assert_eq!(counted.len(), 5);
+    assert!(
+        counted
+            .iter()
+            .all(|c| c.events == 1 && timed.contains(&c.request_id)),
+        "one timeout event per request"
+    );
+
+    // Each event reaches the subscriber once (nothing failed, so nothing was retried).
+    let total: i64 =
+        diesel::sql_query("SELECT COUNT(*) AS events, '' AS request_id FROM outbox_events")
+            .get_result::<Counted>(&mut conn)
+            .unwrap()
+            .events;
+    let got = receiver.wait_until(Duration::from_secs(20), |r| r.len() as i64 >= total);
+    std::thread::sleep(Duration::from_secs(2));
+    let mut per_event: HashMap<String, usize> = HashMap::new();
+    for delivery in receiver.received() {
+        *per_event
+            .entry(delivery.header("webhook-id").to_owned())
+            .or_default() += 1;
+    }
+    assert_eq!(
+        per_event.len() as i64,
+        total,
+        "every event arrived ({} deliveries)",
+        got.len()
+    );
+    assert!(
+        per_event.values().all(|n| *n == 1),
+        "each exactly once: {per_event:?}"
+    );
+}
+
+fn killing_an_instance_loses_no_accepted_request() {
+    let mut c = cluster();
+    let loop_id = id_of(&c.front.create_loop(&c.front.admin_key, "Failover")["loop"]);
+    let mut accepted = Vec::new();
+    let mut refused = 0;
+    for i in 0..40 {
+        if i == 10 {
+            c.second.kill();
+        }
+        let reply = c.front.call(
+            reqwest::Method::POST,
+            Some(&c.front.admin_key.clone()),
+            &format!("/v1/loops/{loop_id}/requests"),
+            Some(request_body()),
+        );
+        match reply.status {
+            201 => accepted.push(id_of(&reply.body["data"]["request"])),
+            _ => refused += 1,
+        }
+    }
+    assert!(
+        accepted.len() >= 30,
+        "the surviving instance took over ({refused} refused)"
+    );
+    for id in &accepted {
+        assert_eq!(
+            c.front
+                .get(&c.front.admin_key, &format!("/v1/requests/{id}"))
+                .status,
+            200,
+            "accepted {id} was kept"
+        );
+    }
+    let listed = c.front.get(
+        &c.front.admin_key,
+        &format!("/v1/loops/{loop_id}/requests?limit=200"),
+    );
+    assert_eq!(
+        listed.data(200)["total"].as_u64().unwrap() as usize,
+        accepted.len(),
+        "and nothing unaccepted was stored"
+    );
+}
+
+#[test]
+fn behind_nginx_two_instances_behave_as_one() {
+    run_on(Backend::Postgres, two_instances_behind_nginx_behave_as_one);
+}
+
+#[test]
+fn behind_nginx_killing_an_instance_loses_no_accepted_request() {
+    run_on(
+        Backend::Postgres,
+        killing_an_instance_loses_no_accepted_request,
+    );
+}

@@ -470,7 +470,7 @@ impl Nginx {
             ),
         )
         .unwrap();
-        let child = Command::new("nginx")
+        let mut child = Command::new("nginx")
             .args(["-p", &d.to_string(), "-c", &format!("{d}/nginx.conf")])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -487,6 +487,8 @@ impl Nginx {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+        let _ = child.kill();
+        let _ = child.wait();
         panic!(
             "nginx did not start: {}",
             std::fs::read_to_string(dir.path().join("error.log")).unwrap_or_default()

@@ -1,1 +1,2 @@
+DROP TABLE request_sweeps;
 DROP TABLE rate_limit_windows;

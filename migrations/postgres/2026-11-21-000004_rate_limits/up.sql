@@ -5,3 +5,10 @@ CREATE TABLE rate_limit_windows (
     calls INTEGER NOT NULL,
     PRIMARY KEY (api_key_id, window_start)
 );
+
+-- Which sweeper is timing a request out, until when: instances share the
+-- due requests instead of all reading the same ones.
+CREATE TABLE request_sweeps (
+    request_id TEXT PRIMARY KEY NOT NULL REFERENCES requests(id) ON DELETE CASCADE,
+    leased_until TIMESTAMP NOT NULL
+);

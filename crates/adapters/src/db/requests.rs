@@ -15,10 +15,14 @@ use reviewloop_ports::{RequestPage, RequestQuery, RequestSort, RequestStore, Sto
 
 use super::convert::to_db_time;
 use super::models::{BroadcastRow, RequestRow};
-use super::schema::{loop_members, request_broadcasts, requests};
+use super::schema::{loop_members, request_broadcasts, request_sweeps, requests};
 use super::{outbox, write, Conn, DbError, SqlStore};
 
 type Backend = <Conn as diesel::Connection>::Backend;
+
+/// How long a sweeper holds the due requests it took; another instance
+/// takes them after that if they are still open (its sweeper died).
+const SWEEP_LEASE_SECONDS: i64 = 10;
 
 /// Spelled exactly as in the `requests_due` partial index's WHERE clause:
 /// a planner uses a partial index only when the query's condition matches
@@ -274,11 +278,41 @@ impl RequestStore for SqlStore {
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<ReviewRequest>, StoreError> {
-        let query = due_query(now, limit);
+        let query = due_query(now, limit.saturating_mul(4));
+        let (now_db, until) = (
+            to_db_time(now),
+            to_db_time(now + chrono::Duration::seconds(SWEEP_LEASE_SECONDS)),
+        );
         self.db
             .run(move |conn| {
-                let rows = query.load::<RequestRow>(conn)?;
-                with_broadcasts(conn, rows)
+                let candidates = query.load::<RequestRow>(conn)?;
+                let mut taken = Vec::new();
+                for row in candidates {
+                    if taken.len() >= limit as usize {
+                        break;
+                    }
+                    // Each claim is its own statement: on PostgreSQL a failed
+                    // insert inside a transaction would abort all of it.
+                    let renewed = diesel::update(
+                        request_sweeps::table
+                            .find(&row.id)
+                            .filter(request_sweeps::leased_until.lt(now_db)),
+                    )
+                    .set(request_sweeps::leased_until.eq(until))
+                    .execute(conn)?;
+                    let claimed = renewed == 1
+                        || diesel::insert_into(request_sweeps::table)
+                            .values((
+                                request_sweeps::request_id.eq(&row.id),
+                                request_sweeps::leased_until.eq(until),
+                            ))
+                            .execute(conn)
+                            .is_ok();
+                    if claimed {
+                        taken.push(row);
+                    }
+                }
+                with_broadcasts(conn, taken)
             })
             .await
     }

@@ -171,6 +171,13 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    request_sweeps (request_id) {
+        request_id -> Text,
+        leased_until -> Timestamp,
+    }
+}
+
 diesel::joinable!(api_keys -> users (user_id));
 diesel::joinable!(loop_members -> loops (loop_id));
 diesel::joinable!(request_broadcasts -> requests (request_id));
@@ -185,6 +192,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     requests,
     request_broadcasts,
     outbox_events,
+    request_sweeps,
     webhooks,
     deliveries,
     delivery_attempts,

@@ -278,8 +278,9 @@ async fn due_requests_are_the_open_ones_past_their_timeout_soonest_first(db: Tes
         [21, 20].map(fixtures::oid),
         "timeouts at 60 and 70; the one at 160 is not due"
     );
+    // Once their sweep leases have run out, they are due again, one at a time if asked.
     assert_eq!(
-        store.due_requests(fixtures::at(75), 1).await.unwrap().len(),
+        store.due_requests(fixtures::at(90), 1).await.unwrap().len(),
         1
     );
     let open: Vec<_> = store
@@ -290,6 +291,39 @@ async fn due_requests_are_the_open_ones_past_their_timeout_soonest_first(db: Tes
         .map(|r| r.id.object_id())
         .collect();
     assert_eq!(open, [21, 20, 22].map(fixtures::oid));
+}
+
+async fn sweepers_share_the_due_requests_and_take_over_a_dead_ones(db: TestDb) {
+    let store = db.store();
+    let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
+    for n in 20..26u8 {
+        store
+            .insert_request(&fixtures::request(&lp, n, "low", 0), &[])
+            .await
+            .unwrap();
+    }
+    let ids = |list: Vec<ReviewRequest>| list.iter().map(|r| r.id).collect::<Vec<_>>();
+    let first = ids(store.due_requests(fixtures::at(70), 3).await.unwrap());
+    let second = ids(store.due_requests(fixtures::at(70), 10).await.unwrap());
+    assert_eq!((first.len(), second.len()), (3, 3));
+    assert!(
+        first.iter().all(|id| !second.contains(id)),
+        "each instance gets its own"
+    );
+    assert!(
+        store
+            .due_requests(fixtures::at(71), 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "all are held"
+    );
+    let later = ids(store.due_requests(fixtures::at(90), 10).await.unwrap());
+    assert_eq!(
+        later.len(),
+        6,
+        "the sweepers died: their requests are taken again"
+    );
 }
 
 #[derive(QueryableByName)]
@@ -357,6 +391,7 @@ async fn the_inbox_starts_from_memberships_and_reads_open_requests_only() {
 }
 
 on_every_backend!(
+    sweepers_share_the_due_requests_and_take_over_a_dead_ones,
     a_request_round_trips_with_every_field,
     a_stale_write_is_a_conflict_and_changes_nothing,
     a_change_and_its_events_commit_together_or_not_at_all,

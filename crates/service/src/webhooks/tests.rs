@@ -18,6 +18,33 @@ fn hook(kit: &Kit, owner: u8) -> Webhook {
     }
 }
 
+/// A delivery of subscription `webhook`, as the store would return it.
+fn a_delivery(
+    id: DeliveryId,
+    webhook: WebhookId,
+    status: reviewloop_domain::DeliveryStatus,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Delivery {
+    let one = ObjectId::from_parts(1, [1; 8]);
+    Delivery {
+        id,
+        event_id: reviewloop_domain::EventId::new(one),
+        event_type: EventType::RequestCreated,
+        account_id: reviewloop_domain::UserId::new(one),
+        target: reviewloop_domain::DeliveryTarget::Webhook,
+        webhook_id: Some(webhook),
+        url: "https://x.example".into(),
+        status,
+        attempts: 1,
+        schedule_start: 0,
+        next_attempt_at: now,
+        last_attempt_at: None,
+        last_status_code: None,
+        last_error: None,
+        created_at: now,
+    }
+}
+
 #[tokio::test]
 async fn create_checks_the_target_and_shows_a_generated_secret_once() {
     let mut kit = Kit::new();
@@ -136,23 +163,12 @@ async fn redelivery_needs_a_delivery_of_that_subscription() {
     let other_hook = WebhookId::new(kit.oid(71));
     let now = kit.now;
     kit.webhooks.expect_delivery_by_id().returning(move |id| {
-        Ok(Some(Delivery {
-            id: *id,
-            event_id: reviewloop_domain::EventId::new(ObjectId::from_parts(1, [1; 8])),
-            event_type: EventType::RequestCreated,
-            account_id: reviewloop_domain::UserId::new(ObjectId::from_parts(1, [1; 8])),
-            target: reviewloop_domain::DeliveryTarget::Webhook,
-            webhook_id: Some(other_hook),
-            url: "https://x.example".into(),
-            status: reviewloop_domain::DeliveryStatus::Failed,
-            attempts: 12,
-            schedule_start: 0,
-            next_attempt_at: now,
-            last_attempt_at: None,
-            last_status_code: None,
-            last_error: None,
-            created_at: now,
-        }))
+        Ok(Some(a_delivery(
+            *id,
+            other_hook,
+            reviewloop_domain::DeliveryStatus::Failed,
+            now,
+        )))
     });
     kit.webhooks.expect_redeliver().never();
     let caller = kit.principal(1);
@@ -184,23 +200,12 @@ async fn redelivery_needs_an_active_subscription_and_a_finished_delivery() {
     let now = kit.now;
     let hook_id = WebhookId::new(kit.oid(70));
     kit.webhooks.expect_delivery_by_id().returning(move |id| {
-        Ok(Some(Delivery {
-            id: *id,
-            event_id: reviewloop_domain::EventId::new(ObjectId::from_parts(1, [1; 8])),
-            event_type: EventType::RequestCreated,
-            account_id: reviewloop_domain::UserId::new(ObjectId::from_parts(1, [1; 8])),
-            target: reviewloop_domain::DeliveryTarget::Webhook,
-            webhook_id: Some(hook_id),
-            url: "https://x.example".into(),
-            status: reviewloop_domain::DeliveryStatus::Pending,
-            attempts: 1,
-            schedule_start: 0,
-            next_attempt_at: now,
-            last_attempt_at: None,
-            last_status_code: None,
-            last_error: None,
-            created_at: now,
-        }))
+        Ok(Some(a_delivery(
+            *id,
+            hook_id,
+            reviewloop_domain::DeliveryStatus::Pending,
+            now,
+        )))
     });
     kit.webhooks
         .expect_redeliver()

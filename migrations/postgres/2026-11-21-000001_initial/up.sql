@@ -1,4 +1,4 @@
--- reviewloop's first schema. Ids are 24-hex text, JSON is text, times are
+-- reviewloop's first schema. Ids are 24-hex text, JSON is jsonb, times are
 -- UTC timestamps with millisecond precision.
 
 CREATE TABLE users (
@@ -57,25 +57,25 @@ CREATE TABLE requests (
     priority_rank INTEGER NOT NULL,
     request_text TEXT NOT NULL,
     image_url TEXT,
-    context TEXT,
+    context JSONB,
     platform TEXT NOT NULL,
     platform_version TEXT,
     response_type TEXT NOT NULL,
-    response_config TEXT NOT NULL,
-    default_response TEXT,
+    response_config JSONB NOT NULL,
+    default_response JSONB,
     timeout_at TIMESTAMP NOT NULL,
     callback_url TEXT,
-    metadata TEXT,
+    metadata JSONB,
     broadcasted_at TIMESTAMP,
     status TEXT NOT NULL,
     claimed_by TEXT,
     claimed_at TIMESTAMP,
     response_by TEXT,
     response_at TIMESTAMP,
-    response_data TEXT,
+    response_data JSONB,
     response_time_seconds DOUBLE PRECISION,
     cancelled_at TIMESTAMP,
-    feedback TEXT,
+    feedback JSONB,
     created_at TIMESTAMP NOT NULL,
     updated_at TIMESTAMP NOT NULL,
     version BIGINT NOT NULL
@@ -114,7 +114,7 @@ CREATE TABLE outbox_events (
     account_id TEXT NOT NULL,
     request_id TEXT,
     loop_id TEXT,
-    payload TEXT NOT NULL,
+    payload JSONB NOT NULL,
     created_at TIMESTAMP NOT NULL
 );
 CREATE INDEX outbox_events_by_account ON outbox_events (account_id, seq);

@@ -51,6 +51,9 @@ diesel::table! {
 }
 
 diesel::table! {
+    use diesel::sql_types::*;
+    use crate::db::json::Json;
+
     requests (id) {
         id -> Text,
         loop_id -> Text,
@@ -62,25 +65,25 @@ diesel::table! {
         priority_rank -> Integer,
         request_text -> Text,
         image_url -> Nullable<Text>,
-        context -> Nullable<Text>,
+        context -> Nullable<Json>,
         platform -> Text,
         platform_version -> Nullable<Text>,
         response_type -> Text,
-        response_config -> Text,
-        default_response -> Nullable<Text>,
+        response_config -> Json,
+        default_response -> Nullable<Json>,
         timeout_at -> Timestamp,
         callback_url -> Nullable<Text>,
-        metadata -> Nullable<Text>,
+        metadata -> Nullable<Json>,
         broadcasted_at -> Nullable<Timestamp>,
         status -> Text,
         claimed_by -> Nullable<Text>,
         claimed_at -> Nullable<Timestamp>,
         response_by -> Nullable<Text>,
         response_at -> Nullable<Timestamp>,
-        response_data -> Nullable<Text>,
+        response_data -> Nullable<Json>,
         response_time_seconds -> Nullable<Double>,
         cancelled_at -> Nullable<Timestamp>,
-        feedback -> Nullable<Text>,
+        feedback -> Nullable<Json>,
         created_at -> Timestamp,
         updated_at -> Timestamp,
         version -> BigInt,
@@ -100,6 +103,9 @@ diesel::table! {
 }
 
 diesel::table! {
+    use diesel::sql_types::*;
+    use crate::db::json::Json;
+
     outbox_events (seq) {
         seq -> BigInt,
         id -> Text,
@@ -107,7 +113,7 @@ diesel::table! {
         account_id -> Text,
         request_id -> Nullable<Text>,
         loop_id -> Nullable<Text>,
-        payload -> Text,
+        payload -> Json,
         created_at -> Timestamp,
         dispatched_at -> Nullable<Timestamp>,
     }

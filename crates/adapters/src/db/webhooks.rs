@@ -16,6 +16,7 @@ use reviewloop_ports::{
 };
 
 use super::convert::{corrupt, from_db_time, from_json_text, parse, parse_opt, to_db_time};
+use super::json::JsonText;
 use super::schema::{deliveries, delivery_attempts, outbox_events, webhooks};
 use super::{write, DbError, SqlStore};
 
@@ -196,7 +197,7 @@ struct EventRow {
     account_id: String,
     request_id: Option<String>,
     loop_id: Option<String>,
-    payload: String,
+    payload: JsonText,
     created_at: NaiveDateTime,
 }
 
@@ -209,7 +210,7 @@ impl EventRow {
             account_id: parse("user id", &self.account_id)?,
             request_id: parse_opt("request id", self.request_id.as_deref())?,
             loop_id: parse_opt("loop id", self.loop_id.as_deref())?,
-            data: from_json_text("event payload", &self.payload)?,
+            data: from_json_text("event payload", &self.payload.0)?,
             created_at: from_db_time(self.created_at),
         })
     }

@@ -11,6 +11,15 @@ use reviewloop_ports::{RateLimitStatus, RateLimiter, StoreError};
 
 const WINDOW_SECONDS: i64 = 3600;
 
+/// The hourly window (aligned to the hour, UTC) `now` falls in, and when
+/// it ends. Both limiters count in these windows.
+pub(crate) fn hour_window(now: DateTime<Utc>) -> Result<(i64, DateTime<Utc>), StoreError> {
+    let window = now.timestamp().div_euclid(WINDOW_SECONDS);
+    let reset_at = DateTime::from_timestamp((window + 1) * WINDOW_SECONDS, 0)
+        .ok_or_else(|| StoreError::Internal("rate limit window out of range".into()))?;
+    Ok((window, reset_at))
+}
+
 /// Counts calls per key in windows aligned to the hour (UTC).
 #[derive(Debug, Default)]
 pub struct InMemoryRateLimiter {
@@ -32,9 +41,7 @@ impl RateLimiter for InMemoryRateLimiter {
         limit: u32,
         now: DateTime<Utc>,
     ) -> Result<RateLimitStatus, StoreError> {
-        let window = now.timestamp().div_euclid(WINDOW_SECONDS);
-        let reset_at = DateTime::from_timestamp((window + 1) * WINDOW_SECONDS, 0)
-            .ok_or_else(|| StoreError::Internal("rate limit window out of range".into()))?;
+        let (window, reset_at) = hour_window(now)?;
         let mut windows = self
             .windows
             .lock()

@@ -3,7 +3,6 @@
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
-use crate::account::Email;
 use crate::error::ValidationError;
 use crate::event::EventType;
 use crate::id::{DeliveryId, EventId, UserId, WebhookId};
@@ -224,14 +223,9 @@ pub struct DeliveryAttempt {
     pub success: bool,
 }
 
-/// The pause before each retry: quick at first, then spread over about
-/// three days (5 s, 5 min, 30 min, 2 h, 5 h, then 10 h six times: 67 h 35 min
-/// in all, 12 attempts). `None` once the schedule is spent.
-pub fn retry_delay(attempts_made: u32) -> Option<Duration> {
-    retry_delay_in(&DEFAULT_RETRY_SCHEDULE, attempts_made)
-}
-
-/// The default pauses between attempts, in seconds.
+/// The default pauses between attempts, in seconds: quick at first, then
+/// spread over about three days (5 s, 5 min, 30 min, 2 h, 5 h, then 10 h six
+/// times: 67 h 35 min in all, 12 attempts).
 pub const DEFAULT_RETRY_SCHEDULE: [i64; 11] = [
     5, 300, 1800, 7200, 18_000, 36_000, 36_000, 36_000, 36_000, 36_000, 36_000,
 ];
@@ -266,15 +260,6 @@ pub fn with_jitter(delay: Duration, spread: f64) -> Duration {
     let spread = spread.clamp(-1.0, 1.0);
     let millis = delay.num_milliseconds() as f64;
     Duration::milliseconds((millis * (1.0 + 0.1 * spread)).round() as i64)
-}
-
-/// The reviewer named in a delivery, where a reviewer acted.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ReviewerRef {
-    /// The reviewer's account.
-    pub user_id: UserId,
-    /// The reviewer's email.
-    pub email: Email,
 }
 
 #[cfg(test)]
@@ -318,13 +303,23 @@ mod tests {
     #[test]
     fn the_schedule_spans_about_three_days_then_stops() {
         let total: i64 = (1..=11)
-            .map(|n| retry_delay(n).unwrap().num_seconds())
+            .map(|n| {
+                retry_delay_in(&DEFAULT_RETRY_SCHEDULE, n)
+                    .unwrap()
+                    .num_seconds()
+            })
             .sum();
         assert_eq!(total, 67 * 3600 + 35 * 60 + 5);
-        assert_eq!(retry_delay(1), Some(Duration::seconds(5)));
-        assert_eq!(retry_delay(2), Some(Duration::minutes(5)));
-        assert_eq!(retry_delay(12), None);
-        assert_eq!(retry_delay(0), None);
+        assert_eq!(
+            retry_delay_in(&DEFAULT_RETRY_SCHEDULE, 1),
+            Some(Duration::seconds(5))
+        );
+        assert_eq!(
+            retry_delay_in(&DEFAULT_RETRY_SCHEDULE, 2),
+            Some(Duration::minutes(5))
+        );
+        assert_eq!(retry_delay_in(&DEFAULT_RETRY_SCHEDULE, 12), None);
+        assert_eq!(retry_delay_in(&DEFAULT_RETRY_SCHEDULE, 0), None);
     }
 
     #[test]

@@ -368,15 +368,8 @@ impl LoopService {
         code: &str,
     ) -> Result<(Loop, Member), ServiceError> {
         caller.require(Permission::LoopsWrite)?;
-        let invalid = || ServiceError::NotFound(messages::INVALID_INVITE_CODE);
-        let code = InviteCode::parse(code).ok_or_else(invalid)?;
         for _ in 0..WRITE_ATTEMPTS {
-            let mut lp = self
-                .ports
-                .loops
-                .loop_by_invite_code(&code)
-                .await?
-                .ok_or_else(invalid)?;
+            let mut lp = self.loop_for_code(code).await?;
             let now = self.ports.clock.now();
             let existing = self.ports.loops.member(&lp.id, &caller.user_id).await?;
             let previous = existing.as_ref().map(|m| m.status);
@@ -405,7 +398,9 @@ impl LoopService {
                     return Ok((lp, member));
                 }
                 Err(StoreError::Conflict(_)) => continue,
-                Err(StoreError::NotFound) => return Err(invalid()),
+                Err(StoreError::NotFound) => {
+                    return Err(ServiceError::NotFound(messages::INVALID_INVITE_CODE))
+                }
                 Err(e) => return Err(e.into()),
             }
         }
@@ -483,14 +478,7 @@ impl LoopService {
     }
     /// The QR code PNG of a live invite code (public: the code is the secret).
     pub async fn qr_png(&self, code: &str) -> Result<Vec<u8>, ServiceError> {
-        let code =
-            InviteCode::parse(code).ok_or(ServiceError::NotFound(messages::INVALID_INVITE_CODE))?;
-        let lp = self
-            .ports
-            .loops
-            .loop_by_invite_code(&code)
-            .await?
-            .ok_or(ServiceError::NotFound(messages::INVALID_INVITE_CODE))?;
+        let lp = self.loop_for_code(code).await?;
         Ok(self.invite_for(lp)?.qr_png)
     }
 

@@ -4,7 +4,9 @@ use std::collections::HashMap;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use diesel::dsl::sql;
 use diesel::prelude::*;
+use diesel::sql_types::Bool;
 use reviewloop_domain::{
     Event, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, Member, MemberStatus, UserId,
 };
@@ -12,10 +14,9 @@ use reviewloop_ports::{LoopStore, StoreError};
 
 use super::convert::{corrupt, from_db_time, parse, to_db_time};
 use super::models::{LoopRow, MemberRow};
+use super::requests::OPEN_CONDITION;
 use super::schema::{loop_members, loops, requests};
 use super::{outbox, write, Conn, DbError, SqlStore};
-
-const OPEN: [&str; 2] = ["pending", "claimed"];
 
 impl LoopRow {
     fn from_domain(lp: &Loop) -> Self {
@@ -204,7 +205,7 @@ impl LoopStore for SqlStore {
                     if refuse_if_open {
                         let open: i64 = requests::table
                             .filter(requests::loop_id.eq(&id))
-                            .filter(requests::status.eq_any(OPEN))
+                            .filter(sql::<Bool>(OPEN_CONDITION))
                             .count()
                             .get_result(conn)?;
                         if open > 0 {

@@ -9,8 +9,7 @@ use reviewloop_domain::ApiKeyId;
 use reviewloop_ports::{RateLimitStatus, RateLimiter, StoreError};
 
 use super::{DbConnection, SqlStore};
-
-const WINDOW_SECONDS: i64 = 3600;
+use crate::rate_limit::hour_window;
 
 #[derive(QueryableByName)]
 struct Calls {
@@ -39,9 +38,7 @@ impl RateLimiter for SharedRateLimiter {
         limit: u32,
         now: DateTime<Utc>,
     ) -> Result<RateLimitStatus, StoreError> {
-        let window = now.timestamp().div_euclid(WINDOW_SECONDS);
-        let reset_at = DateTime::from_timestamp((window + 1) * WINDOW_SECONDS, 0)
-            .ok_or_else(|| StoreError::Internal("rate limit window out of range".into()))?;
+        let (window, reset_at) = hour_window(now)?;
         let key = key.to_string();
         let calls = self
             .store

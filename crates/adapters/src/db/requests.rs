@@ -27,7 +27,7 @@ const SWEEP_LEASE_SECONDS: i64 = 10;
 /// Spelled exactly as in the `requests_due` partial index's WHERE clause:
 /// a planner uses a partial index only when the query's condition matches
 /// it literally, which bound parameters would not.
-const OPEN_CONDITION: &str = "status IN ('pending', 'claimed')";
+pub(super) const OPEN_CONDITION: &str = "status IN ('pending', 'claimed')";
 /// The same, for queries that join other tables with a `status` column.
 const OPEN_CONDITION_QUALIFIED: &str = "requests.status IN ('pending', 'claimed')";
 

@@ -22,11 +22,16 @@ thread_local! {
 }
 
 /// Runs a test body with its servers on `backend`; on PostgreSQL only when
-/// `REVIEWLOOP_TEST_POSTGRES_URL` is set (and says so when it is not).
+/// `REVIEWLOOP_TEST_POSTGRES_URL` is set (and says so when it is not; with
+/// `REVIEWLOOP_REQUIRE_POSTGRES` set, as in CI, a missing server fails).
 pub fn run_on(backend: Backend, body: fn()) {
     if backend == Backend::Postgres
         && std::env::var(POSTGRES_URL_VAR).map_or(true, |v| v.is_empty())
     {
+        assert!(
+            std::env::var("REVIEWLOOP_REQUIRE_POSTGRES").is_err(),
+            "REVIEWLOOP_REQUIRE_POSTGRES is set but {POSTGRES_URL_VAR} is not: the PostgreSQL half must run"
+        );
         eprintln!("skipped on PostgreSQL: {POSTGRES_URL_VAR} is not set");
         return;
     }

@@ -20,7 +20,10 @@ impl Email {
     pub fn parse(raw: &str) -> Result<Self, ValidationError> {
         let email = raw.trim().to_lowercase();
         let invalid = || ValidationError::field("email", "email must be a valid email address");
-        if email.is_empty() || char_len(&email) > 254 || email.chars().any(char::is_whitespace) {
+        if email.is_empty()
+            || char_len(&email) > 254
+            || email.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
             return Err(invalid());
         }
         let (local, domain) = email.split_once('@').ok_or_else(invalid)?;

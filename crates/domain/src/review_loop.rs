@@ -7,7 +7,7 @@ use crate::error::ValidationError;
 use crate::id::{LoopId, UserId};
 use crate::member::{Member, MemberStatus};
 use crate::request::BroadcastEntry;
-use crate::text::char_len;
+use crate::text::{char_len, check_line, check_prose};
 
 /// A loop's name: 1 to 100 characters after trimming.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -24,6 +24,7 @@ impl LoopName {
                 "name must be 1 to 100 characters",
             ));
         }
+        check_line("name", name)?;
         Ok(Self(name.to_owned()))
     }
 
@@ -48,6 +49,7 @@ impl LoopDescription {
                 "description must be at most 500 characters",
             ));
         }
+        check_prose("description", description)?;
         Ok(Self(description.to_owned()))
     }
 
@@ -75,6 +77,7 @@ impl Icon {
                 "icon must be 1 to 64 characters",
             ));
         }
+        check_line("icon", icon)?;
         Ok(Self(icon.to_owned()))
     }
 

@@ -1,6 +1,66 @@
-//! Small helpers shared by the validating constructors.
+//! Small helpers shared by the validating constructors, and the one rule on
+//! control characters in text fields.
+//!
+//! Text that people read as a line (names, icons, emails, versions) may hold
+//! no control character at all; prose (descriptions, request text, comments)
+//! may hold tab, line feed and carriage return and nothing else of the kind.
+//! Free-form JSON (`context`, `metadata`, answers) is not text in this sense:
+//! it is kept exactly as sent, control characters included.
+
+use crate::error::ValidationError;
 
 /// Length in characters (not bytes), which is what users mean by "length".
 pub(crate) fn char_len(s: &str) -> usize {
     s.chars().count()
+}
+
+/// Refuses any control character in one-line text.
+pub(crate) fn check_line(field: &str, s: &str) -> Result<(), ValidationError> {
+    if s.chars().any(char::is_control) {
+        return Err(ValidationError::field(
+            field,
+            format!("{field} must not contain control characters"),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses control characters other than tab, line feed and carriage return.
+pub(crate) fn check_prose(field: &str, s: &str) -> Result<(), ValidationError> {
+    if s.chars()
+        .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+    {
+        return Err(ValidationError::field(
+            field,
+            format!("{field} must not contain control characters other than tab and line breaks"),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_refuse_every_control_character_and_prose_keeps_line_breaks() {
+        for bad in [
+            "a\0b",
+            "a\nb",
+            "tab\there",
+            "\u{7f}",
+            "\u{85}",
+            "\u{1b}[31m",
+        ] {
+            assert!(check_line("name", bad).is_err(), "{bad:?}");
+        }
+        assert!(check_line("name", "Blog moderation 🔁 ünïcode").is_ok());
+        for good in ["line\nbreak", "crlf\r\n", "tab\there", "plain"] {
+            assert!(check_prose("request_text", good).is_ok(), "{good:?}");
+        }
+        for bad in ["a\0b", "bell\u{7}", "\u{1b}[31mred", "\u{9f}"] {
+            let error = check_prose("request_text", bad).unwrap_err();
+            assert_eq!(error.errors[0].field, "request_text", "{bad:?}");
+        }
+    }
 }

@@ -7,7 +7,7 @@ use crate::error::ValidationError;
 use crate::event::EventType;
 use crate::id::{DeliveryId, EventId, UserId, WebhookId};
 use crate::request::input::parse_http_url;
-use crate::text::char_len;
+use crate::text::{char_len, check_prose};
 
 /// Which events a subscription receives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,6 +78,7 @@ pub fn parse_description(raw: &str) -> Result<Option<String>, ValidationError> {
             "description must be at most 500 characters",
         ));
     }
+    check_prose("description", description)?;
     Ok((!description.is_empty()).then(|| description.to_owned()))
 }
 

@@ -169,4 +169,10 @@ pub trait EventFeed: Send + Sync {
     ) -> Result<Vec<(i64, Event)>, StoreError>;
     /// The position of the newest event (0 when there is none).
     async fn last_position(&self) -> Result<i64, StoreError>;
+    /// Gives up to `limit` committed events that have no position yet the
+    /// next positions, oldest first; returns how many it numbered. Events
+    /// are visible to [`EventFeed::events_after`] only once numbered, and
+    /// numbering runs one transaction at a time, so a position is never
+    /// given below one a reader may already have passed.
+    async fn number_new_events(&self, limit: u32) -> Result<usize, StoreError>;
 }

@@ -7,7 +7,9 @@ use std::net::TcpListener;
 use actix_web::HttpServer;
 use anyhow::Context;
 use reviewloop_http_actix::{build_app, AppState};
-use reviewloop_service::{AccountService, DeliveryService, IdempotencyService, RequestService};
+use reviewloop_service::{
+    AccountService, DeliveryService, EventStream, IdempotencyService, RequestService,
+};
 use tokio::sync::watch;
 use tracing_subscriber::EnvFilter;
 
@@ -53,6 +55,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         DeliveryService::with_schedule(ports.clone(), config.retry_schedule.clone()),
         stopped.clone(),
     ));
+    let numberer = tokio::spawn(workers::number_events(
+        EventStream::new(ports.clone()),
+        stopped.clone(),
+    ));
     let purger = tokio::spawn(workers::purge_idempotency_records(
         IdempotencyService::new(ports.clone()),
         stopped.clone(),
@@ -69,6 +75,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     for (name, worker) in [
         ("timeout", sweeper),
         ("idempotency purge", purger),
+        ("event numbering", numberer),
         ("delivery", deliverer),
     ] {
         if let Err(error) = worker.await {

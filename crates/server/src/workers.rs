@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
-use reviewloop_service::{DeliveryService, IdempotencyService, RequestService};
+use reviewloop_service::{DeliveryService, EventStream, IdempotencyService, RequestService};
 use tokio::sync::watch;
 use tokio::sync::Semaphore;
 
@@ -42,6 +42,36 @@ pub(crate) async fn time_out_due_requests(
         }
         tokio::select! {
             _ = tokio::time::sleep(TIMEOUT_TICK) => {}
+            _ = stop.changed() => break,
+        }
+    }
+}
+
+/// Events numbered per pass.
+const NUMBERING_BATCH: u32 = 500;
+/// Pause between passes when nothing was new: how late, at most, a
+/// listener of the event stream sees an event after its commit (plus the
+/// listener's own look at the outbox).
+const NUMBERING_TICK: Duration = Duration::from_millis(100);
+
+/// Gives committed events their stream positions, until told to stop.
+pub(crate) async fn number_events(events: EventStream, mut stop: watch::Receiver<bool>) {
+    loop {
+        let full_batch = match events.number_new_events(NUMBERING_BATCH).await {
+            Ok(numbered) => numbered >= NUMBERING_BATCH as usize,
+            Err(error) => {
+                tracing::warn!(%error, "numbering events failed; retrying");
+                false
+            }
+        };
+        if *stop.borrow() {
+            break;
+        }
+        if full_batch {
+            continue;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(NUMBERING_TICK) => {}
             _ = stop.changed() => break,
         }
     }

@@ -42,6 +42,12 @@ impl EventStream {
         }
     }
 
+    /// Numbers up to `batch` newly committed events, which makes them
+    /// visible to listeners; returns how many it numbered.
+    pub async fn number_new_events(&self, batch: u32) -> Result<usize, ServiceError> {
+        Ok(self.ports.feed.number_new_events(batch).await?)
+    }
+
     /// The caller's events after `position`, oldest first.
     pub async fn after(
         &self,

@@ -8,7 +8,6 @@ mod accounts;
 mod convert;
 mod error;
 mod idempotency;
-pub(crate) mod json;
 mod loops;
 mod models;
 mod outbox;

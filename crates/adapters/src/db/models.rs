@@ -14,13 +14,8 @@ use super::convert::{
     corrupt, from_db_time, from_json_opt, from_json_text, parse, parse_opt, to_db_time,
     to_json_text,
 };
-use super::json::JsonText;
 use super::schema::{api_keys, loop_members, loops, request_broadcasts, requests, users};
 use super::DbError;
-
-fn json_text(value: &serde_json::Value) -> JsonText {
-    JsonText(to_json_text(value))
-}
 
 fn email(value: &str) -> Result<Email, DbError> {
     Email::parse(value).map_err(|_| corrupt("email", value))
@@ -217,25 +212,25 @@ pub(crate) struct RequestRow {
     pub priority_rank: i32,
     pub request_text: String,
     pub image_url: Option<String>,
-    pub context: Option<JsonText>,
+    pub context: Option<String>,
     pub platform: String,
     pub platform_version: Option<String>,
     pub response_type: String,
-    pub response_config: JsonText,
-    pub default_response: Option<JsonText>,
+    pub response_config: String,
+    pub default_response: Option<String>,
     pub timeout_at: NaiveDateTime,
     pub callback_url: Option<String>,
-    pub metadata: Option<JsonText>,
+    pub metadata: Option<String>,
     pub broadcasted_at: Option<NaiveDateTime>,
     pub status: String,
     pub claimed_by: Option<String>,
     pub claimed_at: Option<NaiveDateTime>,
     pub response_by: Option<String>,
     pub response_at: Option<NaiveDateTime>,
-    pub response_data: Option<JsonText>,
+    pub response_data: Option<String>,
     pub response_time_seconds: Option<f64>,
     pub cancelled_at: Option<NaiveDateTime>,
-    pub feedback: Option<JsonText>,
+    pub feedback: Option<String>,
     pub created_at: NaiveDateTime,
     pub updated_at: NaiveDateTime,
     #[diesel(skip_update)]
@@ -263,26 +258,26 @@ impl RequestRow {
             priority_rank: r.priority.rank(),
             request_text: r.request_text.clone(),
             image_url: r.image_url.clone(),
-            context: r.context.as_ref().map(json_text),
+            context: r.context.as_ref().map(to_json_text),
             platform: r.platform.as_str().to_owned(),
             platform_version: r.platform_version.clone(),
             response_type: r.response_type.as_str().to_owned(),
-            response_config: json_text(&r.response_config),
-            default_response: r.default_response.as_ref().map(json_text),
+            response_config: to_json_text(&r.response_config),
+            default_response: r.default_response.as_ref().map(to_json_text),
             timeout_at: to_db_time(r.timeout_at),
             callback_url: r.callback_url.clone(),
-            metadata: r.metadata.as_ref().map(json_text),
+            metadata: r.metadata.as_ref().map(to_json_text),
             broadcasted_at: r.broadcasted_at.map(to_db_time),
             status: r.status.as_str().to_owned(),
             claimed_by: r.claimed_by.map(|u| u.to_string()),
             claimed_at: r.claimed_at.map(to_db_time),
             response_by: r.response_by.map(|u| u.to_string()),
             response_at: r.response_at.map(to_db_time),
-            response_data: r.response_data.as_ref().map(json_text),
+            response_data: r.response_data.as_ref().map(to_json_text),
             response_time_seconds: r.response_time_seconds,
             cancelled_at: r.cancelled_at.map(to_db_time),
             feedback: r.feedback.as_ref().map(|f| {
-                json_text(
+                to_json_text(
                     &json!({"rating": f.rating, "comment": f.comment, "created_at": f.created_at}),
                 )
             }),
@@ -298,16 +293,15 @@ impl RequestRow {
     ) -> Result<ReviewRequest, DbError> {
         let created_at = from_db_time(self.created_at);
         let timeout_at = from_db_time(self.timeout_at);
-        let feedback =
-            match from_json_opt("feedback", self.feedback.as_ref().map(|j| j.0.as_str()))? {
-                Some(value) => Some(Feedback {
-                    rating: value["rating"].as_f64(),
-                    comment: value["comment"].as_str().map(str::to_owned),
-                    created_at: serde_json::from_value(value["created_at"].clone())
-                        .map_err(|_| corrupt("feedback time", &value.to_string()))?,
-                }),
-                None => None,
-            };
+        let feedback = match from_json_opt("feedback", self.feedback.as_deref())? {
+            Some(value) => Some(Feedback {
+                rating: value["rating"].as_f64(),
+                comment: value["comment"].as_str().map(str::to_owned),
+                created_at: serde_json::from_value(value["created_at"].clone())
+                    .map_err(|_| corrupt("feedback time", &value.to_string()))?,
+            }),
+            None => None,
+        };
         Ok(ReviewRequest {
             id: parse("request id", &self.id)?,
             loop_id: parse("loop id", &self.loop_id)?,
@@ -322,19 +316,16 @@ impl RequestRow {
             priority: enum_value("priority", &self.priority, Priority::parse)?,
             request_text: self.request_text,
             image_url: self.image_url,
-            context: from_json_opt("context", self.context.as_ref().map(|j| j.0.as_str()))?,
+            context: from_json_opt("context", self.context.as_deref())?,
             platform: enum_value("platform", &self.platform, Platform::parse)?,
             platform_version: self.platform_version,
             response_type: enum_value("response type", &self.response_type, ResponseType::parse)?,
-            response_config: from_json_text("response config", &self.response_config.0)?,
-            default_response: from_json_opt(
-                "default response",
-                self.default_response.as_ref().map(|j| j.0.as_str()),
-            )?,
+            response_config: from_json_text("response config", &self.response_config)?,
+            default_response: from_json_opt("default response", self.default_response.as_deref())?,
             timeout_seconds: (timeout_at - created_at).num_seconds(),
             timeout_at,
             callback_url: self.callback_url,
-            metadata: from_json_opt("metadata", self.metadata.as_ref().map(|j| j.0.as_str()))?,
+            metadata: from_json_opt("metadata", self.metadata.as_deref())?,
             broadcasted_to,
             broadcasted_at: opt_time(self.broadcasted_at),
             status: enum_value("status", &self.status, RequestStatus::parse)?,
@@ -342,10 +333,7 @@ impl RequestRow {
             claimed_at: opt_time(self.claimed_at),
             response_by: parse_opt("user id", self.response_by.as_deref())?,
             response_at: opt_time(self.response_at),
-            response_data: from_json_opt(
-                "response data",
-                self.response_data.as_ref().map(|j| j.0.as_str()),
-            )?,
+            response_data: from_json_opt("response data", self.response_data.as_deref())?,
             response_time_seconds: self.response_time_seconds,
             cancelled_at: opt_time(self.cancelled_at),
             feedback,

@@ -4,7 +4,6 @@ use diesel::prelude::*;
 use reviewloop_domain::Event;
 
 use super::convert::{to_db_time, to_json_text};
-use super::json::JsonText;
 use super::schema::outbox_events;
 use super::{Conn, DbError};
 
@@ -16,7 +15,7 @@ struct EventRow {
     account_id: String,
     request_id: Option<String>,
     loop_id: Option<String>,
-    payload: JsonText,
+    payload: String,
     created_at: chrono::NaiveDateTime,
 }
 
@@ -33,7 +32,7 @@ pub(crate) fn append(conn: &mut Conn, events: &[Event]) -> Result<(), DbError> {
             account_id: e.account_id.to_string(),
             request_id: e.request_id.map(|r| r.to_string()),
             loop_id: e.loop_id.map(|l| l.to_string()),
-            payload: JsonText(to_json_text(&e.data)),
+            payload: to_json_text(&e.data),
             created_at: to_db_time(e.created_at),
         })
         .collect();

@@ -51,9 +51,6 @@ diesel::table! {
 }
 
 diesel::table! {
-    use diesel::sql_types::*;
-    use crate::db::json::Json;
-
     requests (id) {
         id -> Text,
         loop_id -> Text,
@@ -65,25 +62,25 @@ diesel::table! {
         priority_rank -> Integer,
         request_text -> Text,
         image_url -> Nullable<Text>,
-        context -> Nullable<Json>,
+        context -> Nullable<Text>,
         platform -> Text,
         platform_version -> Nullable<Text>,
         response_type -> Text,
-        response_config -> Json,
-        default_response -> Nullable<Json>,
+        response_config -> Text,
+        default_response -> Nullable<Text>,
         timeout_at -> Timestamp,
         callback_url -> Nullable<Text>,
-        metadata -> Nullable<Json>,
+        metadata -> Nullable<Text>,
         broadcasted_at -> Nullable<Timestamp>,
         status -> Text,
         claimed_by -> Nullable<Text>,
         claimed_at -> Nullable<Timestamp>,
         response_by -> Nullable<Text>,
         response_at -> Nullable<Timestamp>,
-        response_data -> Nullable<Json>,
+        response_data -> Nullable<Text>,
         response_time_seconds -> Nullable<Double>,
         cancelled_at -> Nullable<Timestamp>,
-        feedback -> Nullable<Json>,
+        feedback -> Nullable<Text>,
         created_at -> Timestamp,
         updated_at -> Timestamp,
         version -> BigInt,
@@ -103,9 +100,6 @@ diesel::table! {
 }
 
 diesel::table! {
-    use diesel::sql_types::*;
-    use crate::db::json::Json;
-
     outbox_events (seq) {
         seq -> BigInt,
         id -> Text,
@@ -113,9 +107,10 @@ diesel::table! {
         account_id -> Text,
         request_id -> Nullable<Text>,
         loop_id -> Nullable<Text>,
-        payload -> Json,
+        payload -> Text,
         created_at -> Timestamp,
         dispatched_at -> Nullable<Timestamp>,
+        position -> Nullable<BigInt>,
     }
 }
 

@@ -33,11 +33,19 @@ impl TestDb {
         }
     }
 
-    /// A new PostgreSQL database, or `None` when the variable is not set.
+    /// A new PostgreSQL database, or `None` when the variable is not set
+    /// (a failure instead when `REVIEWLOOP_REQUIRE_POSTGRES` is set, as in CI).
     pub fn postgres() -> Option<Self> {
-        let admin = std::env::var(POSTGRES_URL_VAR)
+        let Some(admin) = std::env::var(POSTGRES_URL_VAR)
             .ok()
-            .filter(|u| !u.is_empty())?;
+            .filter(|u| !u.is_empty())
+        else {
+            assert!(
+                std::env::var("REVIEWLOOP_REQUIRE_POSTGRES").is_err(),
+                "REVIEWLOOP_REQUIRE_POSTGRES is set but {POSTGRES_URL_VAR} is not"
+            );
+            return None;
+        };
         let name = format!("reviewloop_test_{}", crate::ids::RandomIds.secret_hex(8));
         let mut conn =
             PgConnection::establish(&admin).expect("connect to the PostgreSQL test server");

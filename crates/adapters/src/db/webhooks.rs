@@ -16,9 +16,8 @@ use reviewloop_ports::{
 };
 
 use super::convert::{corrupt, from_db_time, from_json_text, parse, parse_opt, to_db_time};
-use super::json::JsonText;
 use super::schema::{deliveries, delivery_attempts, outbox_events, webhooks};
-use super::{write, DbError, SqlStore};
+use super::{write, DbConnection, DbError, SqlStore};
 
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = webhooks)]
@@ -197,7 +196,7 @@ struct EventRow {
     account_id: String,
     request_id: Option<String>,
     loop_id: Option<String>,
-    payload: JsonText,
+    payload: String,
     created_at: NaiveDateTime,
 }
 
@@ -210,7 +209,7 @@ impl EventRow {
             account_id: parse("user id", &self.account_id)?,
             request_id: parse_opt("request id", self.request_id.as_deref())?,
             loop_id: parse_opt("loop id", self.loop_id.as_deref())?,
-            data: from_json_text("event payload", &self.payload.0)?,
+            data: from_json_text("event payload", &self.payload)?,
             created_at: from_db_time(self.created_at),
         })
     }
@@ -612,6 +611,9 @@ impl DeliveryQueue for SqlStore {
     }
 }
 
+/// Any number; it only has to be the same on every instance.
+const NUMBERING_LOCK: i64 = 0x7265_7669_6577;
+
 #[async_trait]
 impl EventFeed for SqlStore {
     async fn events_after(
@@ -625,13 +627,13 @@ impl EventFeed for SqlStore {
             .run(move |conn| {
                 outbox_events::table
                     .filter(outbox_events::account_id.eq(account))
-                    .filter(outbox_events::seq.gt(after))
-                    .order(outbox_events::seq.asc())
+                    .filter(outbox_events::position.gt(after))
+                    .order(outbox_events::position.asc())
                     .limit(i64::from(limit))
-                    .select((outbox_events::seq, EventRow::as_select()))
-                    .load::<(i64, EventRow)>(conn)?
+                    .select((outbox_events::position, EventRow::as_select()))
+                    .load::<(Option<i64>, EventRow)>(conn)?
                     .into_iter()
-                    .map(|(seq, row)| Ok((seq, row.into_domain()?)))
+                    .map(|(position, row)| Ok((position.unwrap_or_default(), row.into_domain()?)))
                     .collect()
             })
             .await
@@ -641,9 +643,49 @@ impl EventFeed for SqlStore {
         self.db
             .run(|conn| {
                 let last: Option<i64> = outbox_events::table
-                    .select(diesel::dsl::max(outbox_events::seq))
+                    .select(diesel::dsl::max(outbox_events::position))
                     .first(conn)?;
                 Ok(last.unwrap_or(0))
+            })
+            .await
+    }
+
+    async fn number_new_events(&self, limit: u32) -> Result<usize, StoreError> {
+        let unnumbered = move || {
+            outbox_events::table
+                .filter(outbox_events::position.is_null())
+                .order(outbox_events::seq.asc())
+                .limit(i64::from(limit))
+                .select(outbox_events::seq)
+        };
+        self.db
+            .run(move |conn| {
+                // A quiet look first, so an idle stream costs no write.
+                if unnumbered().first::<i64>(conn).optional()?.is_none() {
+                    return Ok(0);
+                }
+                write(conn, |conn| {
+                    // One numbering transaction at a time across instances:
+                    // each starts after the last one committed, so it sees
+                    // every position given so far and goes on from there.
+                    if let DbConnection::Postgres(pg) = conn {
+                        diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
+                            .bind::<diesel::sql_types::BigInt, _>(NUMBERING_LOCK)
+                            .execute(pg)?;
+                    }
+                    let last: Option<i64> = outbox_events::table
+                        .select(diesel::dsl::max(outbox_events::position))
+                        .first(conn)?;
+                    let seqs: Vec<i64> = unnumbered().load(conn)?;
+                    let mut position = last.unwrap_or(0);
+                    for seq in &seqs {
+                        position += 1;
+                        diesel::update(outbox_events::table.find(seq))
+                            .set(outbox_events::position.eq(position))
+                            .execute(conn)?;
+                    }
+                    Ok(seqs.len())
+                })
             })
             .await
     }

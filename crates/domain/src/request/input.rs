@@ -5,7 +5,7 @@ use serde_json::Value;
 use super::fields::{ContentType, Platform, Priority, ProcessingType};
 use crate::error::ValidationError;
 use crate::response::{ResponseConfig, ResponseType};
-use crate::text::char_len;
+use crate::text::{char_len, check_line, check_prose};
 
 /// Timeout of a deferred request that names none: 30 days.
 pub const DEFAULT_TIMEOUT_SECONDS: i64 = 30 * 24 * 60 * 60;
@@ -121,6 +121,7 @@ pub(super) fn parse_request_text(raw: &str) -> Result<String, ValidationError> {
             "request_text must be 1 to 2000 characters",
         ));
     }
+    check_prose("request_text", raw)?;
     Ok(raw.to_owned())
 }
 
@@ -236,6 +237,9 @@ impl RequestInput {
                 "platform_version",
                 format!("platform_version must be at most {MAX_PLATFORM_VERSION_LEN} characters"),
             ));
+        }
+        if let Some(version) = &platform_version {
+            errors.collect(check_line("platform_version", version));
         }
         let callback_url = self
             .callback_url

@@ -17,7 +17,7 @@ use super::{BroadcastEntry, Feedback, Priority, RequestPatch, RequestStatus, Rev
 use crate::error::{TransitionError, ValidationError};
 use crate::id::{ApiKeyId, LoopId, RequestId, UserId};
 use crate::response::ResponseConfig;
-use crate::text::char_len;
+use crate::text::{char_len, check_prose};
 
 /// A change that was refused, either by the state machine or by validation.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -224,6 +224,9 @@ impl ReviewRequest {
                 "comment",
                 "comment must be at most 5000 characters",
             ));
+        }
+        if let Some(comment) = &comment {
+            errors.collect(check_prose("comment", comment));
         }
         if rating.is_none() && comment.is_none() && errors.is_empty() {
             errors.extend(ValidationError::field(

@@ -492,6 +492,16 @@ async fn the_feed_gives_an_accounts_events_in_commit_order_from_a_position(db: T
         .insert_request(&request, std::slice::from_ref(&second))
         .await
         .unwrap();
+    assert!(
+        store
+            .events_after(&first.account_id, 0, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "events are visible only once numbered"
+    );
+    assert_eq!(store.number_new_events(100).await.unwrap(), 2);
+    assert_eq!(store.number_new_events(100).await.unwrap(), 0);
 
     let all = store.events_after(&first.account_id, 0, 10).await.unwrap();
     assert_eq!(
@@ -515,6 +525,67 @@ async fn the_feed_gives_an_accounts_events_in_commit_order_from_a_position(db: T
             .unwrap()
             .is_empty(),
         "another account's feed is empty"
+    );
+}
+
+/// Two transactions write events; the one that wrote first commits last.
+/// A reader that has read the early commit must still get the late one.
+#[tokio::test]
+async fn an_event_that_commits_late_is_not_skipped_on_postgres() {
+    use diesel::Connection;
+    let Some(db) = TestDb::postgres() else {
+        eprintln!(
+            "skipped on PostgreSQL: {} is not set",
+            super::super::testdb::POSTGRES_URL_VAR
+        );
+        return;
+    };
+    let store = db.store();
+    setup(&store).await;
+    store.number_new_events(100).await.unwrap();
+    let start = store.last_position().await.unwrap();
+    let lp = fixtures::loop_with_members(&store, 11, "WXYZ23").await;
+    let early_request = fixtures::request(&lp, 21, "low", 0);
+    let late_request = fixtures::request(&lp, 22, "low", 0);
+    let early = fixtures::event_for(&early_request, &lp, 91, EventType::RequestCreated);
+    let late = fixtures::event_for(&late_request, &lp, 92, EventType::RequestCreated);
+    let account = early.account_id;
+
+    // The slow writer takes the lower seq and holds its transaction open.
+    let pool = db.db.pool.clone();
+    let (written, wait_written) = std::sync::mpsc::channel();
+    let (commit, wait_commit) = std::sync::mpsc::channel::<()>();
+    let slow_event = early.clone();
+    let slow = std::thread::spawn(move || {
+        let mut conn = pool.get().unwrap();
+        conn.transaction::<_, DbError, _>(|conn| {
+            super::super::outbox::append(conn, std::slice::from_ref(&slow_event))?;
+            written.send(()).unwrap();
+            wait_commit.recv().unwrap();
+            Ok(())
+        })
+        .unwrap();
+    });
+    wait_written.recv().unwrap();
+    store
+        .insert_request(&late_request, std::slice::from_ref(&late))
+        .await
+        .unwrap();
+    store.number_new_events(100).await.unwrap();
+    let seen = store.events_after(&account, start, 10).await.unwrap();
+    assert_eq!(
+        seen.iter().map(|(_, e)| e.id).collect::<Vec<_>>(),
+        [late.id]
+    );
+
+    commit.send(()).unwrap();
+    slow.join().unwrap();
+    store.number_new_events(100).await.unwrap();
+    let rest = store.events_after(&account, seen[0].0, 10).await.unwrap();
+    assert_eq!(
+        rest.iter().map(|(_, e)| e.id).collect::<Vec<_>>(),
+        [early.id],
+        "the event that committed late comes after what the reader has seen"
     );
 }
 

@@ -25,6 +25,8 @@ struct Cluster {
 fn cluster() -> Cluster {
     let mut front = Server::start_with(&[
         ("REVIEWLOOP_ALLOW_PRIVATE_TARGETS", "true"),
+        // As docs/nginx.conf says: nginx connects from here.
+        ("REVIEWLOOP_TRUSTED_PROXIES", "127.0.0.1"),
         ("REVIEWLOOP_WEBHOOK_RETRY_SCHEDULE", "1,1,1"),
     ]);
     let second = front.another_instance();

@@ -206,13 +206,31 @@ fn subscriptions_are_one_resource_in_two_dialects() {
 fn internal_targets_are_refused_unless_the_operator_allows_them() {
     let server = Server::start();
     let key = &server.admin_key;
-    for url in [
+    let mut urls: Vec<String> = [
         "http://127.0.0.1:9000/hook",
         "http://localhost:9000/hook",
         "http://10.0.0.7/hook",
         "http://[::1]/hook",
         "http://169.254.169.254/latest/meta-data",
-    ] {
+        // Documentation, discard-only, Teredo and IPv4-translated forms.
+        "http://192.0.2.2/hook",
+        "http://198.51.100.1/hook",
+        "http://203.0.113.5/hook",
+        "http://[2001:db8::1]/hook",
+        "http://[100::1]/hook",
+        "http://[::ffff:0:7f00:1]/hook",
+        "http://[2001::1]/hook",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    // Every address of this machine's own interfaces.
+    for interface in if_addrs::get_if_addrs().unwrap() {
+        urls.push(match interface.ip() {
+            std::net::IpAddr::V4(v4) => format!("http://{v4}:9000/hook"),
+            std::net::IpAddr::V6(v6) => format!("http://[{v6}]:9000/hook"),
+        });
+    }
+    for url in urls {
         let reply = server.post(
             key,
             "/v1/api/webhooks",

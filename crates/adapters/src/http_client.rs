@@ -1,8 +1,10 @@
 //! The HTTP client of webhooks and callbacks, and the guard that keeps both
-//! off internal addresses (SSRF). Names are resolved by a resolver that
-//! drops loopback, private, link-local, multicast and unspecified
-//! addresses, so a name that changes to an internal address after it was
-//! accepted still cannot be reached; redirects are not followed.
+//! off internal addresses (SSRF). An address may be reached only if it is
+//! globally reachable by IANA's special-purpose registries and belongs to
+//! none of this host's interfaces. Names are resolved by a resolver that
+//! drops every other address, so a name that changes to an internal
+//! address after it was accepted still cannot be reached; redirects are
+//! not followed.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
@@ -17,56 +19,92 @@ use reviewloop_ports::{Outgoing, SendOutcome, TargetGuard, WebhookSender};
 /// How long a receiver has to answer.
 pub const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
 
-fn is_internal_v4(ip: Ipv4Addr) -> bool {
+/// Whether an IPv4 address is globally reachable: not in a block of IANA's
+/// special-purpose registry whose "globally reachable" is false or unset
+/// (and no multicast, reserved or broadcast address either).
+fn is_global_v4(ip: Ipv4Addr) -> bool {
     let [a, b, c, _] = ip.octets();
-    ip.is_loopback()
-        || ip.is_private()
-        || ip.is_link_local()
-        || ip.is_multicast()
-        || ip.is_unspecified()
-        || ip.is_broadcast()
-        // "This network" 0.0.0.0/8, carrier-grade NAT 100.64.0.0/10, IETF
-        // protocol assignments 192.0.0.0/24, benchmarking 198.18.0.0/15,
-        // reserved 240.0.0.0/4.
-        || a == 0
-        || (a == 100 && (64..128).contains(&b))
-        || (a == 192 && b == 0 && c == 0)
-        || (a == 198 && (b == 18 || b == 19))
-        || a >= 240
+    let special = a == 0 // "this network"
+        || a == 10 // private
+        || a == 127 // loopback
+        || (a == 100 && (64..128).contains(&b)) // shared address space (CGNAT)
+        || (a == 169 && b == 254) // link-local
+        || (a == 172 && (16..32).contains(&b)) // private
+        || (a == 192 && b == 0 && c == 0) // IETF protocol assignments
+        || (a == 192 && b == 0 && c == 2) // documentation TEST-NET-1
+        || (a == 192 && b == 88 && c == 99) // deprecated 6to4 relay anycast
+        || (a == 192 && b == 168) // private
+        || (a == 198 && (b == 18 || b == 19)) // benchmarking
+        || (a == 198 && b == 51 && c == 100) // documentation TEST-NET-2
+        || (a == 203 && b == 0 && c == 113) // documentation TEST-NET-3
+        || a >= 224; // multicast, reserved, limited broadcast
+    !special
 }
 
-fn is_internal_v6(ip: Ipv6Addr) -> bool {
+/// The IPv4 address an IPv6 address stands for, where reaching one reaches
+/// the other: mapped and compatible forms, NAT64 and 6to4.
+fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = ip.segments();
-    let embedded =
-        |hi: u16, lo: u16| Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8);
-    // Addresses that carry an IPv4 address reach that address: check it.
-    if let Some(v4) = ip.to_ipv4_mapped() {
-        return is_internal_v4(v4);
+    let v4 = |hi: u16, lo: u16| {
+        let [a, b] = hi.to_be_bytes();
+        let [c, d] = lo.to_be_bytes();
+        Ipv4Addr::new(a, b, c, d)
+    };
+    match s {
+        [0, 0, 0, 0, 0, 0xffff, hi, lo] => Some(v4(hi, lo)), // ::ffff:a.b.c.d
+        [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => Some(v4(hi, lo)), // NAT64 64:ff9b::/96
+        [0x2002, hi, lo, ..] => Some(v4(hi, lo)),            // 6to4 2002::/16
+        _ => None,
     }
-    if s[..6] == [0; 6] && !ip.is_loopback() && !ip.is_unspecified() {
-        return is_internal_v4(embedded(s[6], s[7])); // IPv4-compatible ::a.b.c.d
-    }
-    if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-        return is_internal_v4(embedded(s[6], s[7])); // NAT64 64:ff9b::/96
-    }
-    if s[0] == 0x2002 {
-        return is_internal_v4(embedded(s[1], s[2])); // 6to4 2002::/16
-    }
-    ip.is_loopback()
-        || ip.is_unspecified()
-        || ip.is_multicast()
-        || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1) // local-use NAT64 64:ff9b:1::/48
-        || (s[0] & 0xfe00) == 0xfc00 // unique local fc00::/7
-        || (s[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
-        || (s[0] & 0xffc0) == 0xfec0 // site-local fec0::/10
 }
 
-/// True for addresses a webhook must not reach unless the operator allows it.
-pub fn is_internal(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => is_internal_v4(v4),
-        IpAddr::V6(v6) => is_internal_v6(v6),
+/// Whether an IPv6 address is globally reachable. Only global unicast
+/// (2000::/3) can be, less its special blocks; everything outside it
+/// (loopback, unspecified, the other IPv4-embedding forms such as
+/// `::ffff:0:a.b.c.d` and `::a.b.c.d`, discard-only 100::/64, unique
+/// local, link-local, site-local, multicast) cannot.
+fn is_global_v6(ip: Ipv6Addr) -> bool {
+    if let Some(v4) = embedded_v4(ip) {
+        return is_global_v4(v4);
     }
+    let s = ip.segments();
+    let global_unicast = (s[0] & 0xe000) == 0x2000;
+    // IETF protocol assignments 2001::/23 (Teredo, benchmarking, ORCHID)
+    // and documentation 2001:db8::/32.
+    let in_2001 = s[0] == 0x2001 && (s[1] < 0x0200 || s[1] == 0x0db8);
+    let special = in_2001 || (s[0] & 0xfff0) == 0x3ff0; // documentation 3fff::/20
+    global_unicast && !special
+}
+
+/// Whether an address is globally reachable, by IANA's special-purpose
+/// address registries.
+pub fn is_global(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_global_v4(v4),
+        IpAddr::V6(v6) => is_global_v6(v6),
+    }
+}
+
+/// Whether `ip` is an address of one of this host's own interfaces (or
+/// the IPv4 address an IPv6 form stands for is). Read afresh each time:
+/// interfaces come and go, and the call is cheap next to a delivery.
+fn is_own_address(ip: IpAddr) -> bool {
+    let ip = match ip {
+        IpAddr::V6(v6) => embedded_v4(v6).map_or(ip, IpAddr::V4),
+        v4 => v4,
+    };
+    match if_addrs::get_if_addrs() {
+        Ok(interfaces) => interfaces.iter().any(|i| i.ip() == ip),
+        // Unknown interfaces: refuse rather than risk reaching ourselves.
+        Err(_) => true,
+    }
+}
+
+/// True for addresses a webhook must not reach unless the operator allows
+/// it: every address that is not globally reachable, and every address of
+/// this host.
+pub fn is_internal(ip: IpAddr) -> bool {
+    !is_global(ip) || is_own_address(ip)
 }
 
 /// Resolves names, keeping only addresses a webhook may reach.
@@ -244,6 +282,20 @@ mod tests {
             "64:ff9b::a00:1",
             "64:ff9b:1::1",
             "2002:c0a8:101::1",
+            "192.0.2.2",
+            "198.51.100.7",
+            "203.0.113.9",
+            "192.88.99.1",
+            "2001:db8::1",
+            "100::1",
+            "::ffff:0:7f00:1",
+            "::ffff:0:808:808",
+            "2001::1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "2001:2::1",
+            "3fff::1",
+            "5f00::1",
+            "::808:808",
         ];
         for ip in internal {
             assert!(is_internal(ip.parse().unwrap()), "{ip}");
@@ -256,9 +308,28 @@ mod tests {
             "100.128.0.1",
             "64:ff9b::808:808",
             "2002:808:808::1",
+            "2a00:1450:4001:81b::200e",
+            "::ffff:8.8.8.8",
         ];
         for ip in public {
             assert!(!is_internal(ip.parse().unwrap()), "{ip}");
+        }
+    }
+
+    #[tokio::test]
+    async fn every_address_of_this_host_is_refused() {
+        let strict = HttpWebhookClient::new(false).unwrap();
+        let interfaces = if_addrs::get_if_addrs().unwrap();
+        assert!(!interfaces.is_empty());
+        for interface in interfaces {
+            let ip = interface.ip();
+            assert!(is_internal(ip), "{ip}");
+            let host = match ip {
+                IpAddr::V4(v4) => v4.to_string(),
+                IpAddr::V6(v6) => format!("[{v6}]"),
+            };
+            let url = format!("http://{host}:9/hook");
+            assert!(strict.check(&url).await.is_err(), "{url}");
         }
     }
 

@@ -10,7 +10,7 @@ pub mod qr;
 pub mod rate_limit;
 
 pub use clock::SystemClock;
-pub use db::{Database, DatabaseError, SharedRateLimiter, SqlStore};
+pub use db::{redacted_url, Database, DatabaseError, SharedRateLimiter, SqlStore};
 pub use http_client::HttpWebhookClient;
 pub use ids::RandomIds;
 pub use qr::PngQrRenderer;

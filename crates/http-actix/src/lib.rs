@@ -6,6 +6,7 @@
 
 mod auth;
 mod body;
+mod client_addr;
 mod envelope;
 mod error;
 mod fallback;
@@ -13,6 +14,7 @@ mod public_limit;
 mod routes;
 mod state;
 
+pub use client_addr::TrustedProxies;
 pub use envelope::Surface;
 pub use error::ApiError;
 pub use public_limit::{PublicLimiter, PUBLIC_CALLS_PER_MINUTE};

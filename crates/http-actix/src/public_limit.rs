@@ -49,23 +49,24 @@ impl PublicLimiter {
 }
 
 /// Middleware of the public routes. The client is the address the request
-/// came from, or the one a proxy in front (nginx) forwards.
+/// came from, or the one a trusted proxy in front (nginx) forwards.
 pub(crate) async fn limit(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, Error> {
-    let client = req.connection_info().realip_remote_addr().and_then(|addr| {
-        addr.parse::<IpAddr>()
-            .ok()
-            .or_else(|| addr.parse::<std::net::SocketAddr>().ok().map(|s| s.ip()))
-    });
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or_default();
-    let verdict = match (req.app_data::<web::Data<AppState>>(), client) {
-        (Some(state), Some(client)) => state.public_limiter.hit(client, now),
-        _ => Ok(()),
+    let verdict = match req.app_data::<web::Data<AppState>>() {
+        Some(state) => {
+            let peer = req.peer_addr().map(|a| a.ip());
+            match state.trusted_proxies.client(peer, req.headers()) {
+                Some(client) => state.public_limiter.hit(client, now),
+                None => Ok(()),
+            }
+        }
+        None => Ok(()),
     };
     match verdict {
         Ok(()) => Ok(next.call(req).await?.map_into_boxed_body()),

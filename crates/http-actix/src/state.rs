@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::client_addr::TrustedProxies;
 use crate::public_limit::PublicLimiter;
 
 use reviewloop_service::{
@@ -28,6 +29,8 @@ pub struct AppState {
     pub events: EventStream,
     /// Per-client limit of the routes that need no key.
     pub public_limiter: Arc<PublicLimiter>,
+    /// Proxies whose forwarding headers name the client.
+    pub trusted_proxies: TrustedProxies,
 }
 
 impl AppState {
@@ -41,7 +44,14 @@ impl AppState {
             accounts: AccountService::new(ports.clone()),
             events: EventStream::new(ports.clone()),
             public_limiter: Arc::new(PublicLimiter::default()),
+            trusted_proxies: TrustedProxies::default(),
             requests: RequestService::new(ports, public_url),
         }
+    }
+
+    /// Believes forwarding headers from these proxies (none by default).
+    pub fn with_trusted_proxies(mut self, proxies: TrustedProxies) -> Self {
+        self.trusted_proxies = proxies;
+        self
     }
 }

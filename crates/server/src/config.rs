@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use anyhow::{bail, Context};
 
 use reviewloop_domain::webhook::{parse_retry_schedule, DEFAULT_RETRY_SCHEDULE};
+use reviewloop_http_actix::TrustedProxies;
 
 use crate::cli::Cli;
 
@@ -22,6 +23,8 @@ pub struct Config {
     pub allow_private_targets: bool,
     /// Pauses between delivery attempts, in seconds.
     pub retry_schedule: Vec<i64>,
+    /// Proxies whose forwarding headers are believed.
+    pub trusted_proxies: TrustedProxies,
 }
 
 impl Config {
@@ -57,6 +60,8 @@ impl Config {
                     .map_err(|why| anyhow::anyhow!("REVIEWLOOP_WEBHOOK_RETRY_SCHEDULE: {why}"))?,
                 None => DEFAULT_RETRY_SCHEDULE.to_vec(),
             },
+            trusted_proxies: TrustedProxies::parse(cli.trusted_proxies.as_deref().unwrap_or(""))
+                .map_err(|why| anyhow::anyhow!("REVIEWLOOP_TRUSTED_PROXIES: {why}"))?,
         })
     }
 
@@ -109,5 +114,12 @@ mod tests {
         assert_eq!(config.public_url_for(config.bind), "https://r.example.com");
         assert!(parse(&["--bind", "localhost"]).is_err());
         assert!(parse(&["--public-url", "r.example.com"]).is_err());
+        assert!(parse(&["--trusted-proxies", "nginx"]).is_err());
+        assert_eq!(
+            parse(&["--trusted-proxies", "127.0.0.1, ::1"])
+                .unwrap()
+                .trusted_proxies,
+            TrustedProxies::parse("127.0.0.1,::1").unwrap()
+        );
     }
 }

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use reviewloop_adapters::{
-    Database, HttpWebhookClient, InMemoryRateLimiter, PngQrRenderer, RandomIds, SharedRateLimiter,
-    SqlStore, SystemClock,
+    redacted_url, Database, HttpWebhookClient, InMemoryRateLimiter, PngQrRenderer, RandomIds,
+    SharedRateLimiter, SqlStore, SystemClock,
 };
 use reviewloop_ports::RateLimiter;
 use reviewloop_service::Ports;
@@ -27,7 +27,7 @@ pub(crate) async fn open_database(config: &Config) -> anyhow::Result<(Database, 
     tokio::task::spawn_blocking(move || Database::open(&url))
         .await
         .context("database task failed")?
-        .with_context(|| format!("cannot use database {}", config.database_url))
+        .with_context(|| format!("cannot use database {}", redacted_url(&config.database_url)))
 }
 
 /// Every port, backed by the real adapters.

@@ -42,7 +42,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", config.bind))?;
     let bound = listener.local_addr()?;
     let public_url = config.public_url_for(bound);
-    let state = AppState::new(ports.clone(), &public_url);
+    let state = AppState::new(ports.clone(), &public_url)
+        .with_trusted_proxies(config.trusted_proxies.clone());
     let server = HttpServer::new(move || build_app(state.clone()))
         .listen(listener)?
         .shutdown_timeout(10)

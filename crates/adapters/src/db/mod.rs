@@ -62,6 +62,24 @@ pub enum DatabaseError {
     Migration(String),
 }
 
+/// A database URL fit to show: its password replaced by `***`. Every
+/// message that names a database URL shows it through this.
+pub fn redacted_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            // Fails only for URLs that cannot have a password at all.
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        Ok(_) => url.to_owned(),
+        // Unparsable: show only the scheme, in case a password is in there.
+        Err(_) => match url.split_once("://") {
+            Some((scheme, _)) => format!("{scheme}://…"),
+            None => "(unreadable URL)".to_owned(),
+        },
+    }
+}
+
 /// Which backend a URL names, chosen by its scheme.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Target {
@@ -83,7 +101,7 @@ impl Target {
             Some(path) if !path.is_empty() && !path.contains(":memory:") => {
                 Ok(Self::Sqlite(path.to_owned()))
             }
-            _ => Err(DatabaseError::UnsupportedUrl(url.to_owned())),
+            _ => Err(DatabaseError::UnsupportedUrl(redacted_url(url))),
         }
     }
 }
@@ -243,3 +261,32 @@ impl SqlStore {
 
 #[cfg(test)]
 pub(crate) mod testdb;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_message_shows_a_database_password() {
+        let url = "postgres://app:hunter2@db.internal:5432/reviews";
+        assert_eq!(
+            redacted_url(url),
+            "postgres://app:***@db.internal:5432/reviews"
+        );
+        assert_eq!(
+            redacted_url("sqlite://reviewloop.db"),
+            "sqlite://reviewloop.db"
+        );
+        assert!(!redacted_url("mysql://u:hunter2@x/db").contains("hunter2"));
+        assert!(!redacted_url("bad://u:hunter2@[x/db").contains("hunter2"));
+        let Err(error) = Database::open("mysql://u:hunter2@x/db") else {
+            panic!("mysql is not a backend");
+        };
+        assert!(!error.to_string().contains("hunter2"), "{error}");
+        // A server that refuses the connection: the message names no password.
+        let Err(error) = Database::open("postgres://app:hunter2@127.0.0.1:1/reviews") else {
+            panic!("nothing listens on port 1");
+        };
+        assert!(!error.to_string().contains("hunter2"), "{error}");
+    }
+}

@@ -211,7 +211,7 @@ pub(super) async fn get(
             return Ok(ok(
                 StatusCode::OK,
                 "Request retrieved successfully",
-                request_json(&request),
+                request_json(&request, &caller.principal.user_id),
             ));
         }
         actix_web::rt::time::sleep(LONG_POLL_TICK.min(deadline - now)).await;
@@ -277,7 +277,7 @@ pub(super) async fn update(
     Ok(ok(
         StatusCode::OK,
         "Request updated successfully",
-        request_json(&request),
+        request_json(&request, &caller.principal.user_id),
     ))
 }
 

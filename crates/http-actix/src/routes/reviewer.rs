@@ -6,7 +6,7 @@ use reviewloop_domain::RequestId;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::views::request_json;
+use super::views::{request_json, request_view};
 use crate::auth::Caller;
 use crate::body::{id, Body};
 use crate::envelope::ok;
@@ -41,6 +41,10 @@ pub(super) async fn inbox(
         .requests
         .inbox(&caller.principal, limit, offset)
         .await?;
+    let requests: Vec<Value> = requests
+        .iter()
+        .map(|r| request_view(r, &caller.principal.user_id))
+        .collect();
     let data = json!({"count": requests.len(), "requests": requests});
     Ok(ok(StatusCode::OK, "Inbox retrieved successfully", data))
 }
@@ -57,7 +61,7 @@ pub(super) async fn claim(
     Ok(ok(
         StatusCode::OK,
         "Request claimed successfully",
-        request_json(&request),
+        request_json(&request, &caller.principal.user_id),
     ))
 }
 
@@ -73,7 +77,7 @@ pub(super) async fn release(
     Ok(ok(
         StatusCode::OK,
         "Request released successfully",
-        request_json(&request),
+        request_json(&request, &caller.principal.user_id),
     ))
 }
 
@@ -97,6 +101,6 @@ pub(super) async fn respond(
     Ok(ok(
         StatusCode::OK,
         "Response submitted successfully",
-        request_json(&request),
+        request_json(&request, &caller.principal.user_id),
     ))
 }

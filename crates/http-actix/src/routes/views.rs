@@ -2,7 +2,7 @@
 //! counts and links the API adds around it.
 
 use base64::Engine;
-use reviewloop_domain::{Loop, ReviewRequest};
+use reviewloop_domain::{Loop, ReviewRequest, UserId};
 use reviewloop_ports::RequestPage;
 use reviewloop_service::LoopInvite;
 use serde_json::{json, Value};
@@ -42,7 +42,37 @@ pub(super) fn page_json(page: &RequestPage, limit: u32, offset: u32) -> Value {
     })
 }
 
-/// `{"request": ...}`: the answer of every single-request operation.
-pub(super) fn request_json(request: &ReviewRequest) -> Value {
-    json!({ "request": request })
+/// Fields only the requester sees: where the answer goes (a callback URL
+/// often carries a token), its own bookkeeping, and the key it used.
+const REQUESTER_ONLY: [&str; 3] = ["callback_url", "metadata", "api_key_id"];
+
+/// A request as `viewer` may see it. The requester sees all of it. A
+/// reviewer sees what it needs to answer: not the requester-only fields,
+/// and of the broadcast only its own entry, not the other reviewers'
+/// addresses.
+pub(super) fn request_view(request: &ReviewRequest, viewer: &UserId) -> Value {
+    let mut value = json!(request);
+    if request.creator_id == *viewer {
+        return value;
+    }
+    if let Some(map) = value.as_object_mut() {
+        for field in REQUESTER_ONLY {
+            map.remove(field);
+        }
+        map.insert(
+            "broadcasted_to".into(),
+            json!(request
+                .broadcasted_to
+                .iter()
+                .filter(|entry| entry.user_id == *viewer)
+                .collect::<Vec<_>>()),
+        );
+    }
+    value
+}
+
+/// `{"request": ...}`: the answer of every single-request operation, as
+/// `viewer` may see it.
+pub(super) fn request_json(request: &ReviewRequest, viewer: &UserId) -> Value {
+    json!({ "request": request_view(request, viewer) })
 }

@@ -1,0 +1,164 @@
+//! Who the client is behind reverse proxies. Forwarding headers
+//! (`Forwarded`, `X-Forwarded-For`) are believed only when the connection
+//! comes from a proxy the operator trusts (`REVIEWLOOP_TRUSTED_PROXIES`);
+//! from anyone else they are ignored, so a client cannot pick the address
+//! its per-address limits are counted under.
+
+use std::net::{IpAddr, SocketAddr};
+
+use actix_web::http::header::HeaderMap;
+use ipnet::IpNet;
+
+/// The proxies whose forwarding headers are believed: addresses and
+/// networks (`127.0.0.1`, `10.0.0.0/8`, `::1`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TrustedProxies(Vec<IpNet>);
+
+impl TrustedProxies {
+    /// Parses a comma-separated list of addresses and CIDR networks; an
+    /// empty list trusts nobody.
+    pub fn parse(raw: &str) -> Result<Self, String> {
+        raw.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|item| {
+                item.parse::<IpNet>()
+                    .or_else(|_| item.parse::<IpAddr>().map(IpNet::from))
+                    .map_err(|_| format!("'{item}' is not an IP address or CIDR network"))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Self)
+    }
+
+    fn trusts(&self, ip: IpAddr) -> bool {
+        self.0.iter().any(|net| net.contains(&ip))
+    }
+
+    /// The client's address: the peer's, unless the peer is a trusted
+    /// proxy; then the nearest address in the forwarding chain that is not
+    /// a trusted proxy. A hop that cannot be read ends the walk at the last
+    /// trusted hop before it.
+    pub fn client(&self, peer: Option<IpAddr>, headers: &HeaderMap) -> Option<IpAddr> {
+        let peer = peer?;
+        if !self.trusts(peer) {
+            return Some(peer);
+        }
+        let mut client = peer;
+        for hop in forwarded_chain(headers).iter().rev() {
+            match hop {
+                Some(ip) if self.trusts(*ip) => client = *ip,
+                Some(ip) => return Some(*ip),
+                None => break,
+            }
+        }
+        Some(client)
+    }
+}
+
+/// The addresses a request passed through, client first: from `Forwarded`
+/// (`for=`) when present, else from `X-Forwarded-For`. `None` stands for a
+/// hop that names no readable address (`unknown`, obfuscated names).
+fn forwarded_chain(headers: &HeaderMap) -> Vec<Option<IpAddr>> {
+    let values = |name: &str| -> Vec<String> {
+        headers
+            .get_all(name)
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect()
+    };
+    let forwarded = values("forwarded");
+    if !forwarded.is_empty() {
+        return forwarded
+            .iter()
+            .map(|element| {
+                element
+                    .split(';')
+                    .filter_map(|pair| pair.trim().split_once('='))
+                    .find(|(key, _)| key.eq_ignore_ascii_case("for"))
+                    .and_then(|(_, value)| parse_node(value.trim_matches('"')))
+            })
+            .collect();
+    }
+    values("x-forwarded-for")
+        .iter()
+        .map(|hop| parse_node(hop))
+        .collect()
+}
+
+/// An address as proxies write it: `1.2.3.4`, `1.2.3.4:80`, `2001:db8::1`
+/// or `[2001:db8::1]:80`.
+fn parse_node(raw: &str) -> Option<IpAddr> {
+    raw.parse::<IpAddr>()
+        .ok()
+        .or_else(|| raw.parse::<SocketAddr>().ok().map(|s| s.ip()))
+        .or_else(|| {
+            raw.strip_prefix('[')
+                .and_then(|r| r.strip_suffix(']'))
+                .and_then(|r| r.parse().ok())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::http::header::{HeaderName, HeaderValue};
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(
+                HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                HeaderValue::from_str(value).unwrap(),
+            );
+        }
+        map
+    }
+
+    fn ip(s: &str) -> Option<IpAddr> {
+        Some(s.parse().unwrap())
+    }
+
+    #[test]
+    fn headers_from_an_untrusted_peer_are_ignored() {
+        let nobody = TrustedProxies::default();
+        let forged = headers(&[("x-forwarded-for", "1.1.1.1"), ("forwarded", "for=2.2.2.2")]);
+        assert_eq!(nobody.client(ip("9.9.9.9"), &forged), ip("9.9.9.9"));
+        let local = TrustedProxies::parse("127.0.0.1").unwrap();
+        assert_eq!(local.client(ip("9.9.9.9"), &forged), ip("9.9.9.9"));
+    }
+
+    #[test]
+    fn a_trusted_proxy_names_the_client_and_forged_hops_before_it_do_not_count() {
+        let proxies = TrustedProxies::parse("127.0.0.1, 10.0.0.0/8").unwrap();
+        // The client put 6.6.6.6 in itself; nginx appended the real peer.
+        let chain = headers(&[("x-forwarded-for", "6.6.6.6, 203.0.113.7, 10.1.2.3")]);
+        assert_eq!(proxies.client(ip("127.0.0.1"), &chain), ip("203.0.113.7"));
+        let forwarded = headers(&[(
+            "forwarded",
+            "for=6.6.6.6, for=\"[2001:db8::7]:4711\";proto=https, for=10.0.0.2",
+        )]);
+        assert_eq!(
+            proxies.client(ip("127.0.0.1"), &forwarded),
+            ip("2001:db8::7")
+        );
+        let unknown = headers(&[("x-forwarded-for", "unknown, 10.0.0.9")]);
+        assert_eq!(proxies.client(ip("127.0.0.1"), &unknown), ip("10.0.0.9"));
+        assert_eq!(
+            proxies.client(ip("127.0.0.1"), &HeaderMap::new()),
+            ip("127.0.0.1")
+        );
+    }
+
+    #[test]
+    fn the_list_is_checked() {
+        assert_eq!(
+            TrustedProxies::parse("").unwrap(),
+            TrustedProxies::default()
+        );
+        assert!(TrustedProxies::parse("127.0.0.1,::1,192.168.0.0/16").is_ok());
+        assert!(TrustedProxies::parse("nginx").is_err());
+        assert!(TrustedProxies::parse("10.0.0.0/33").is_err());
+    }
+}

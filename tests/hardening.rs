@@ -275,6 +275,48 @@ fn a_forged_client_address_does_not_escape_the_public_limit() {
     );
 }
 
+/// A client that sends its headers and then one byte a second is answered
+/// 408 in the envelope once the body's time is up, and the connection ends.
+fn a_body_that_trickles_in_is_cut_off_with_408() {
+    use std::io::{Read, Write};
+    use std::time::{Duration, Instant};
+    let server = Server::start();
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let head = format!(
+        "POST /v1/api/loops HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n",
+        server.admin_key
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while started.elapsed() < Duration::from_secs(30) {
+        // One byte a second, for as long as the server keeps listening.
+        let _ = stream.write_all(b" ");
+        match stream.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => answer.extend_from_slice(&buffer[..n]),
+            Err(_) => std::thread::sleep(Duration::from_millis(800)),
+        }
+    }
+    let elapsed = started.elapsed();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    let body = &answer[answer.find("\r\n\r\n").unwrap() + 4..];
+    let body: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(body["error"], true);
+    assert!(body["msg"]
+        .as_str()
+        .unwrap()
+        .contains("not received within"));
+    assert!(elapsed < Duration::from_secs(20), "held for {elapsed:?}");
+}
+
 /// A database password never appears in what the binary prints.
 #[test]
 fn no_message_shows_the_database_password() {
@@ -303,3 +345,8 @@ on_every_backend!(
     removed_members_lose_sight_of_the_loops_requests,
     a_forged_client_address_does_not_escape_the_public_limit,
 );
+
+#[test]
+fn a_body_that_trickles_in_is_cut_off() {
+    a_body_that_trickles_in_is_cut_off_with_408();
+}

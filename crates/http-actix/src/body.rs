@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::envelope::Surface;
 use crate::error::ApiError;
-use crate::MAX_BODY_BYTES;
+use crate::{BODY_READ_TIMEOUT, MAX_BODY_BYTES};
 
 pub(crate) fn json_config() -> web::JsonConfig {
     web::JsonConfig::default()
@@ -95,7 +95,21 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
         let object = web::Json::<Map<String, Value>>::from_request(req, payload);
         let surface = Surface::of(req.path());
         Box::pin(async move {
-            let object = Value::Object(object.await?.into_inner());
+            // A client that sends its headers and then trickles the body
+            // would hold its connection (and this task) for as long as it
+            // liked; the unread rest makes actix close the connection.
+            let Ok(object) = actix_web::rt::time::timeout(BODY_READ_TIMEOUT, object).await else {
+                return Err(ApiError::with_status(
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "Request body not received within {} seconds",
+                        BODY_READ_TIMEOUT.as_secs()
+                    ),
+                    surface,
+                )
+                .into());
+            };
+            let object = Value::Object(object?.into_inner());
             serde_json::from_value(object.clone())
                 .map(|typed| Body(typed, object))
                 .map_err(|e| {

@@ -29,6 +29,11 @@ use tracing_actix_web::TracingLogger;
 /// Largest request body accepted, in bytes (1 MiB).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
+/// How long a client has to send a whole request body, from the moment its
+/// handler asks for it: 1 MiB in this time is 100 KB/s. The request head
+/// has its own limit (actix-web's `client_request_timeout`, 5 s).
+pub const BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The whole application: routes, extractor error handlers, the JSON
 /// fallback for framework errors, request ids and request logging.
 pub fn build_app(

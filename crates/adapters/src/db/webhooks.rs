@@ -4,9 +4,7 @@ use std::collections::HashMap;
 
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDateTime, Utc};
-use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::Bool;
 use reviewloop_domain::{
     Delivery, DeliveryAttempt, DeliveryId, DeliveryStatus, DeliveryTarget, Event, EventFilter,
     EventId, EventType, UserId, Webhook, WebhookId,
@@ -401,8 +399,52 @@ impl WebhookStore for SqlStore {
     }
 }
 
-/// Spelled as in the `deliveries_due` partial index, so the planner uses it.
-const PENDING_CONDITION: &str = "deliveries.status = 'pending'";
+#[derive(QueryableByName)]
+struct Turn {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    id: String,
+}
+
+/// Due, unleased deliveries in turns: every URL's oldest first, then every
+/// URL's second oldest, and so on, at most `per_target` turns per URL. Taking
+/// the oldest due deliveries instead would let one receiver's backlog fill
+/// every candidate and starve the others behind it. The status is spelled
+/// as in the partial indexes, so the planner uses them.
+fn fair_turns(
+    conn: &mut DbConnection,
+    now: NaiveDateTime,
+    per_target: i64,
+    limit: i64,
+) -> Result<Vec<String>, DbError> {
+    let sql = |now: &str, per_target: &str, limit: &str| {
+        format!(
+            "SELECT id FROM ( \
+               SELECT deliveries.id, deliveries.next_attempt_at, ROW_NUMBER() OVER ( \
+                 PARTITION BY deliveries.url \
+                 ORDER BY deliveries.next_attempt_at, deliveries.id) AS turn \
+               FROM deliveries LEFT JOIN webhooks ON webhooks.id = deliveries.webhook_id \
+               WHERE deliveries.status = 'pending' AND deliveries.next_attempt_at <= {now} \
+                 AND (deliveries.leased_until IS NULL OR deliveries.leased_until < {now}) \
+                 AND (deliveries.webhook_id IS NULL OR webhooks.active) \
+             ) AS due WHERE turn <= {per_target} \
+             ORDER BY turn, next_attempt_at, id LIMIT {limit}"
+        )
+    };
+    use diesel::sql_types::{BigInt, Timestamp};
+    let turns: Vec<Turn> = match conn {
+        DbConnection::Sqlite(c) => diesel::sql_query(sql("?1", "?2", "?3"))
+            .bind::<Timestamp, _>(now)
+            .bind::<BigInt, _>(per_target)
+            .bind::<BigInt, _>(limit)
+            .load(c)?,
+        DbConnection::Postgres(c) => diesel::sql_query(sql("$1", "$2", "$3"))
+            .bind::<Timestamp, _>(now)
+            .bind::<BigInt, _>(per_target)
+            .bind::<BigInt, _>(limit)
+            .load(c)?,
+    };
+    Ok(turns.into_iter().map(|t| t.id).collect())
+}
 
 #[async_trait]
 impl DeliveryQueue for SqlStore {
@@ -489,24 +531,20 @@ impl DeliveryQueue for SqlStore {
         self.db
             .run(move |conn| {
                 write(conn, |conn| {
-                    let candidates = deliveries::table
-                        .left_join(webhooks::table)
-                        .filter(sql::<Bool>(PENDING_CONDITION))
-                        .filter(deliveries::next_attempt_at.le(now_db))
-                        .filter(
-                            deliveries::leased_until
-                                .is_null()
-                                .or(deliveries::leased_until.lt(now_db)),
-                        )
-                        .filter(
-                            deliveries::webhook_id
-                                .is_null()
-                                .or(webhooks::active.eq(true)),
-                        )
-                        .order(deliveries::next_attempt_at.asc())
-                        .limit(i64::from(limit.saturating_mul(8).min(1000)))
+                    let turns = fair_turns(
+                        conn,
+                        now_db,
+                        i64::from(per_target),
+                        i64::from(limit.saturating_mul(8).min(1000)),
+                    )?;
+                    let mut rows: HashMap<String, DeliveryRow> = deliveries::table
+                        .filter(deliveries::id.eq_any(&turns))
                         .select(DeliveryRow::as_select())
-                        .load(conn)?;
+                        .load(conn)?
+                        .into_iter()
+                        .map(|row| (row.id.clone(), row))
+                        .collect();
+                    let candidates = turns.iter().filter_map(|id| rows.remove(id));
                     let mut leased = Vec::new();
                     for row in candidates {
                         if leased.len() >= limit as usize {

@@ -404,6 +404,45 @@ async fn one_receiver_gets_only_a_few_slots(db: TestDb) {
     assert_eq!(elsewhere.len(), 2, "another worker has its own share");
 }
 
+/// A slow receiver with a backlog of 300 older deliveries, all of its
+/// slots in flight, and one fresh delivery to a fast receiver: the lease
+/// must reach the fast one now, not after the backlog.
+async fn a_backlog_at_one_receiver_does_not_starve_another(db: TestDb) {
+    let store = db.store();
+    let (event, slow) = setup(&store).await;
+    let mut fast = webhook(31, slow.account_id);
+    fast.url = "https://fast.example.com/in".into();
+    store.insert_webhook(&fast).await.unwrap();
+    let mut list: Vec<(Delivery, String)> = (0..300u32)
+        .map(|n| {
+            let (mut d, body) = delivery(40, &event, &slow, 0);
+            d.id = DeliveryId::new(
+                reviewloop_domain::ObjectId::parse(&format!("{:024x}", 0x1000 + n)).unwrap(),
+            );
+            (d, body)
+        })
+        .collect();
+    list.push(delivery(50, &event, &fast, 1));
+    store
+        .dispatch(&event.id, &list, fixtures::at(0))
+        .await
+        .unwrap();
+    let busy: HashMap<String, u32> = [(slow.url.clone(), 4)].into();
+    let leased = store
+        .lease_due(fixtures::at(5), fixtures::at(65), 28, 4, &busy)
+        .await
+        .unwrap();
+    let urls: Vec<&str> = leased.iter().map(|l| l.delivery.url.as_str()).collect();
+    assert_eq!(urls, ["https://fast.example.com/in"]);
+    // Another worker, with nothing in flight, takes four of the backlog.
+    let other = store
+        .lease_due(fixtures::at(5), fixtures::at(65), 28, 4, &HashMap::new())
+        .await
+        .unwrap();
+    assert_eq!(other.len(), 4);
+    assert!(other.iter().all(|l| l.delivery.url == slow.url));
+}
+
 async fn redelivery_puts_a_delivery_back_in_the_queue(db: TestDb) {
     let store = db.store();
     let (event, hook) = setup(&store).await;
@@ -598,6 +637,7 @@ on_every_backend!(
     a_success_ends_the_failing_streak,
     a_worker_whose_lease_ran_out_cannot_record,
     one_receiver_gets_only_a_few_slots,
+    a_backlog_at_one_receiver_does_not_starve_another,
     redelivery_puts_a_delivery_back_in_the_queue,
     the_feed_gives_an_accounts_events_in_commit_order_from_a_position,
 );

@@ -1,0 +1,1 @@
+DROP INDEX deliveries_due_by_url;

@@ -53,6 +53,7 @@ fn a_nul_character_is_refused_in_text_and_kept_in_json() {
     for (field, value) in [
         ("request_text", json!(NUL)),
         ("platform_version", json!(NUL)),
+        ("response_config", json!({"options": ["approve", NUL]})),
     ] {
         let mut body = request_body();
         body[field] = value;
@@ -226,11 +227,16 @@ fn removed_members_lose_sight_of_the_loops_requests() {
 
 /// Status of a public (no key) call that claims to come from `forwarded_for`.
 fn public_call(server: &Server, code: &str, forwarded_for: &str) -> u16 {
+    forged_call(server, code, forwarded_for, forwarded_for)
+}
+
+/// The same, with a `Forwarded` header that names `forwarded`.
+fn forged_call(server: &Server, code: &str, forwarded_for: &str, forwarded: &str) -> u16 {
     server
         .http()
         .get(format!("{}/join/{code}", server.base))
         .header("X-Forwarded-For", forwarded_for)
-        .header("Forwarded", format!("for={forwarded_for}"))
+        .header("Forwarded", format!("for={forwarded}"))
         .send()
         .expect("join page")
         .status()

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::ValidationError;
-use crate::text::char_len;
+use crate::text::{char_len, check_line};
 
 /// The most characters a text answer may have.
 pub const MAX_TEXT_ANSWER: usize = 5000;
@@ -136,6 +136,7 @@ fn parse_options(config: &Map<String, Value>) -> Result<Vec<String>, ValidationE
                 ),
             ));
         }
+        check_line("response_config.options", text)?;
         if parsed.iter().any(|p| p == text) {
             return Err(config_error(
                 "options",

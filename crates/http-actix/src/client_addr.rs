@@ -1,8 +1,10 @@
-//! Who the client is behind reverse proxies. Forwarding headers
-//! (`Forwarded`, `X-Forwarded-For`) are believed only when the connection
-//! comes from a proxy the operator trusts (`REVIEWLOOP_TRUSTED_PROXIES`);
-//! from anyone else they are ignored, so a client cannot pick the address
-//! its per-address limits are counted under.
+//! Who the client is behind reverse proxies. `X-Forwarded-For` is believed
+//! only when the connection comes from a proxy the operator trusts
+//! (`REVIEWLOOP_TRUSTED_PROXIES`); from anyone else it is ignored, so a
+//! client cannot pick the address its per-address limits are counted under.
+//! `Forwarded` is not read at all: proxies such as nginx pass a client's own
+//! `Forwarded` through untouched while they set `X-Forwarded-For`, so
+//! preferring it would let the client choose again.
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -31,6 +33,8 @@ impl TrustedProxies {
     }
 
     fn trusts(&self, ip: IpAddr) -> bool {
+        // A listener on [::] sees IPv4 peers as ::ffff:a.b.c.d.
+        let ip = ip.to_canonical();
         self.0.iter().any(|net| net.contains(&ip))
     }
 
@@ -39,15 +43,15 @@ impl TrustedProxies {
     /// a trusted proxy. A hop that cannot be read ends the walk at the last
     /// trusted hop before it.
     pub fn client(&self, peer: Option<IpAddr>, headers: &HeaderMap) -> Option<IpAddr> {
-        let peer = peer?;
+        let peer = peer?.to_canonical();
         if !self.trusts(peer) {
             return Some(peer);
         }
         let mut client = peer;
         for hop in forwarded_chain(headers).iter().rev() {
             match hop {
-                Some(ip) if self.trusts(*ip) => client = *ip,
-                Some(ip) => return Some(*ip),
+                Some(ip) if self.trusts(*ip) => client = ip.to_canonical(),
+                Some(ip) => return Some(ip.to_canonical()),
                 None => break,
             }
         }
@@ -55,35 +59,17 @@ impl TrustedProxies {
     }
 }
 
-/// The addresses a request passed through, client first: from `Forwarded`
-/// (`for=`) when present, else from `X-Forwarded-For`. `None` stands for a
-/// hop that names no readable address (`unknown`, obfuscated names).
+/// The addresses a request passed through, client first, from every
+/// `X-Forwarded-For` header. `None` stands for a hop that names no
+/// readable address (`unknown`, obfuscated names).
 fn forwarded_chain(headers: &HeaderMap) -> Vec<Option<IpAddr>> {
-    let values = |name: &str| -> Vec<String> {
-        headers
-            .get_all(name)
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .map(|s| s.trim().to_owned())
-            .filter(|s| !s.is_empty())
-            .collect()
-    };
-    let forwarded = values("forwarded");
-    if !forwarded.is_empty() {
-        return forwarded
-            .iter()
-            .map(|element| {
-                element
-                    .split(';')
-                    .filter_map(|pair| pair.trim().split_once('='))
-                    .find(|(key, _)| key.eq_ignore_ascii_case("for"))
-                    .and_then(|(_, value)| parse_node(value.trim_matches('"')))
-            })
-            .collect();
-    }
-    values("x-forwarded-for")
-        .iter()
-        .map(|hop| parse_node(hop))
+    headers
+        .get_all("x-forwarded-for")
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(parse_node)
         .collect()
 }
 
@@ -135,13 +121,18 @@ mod tests {
         // The client put 6.6.6.6 in itself; nginx appended the real peer.
         let chain = headers(&[("x-forwarded-for", "6.6.6.6, 203.0.113.7, 10.1.2.3")]);
         assert_eq!(proxies.client(ip("127.0.0.1"), &chain), ip("203.0.113.7"));
-        let forwarded = headers(&[(
-            "forwarded",
-            "for=6.6.6.6, for=\"[2001:db8::7]:4711\";proto=https, for=10.0.0.2",
-        )]);
+        let ports = headers(&[("x-forwarded-for", "6.6.6.6, [2001:db8::7]:4711, 10.0.0.2")]);
+        assert_eq!(proxies.client(ip("127.0.0.1"), &ports), ip("2001:db8::7"));
+        // A client's own Forwarded header is not believed, whoever passes it on.
+        let forged = headers(&[
+            ("forwarded", "for=6.6.6.6"),
+            ("x-forwarded-for", "198.51.100.4"),
+        ]);
+        assert_eq!(proxies.client(ip("127.0.0.1"), &forged), ip("198.51.100.4"));
+        // A listener on [::] sees the proxy as an IPv4-mapped address.
         assert_eq!(
-            proxies.client(ip("127.0.0.1"), &forwarded),
-            ip("2001:db8::7")
+            proxies.client(ip("::ffff:127.0.0.1"), &forged),
+            ip("198.51.100.4")
         );
         let unknown = headers(&[("x-forwarded-for", "unknown, 10.0.0.9")]);
         assert_eq!(proxies.client(ip("127.0.0.1"), &unknown), ip("10.0.0.9"));

@@ -11,6 +11,8 @@ pub struct Cli {
         long,
         env = "REVIEWLOOP_DATABASE_URL",
         default_value = "sqlite://reviewloop.db",
+        // `--help` would print the variable's value, password and all.
+        hide_env_values = true,
         global = true
     )]
     pub database_url: String,

@@ -65,19 +65,33 @@ pub enum DatabaseError {
 /// A database URL fit to show: its password replaced by `***`. Every
 /// message that names a database URL shows it through this.
 pub fn redacted_url(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut parsed) if parsed.password().is_some() => {
-            // Fails only for URLs that cannot have a password at all.
-            let _ = parsed.set_password(Some("***"));
-            parsed.to_string()
-        }
-        Ok(_) => url.to_owned(),
+    let Ok(mut parsed) = url::Url::parse(url) else {
         // Unparsable: show only the scheme, in case a password is in there.
-        Err(_) => match url.split_once("://") {
+        return match url.split_once("://") {
             Some((scheme, _)) => format!("{scheme}://…"),
             None => "(unreadable URL)".to_owned(),
-        },
+        };
+    };
+    if parsed.password().is_some() {
+        // Fails only for URLs that cannot have a password at all.
+        let _ = parsed.set_password(Some("***"));
     }
+    // libpq also takes `?password=` (and `sslpassword=`) in the query.
+    if parsed.query_pairs().any(|(k, _)| k.contains("password")) {
+        let pairs: Vec<(String, String)> = parsed
+            .query_pairs()
+            .map(|(k, v)| {
+                let v = if k.contains("password") {
+                    "***".into()
+                } else {
+                    v.into_owned()
+                };
+                (k.into_owned(), v)
+            })
+            .collect();
+        parsed.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    parsed.to_string()
 }
 
 /// Which backend a URL names, chosen by its scheme.

@@ -1,10 +1,12 @@
 //! Background work that runs beside the HTTP server.
 
+use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
-use std::sync::Arc;
-
-use reviewloop_service::{DeliveryService, EventStream, IdempotencyService, RequestService};
+use reviewloop_service::{
+    DeliveryService, EventStream, IdempotencyService, RequestService, ServiceError,
+};
 use tokio::sync::watch;
 use tokio::sync::Semaphore;
 
@@ -13,23 +15,24 @@ const TIMEOUT_BATCH: u32 = 100;
 /// Pause between sweeps; requests time out within about this long.
 const TIMEOUT_TICK: Duration = Duration::from_millis(250);
 
-/// Ends every open request whose timeout has passed, until told to stop.
-/// It reads only due requests (through an index), so a quiet sweep costs
-/// one indexed query whatever the number of pending requests.
-pub(crate) async fn time_out_due_requests(
-    requests: RequestService,
+/// Runs `pass` (which handles up to `batch` rows and says how many) until
+/// told to stop: again at once while passes come back full, since more
+/// work is waiting, else after `tick`.
+async fn in_passes<F, Fut>(
+    what: &'static str,
+    batch: u32,
+    tick: Duration,
     mut stop: watch::Receiver<bool>,
-) {
+    mut pass: F,
+) where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<usize, ServiceError>>,
+{
     loop {
-        let full_batch = match requests.time_out_due(TIMEOUT_BATCH).await {
-            Ok(ended) => {
-                if ended > 0 {
-                    tracing::info!(ended, "requests timed out");
-                }
-                ended >= TIMEOUT_BATCH as usize
-            }
+        let full_batch = match pass().await {
+            Ok(done) => done >= batch as usize,
             Err(error) => {
-                tracing::warn!(%error, "timeout sweep failed; retrying");
+                tracing::warn!(%error, "{what} failed; retrying");
                 false
             }
         };
@@ -37,14 +40,33 @@ pub(crate) async fn time_out_due_requests(
             break;
         }
         if full_batch {
-            // More may be due right now: sweep again without waiting.
             continue;
         }
         tokio::select! {
-            _ = tokio::time::sleep(TIMEOUT_TICK) => {}
+            _ = tokio::time::sleep(tick) => {}
             _ = stop.changed() => break,
         }
     }
+}
+
+/// Ends every open request whose timeout has passed, until told to stop.
+/// It reads only due requests (through an index), so a quiet sweep costs
+/// one indexed query whatever the number of pending requests.
+pub(crate) async fn time_out_due_requests(requests: RequestService, stop: watch::Receiver<bool>) {
+    in_passes(
+        "timeout sweep",
+        TIMEOUT_BATCH,
+        TIMEOUT_TICK,
+        stop,
+        || async {
+            let ended = requests.time_out_due(TIMEOUT_BATCH).await?;
+            if ended > 0 {
+                tracing::info!(ended, "requests timed out");
+            }
+            Ok(ended)
+        },
+    )
+    .await;
 }
 
 /// Events numbered per pass.
@@ -55,26 +77,15 @@ const NUMBERING_BATCH: u32 = 500;
 const NUMBERING_TICK: Duration = Duration::from_millis(100);
 
 /// Gives committed events their stream positions, until told to stop.
-pub(crate) async fn number_events(events: EventStream, mut stop: watch::Receiver<bool>) {
-    loop {
-        let full_batch = match events.number_new_events(NUMBERING_BATCH).await {
-            Ok(numbered) => numbered >= NUMBERING_BATCH as usize,
-            Err(error) => {
-                tracing::warn!(%error, "numbering events failed; retrying");
-                false
-            }
-        };
-        if *stop.borrow() {
-            break;
-        }
-        if full_batch {
-            continue;
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(NUMBERING_TICK) => {}
-            _ = stop.changed() => break,
-        }
-    }
+pub(crate) async fn number_events(events: EventStream, stop: watch::Receiver<bool>) {
+    in_passes(
+        "numbering events",
+        NUMBERING_BATCH,
+        NUMBERING_TICK,
+        stop,
+        || events.number_new_events(NUMBERING_BATCH),
+    )
+    .await;
 }
 
 /// How often expired idempotency records are deleted.

@@ -32,9 +32,9 @@ impl TrustedProxies {
             .map(Self)
     }
 
+    /// `ip` must be canonical: a listener on [::] sees IPv4 peers as
+    /// `::ffff:a.b.c.d`, which must match `a.b.c.d`.
     fn trusts(&self, ip: IpAddr) -> bool {
-        // A listener on [::] sees IPv4 peers as ::ffff:a.b.c.d.
-        let ip = ip.to_canonical();
         self.0.iter().any(|net| net.contains(&ip))
     }
 
@@ -50,8 +50,8 @@ impl TrustedProxies {
         let mut client = peer;
         for hop in forwarded_chain(headers).iter().rev() {
             match hop {
-                Some(ip) if self.trusts(*ip) => client = ip.to_canonical(),
-                Some(ip) => return Some(ip.to_canonical()),
+                Some(ip) if self.trusts(*ip) => client = *ip,
+                Some(ip) => return Some(*ip),
                 None => break,
             }
         }
@@ -74,7 +74,7 @@ fn forwarded_chain(headers: &HeaderMap) -> Vec<Option<IpAddr>> {
 }
 
 /// An address as proxies write it: `1.2.3.4`, `1.2.3.4:80`, `2001:db8::1`
-/// or `[2001:db8::1]:80`.
+/// or `[2001:db8::1]:80`; canonical.
 fn parse_node(raw: &str) -> Option<IpAddr> {
     raw.parse::<IpAddr>()
         .ok()
@@ -84,6 +84,7 @@ fn parse_node(raw: &str) -> Option<IpAddr> {
                 .and_then(|r| r.strip_suffix(']'))
                 .and_then(|r| r.parse().ok())
         })
+        .map(|ip| ip.to_canonical())
 }
 
 #[cfg(test)]

@@ -45,8 +45,8 @@ pub struct Cli {
     #[arg(long, env = "REVIEWLOOP_WEBHOOK_RETRY_SCHEDULE", global = true)]
     pub webhook_retry_schedule: Option<String>,
 
-    /// Reverse proxies whose forwarding headers (`Forwarded`,
-    /// `X-Forwarded-For`) name the client: comma-separated addresses or
+    /// Reverse proxies whose `X-Forwarded-For` names the client
+    /// (`Forwarded` is never read): comma-separated addresses or
     /// CIDR networks, e.g. `127.0.0.1,::1`. Default: none, so the client is
     /// the connection's address.
     #[arg(long, env = "REVIEWLOOP_TRUSTED_PROXIES", global = true)]

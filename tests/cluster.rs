@@ -18,6 +18,8 @@ use serde_json::json;
 struct Cluster {
     /// Talks to nginx (its `base` is nginx's address).
     front: Server,
+    /// The first instance's own address, behind nginx.
+    first: String,
     second: Server,
     _nginx: Nginx,
 }
@@ -31,9 +33,10 @@ fn cluster() -> Cluster {
     ]);
     let second = front.another_instance();
     let nginx = Nginx::start(&[&front.base, &second.base]);
-    front.base = nginx.base.clone();
+    let first = std::mem::replace(&mut front.base, nginx.base.clone());
     Cluster {
         front,
+        first,
         second,
         _nginx: nginx,
     }
@@ -51,10 +54,16 @@ fn two_instances_behind_nginx_behave_as_one() {
     let c = cluster();
     let s = &c.front;
 
-    // One rate limit per key, counted across both instances.
+    // One rate limit per key, counted across both instances. Each instance
+    // counts in memory and shares its counts every 100 ms; calls further
+    // apart than that are counted exactly (a burst may overshoot by what
+    // the other instance admits within one interval, as documented).
     let limited = s.key_with("limited@example.com", &["--rate-limit", "10"]);
     let statuses: Vec<u16> = (0..14)
-        .map(|_| s.get(&limited, "/v1/test").status)
+        .map(|_| {
+            std::thread::sleep(Duration::from_millis(250));
+            s.get(&limited, "/v1/test").status
+        })
         .collect();
     assert_eq!(
         statuses.iter().filter(|st| **st == 200).count(),
@@ -187,6 +196,85 @@ fn two_instances_behind_nginx_behave_as_one() {
     );
 }
 
+/// A long-poll waiting on one instance wakes when the other instance
+/// records the answer: the change is announced between instances, so the
+/// waiter does not sleep out its 20 seconds.
+fn a_long_poll_on_one_instance_hears_an_answer_given_on_the_other() {
+    let c = cluster();
+    let created = c.front.create_loop(&c.front.admin_key, "Across");
+    let reviewer = c.front.key("across@example.com");
+    c.front.join(&reviewer, &created);
+    let loop_id = id_of(&created["loop"]);
+    let id = id_of(
+        &c.front
+            .post(
+                &c.front.admin_key,
+                &format!("/v1/loops/{loop_id}/requests"),
+                request_body(),
+            )
+            .data(201)["request"],
+    );
+    let started = Instant::now();
+    let waited = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            std::thread::sleep(Duration::from_millis(500));
+            let answered = c
+                .front
+                .http()
+                .post(format!("{}/v1/api/requests/{id}/respond", c.first))
+                .bearer_auth(&reviewer)
+                .json(&json!({"response_data": "approve"}))
+                .send()
+                .unwrap();
+            assert_eq!(answered.status(), 200);
+        });
+        c.second.get(
+            &c.front.admin_key,
+            &format!("/v1/api/requests/{id}?wait=20"),
+        )
+    });
+    assert_eq!(waited.data(200)["request"]["status"], "completed");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the waiter slept {:?}",
+        started.elapsed()
+    );
+}
+
+/// Keys are cached per instance for at most a second: a key revoked by
+/// the CLI (another process) stops working on every instance within 2 s.
+fn a_revoked_key_stops_working_on_every_instance_within_two_seconds() {
+    let c = cluster();
+    let created = c
+        .front
+        .cli(&["key", "create", "--email", "gone@example.com", "--json"]);
+    let key = created["api_key"].as_str().unwrap().to_owned();
+    let key_id = created["api_key_id"].as_str().unwrap().to_owned();
+    // Both instances (nginx alternates) have the key in their caches.
+    for _ in 0..4 {
+        assert_eq!(c.front.get(&key, "/v1/test").status, 200);
+        assert_eq!(c.second.get(&key, "/v1/test").status, 200);
+    }
+    c.front.cli(&["key", "revoke", &key_id, "--json"]);
+    let revoked = Instant::now();
+    loop {
+        let statuses = [
+            c.front.get(&key, "/v1/test").status,
+            c.front.get(&key, "/v1/test").status,
+            c.second.get(&key, "/v1/test").status,
+        ];
+        if statuses == [401, 401, 401] {
+            break;
+        }
+        assert!(
+            revoked.elapsed() < Duration::from_secs(2),
+            "still accepted {:?} after revocation: {statuses:?}",
+            revoked.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn killing_an_instance_loses_no_accepted_request() {
     let mut c = cluster();
     let loop_id = id_of(&c.front.create_loop(&c.front.admin_key, "Failover")["loop"]);
@@ -234,6 +322,22 @@ fn killing_an_instance_loses_no_accepted_request() {
 #[test]
 fn behind_nginx_two_instances_behave_as_one() {
     run_on(Backend::Postgres, two_instances_behind_nginx_behave_as_one);
+}
+
+#[test]
+fn behind_nginx_a_long_poll_on_one_instance_hears_an_answer_given_on_the_other() {
+    run_on(
+        Backend::Postgres,
+        a_long_poll_on_one_instance_hears_an_answer_given_on_the_other,
+    );
+}
+
+#[test]
+fn behind_nginx_a_revoked_key_stops_working_on_every_instance_within_two_seconds() {
+    run_on(
+        Backend::Postgres,
+        a_revoked_key_stops_working_on_every_instance_within_two_seconds,
+    );
 }
 
 #[test]

@@ -10,7 +10,10 @@ pub mod qr;
 pub mod rate_limit;
 
 pub use clock::SystemClock;
-pub use db::{redacted_url, Database, DatabaseError, SharedRateLimiter, SqlStore};
+pub use db::{
+    redacted_url, Change, ChangeListener, Database, DatabaseError, PoolOptions, SharedRateLimiter,
+    SqlStore, RATE_LIMIT_FLUSH_EVERY,
+};
 pub use http_client::HttpWebhookClient;
 pub use ids::RandomIds;
 pub use qr::PngQrRenderer;

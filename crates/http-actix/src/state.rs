@@ -36,12 +36,14 @@ pub struct AppState {
 impl AppState {
     /// Builds every service over `ports`; links shown to users start with `public_url`.
     pub fn new(ports: Ports, public_url: &str) -> Self {
+        let auth = Authenticator::new(ports.clone());
         Self {
-            auth: Authenticator::new(ports.clone()),
+            accounts: AccountService::new(ports.clone())
+                .forgetting_revoked_keys_in(auth.key_cache()),
+            auth,
             loops: LoopService::new(ports.clone(), public_url),
             idempotency: IdempotencyService::new(ports.clone()),
             webhooks: WebhookService::new(ports.clone()),
-            accounts: AccountService::new(ports.clone()),
             events: EventStream::new(ports.clone()),
             public_limiter: Arc::new(PublicLimiter::default()),
             trusted_proxies: TrustedProxies::default(),

@@ -100,6 +100,7 @@ fn ports(permissions: Vec<Permission>, allowed: bool) -> Ports {
         ids: Arc::new(Ids),
         qr: Arc::new(MockQrRenderer::new()),
         limiter: Arc::new(limiter),
+        changes: reviewloop_service::ChangeHub::new(),
     }
 }
 

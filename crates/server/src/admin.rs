@@ -11,7 +11,7 @@ use crate::{open_database, ports};
 
 async fn accounts(config: &Config) -> anyhow::Result<AccountService> {
     let (db, _) = open_database(config).await?;
-    Ok(AccountService::new(ports(db, config)?))
+    Ok(AccountService::new(ports(db, config)?.0))
 }
 
 fn print(json_output: bool, value: Value, human: String) {

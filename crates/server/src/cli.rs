@@ -52,6 +52,15 @@ pub struct Cli {
     #[arg(long, env = "REVIEWLOOP_TRUSTED_PROXIES", global = true)]
     pub trusted_proxies: Option<String>,
 
+    /// Database connections at most (default: 8 on SQLite, 16 on PostgreSQL).
+    #[arg(long, env = "REVIEWLOOP_DB_POOL_SIZE", global = true)]
+    pub db_pool_size: Option<u32>,
+
+    /// Seconds a call waits for a free database connection before it fails
+    /// with 503 (default 10).
+    #[arg(long, env = "REVIEWLOOP_DB_POOL_TIMEOUT", global = true)]
+    pub db_pool_timeout: Option<u64>,
+
     /// What to do; `serve` when omitted.
     #[command(subcommand)]
     pub command: Option<Command>,

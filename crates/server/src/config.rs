@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 
 use anyhow::{bail, Context};
 
+use reviewloop_adapters::PoolOptions;
 use reviewloop_domain::webhook::{parse_retry_schedule, DEFAULT_RETRY_SCHEDULE};
 use reviewloop_http_actix::TrustedProxies;
 
@@ -25,6 +26,27 @@ pub struct Config {
     pub retry_schedule: Vec<i64>,
     /// Proxies whose forwarding headers are believed.
     pub trusted_proxies: TrustedProxies,
+    /// Size and wait of the database connection pool.
+    pub pool: PoolOptions,
+}
+
+/// The pool settings, checked: at least one connection, at most 1,000;
+/// a wait of 1 to 600 seconds.
+fn pool_options(cli: &Cli) -> anyhow::Result<PoolOptions> {
+    let mut options = PoolOptions::default();
+    if let Some(size) = cli.db_pool_size {
+        if !(1..=1000).contains(&size) {
+            bail!("REVIEWLOOP_DB_POOL_SIZE must be from 1 to 1000, not {size}");
+        }
+        options.max_size = Some(size);
+    }
+    if let Some(seconds) = cli.db_pool_timeout {
+        if !(1..=600).contains(&seconds) {
+            bail!("REVIEWLOOP_DB_POOL_TIMEOUT must be from 1 to 600 seconds, not {seconds}");
+        }
+        options.connection_timeout = std::time::Duration::from_secs(seconds);
+    }
+    Ok(options)
 }
 
 impl Config {
@@ -62,6 +84,7 @@ impl Config {
             },
             trusted_proxies: TrustedProxies::parse(cli.trusted_proxies.as_deref().unwrap_or(""))
                 .map_err(|why| anyhow::anyhow!("REVIEWLOOP_TRUSTED_PROXIES: {why}"))?,
+            pool: pool_options(cli)?,
         })
     }
 
@@ -115,6 +138,19 @@ mod tests {
         assert!(parse(&["--bind", "localhost"]).is_err());
         assert!(parse(&["--public-url", "r.example.com"]).is_err());
         assert!(parse(&["--trusted-proxies", "nginx"]).is_err());
+        let pool = parse(&["--db-pool-size", "3", "--db-pool-timeout", "2"])
+            .unwrap()
+            .pool;
+        assert_eq!(pool.max_size, Some(3));
+        assert_eq!(pool.connection_timeout, std::time::Duration::from_secs(2));
+        assert_eq!(parse(&[]).unwrap().pool, PoolOptions::default());
+        for bad in [
+            ["--db-pool-size", "0"],
+            ["--db-pool-timeout", "0"],
+            ["--db-pool-size", "x"],
+        ] {
+            assert!(parse(&bad).is_err(), "{bad:?}");
+        }
         assert_eq!(
             parse(&["--trusted-proxies", "127.0.0.1, ::1"])
                 .unwrap()

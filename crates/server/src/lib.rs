@@ -15,7 +15,7 @@ use reviewloop_adapters::{
     SharedRateLimiter, SqlStore, SystemClock,
 };
 use reviewloop_ports::RateLimiter;
-use reviewloop_service::Ports;
+use reviewloop_service::{ChangeHub, Ports};
 
 use crate::cli::{Cli, Command};
 use crate::config::Config;
@@ -23,29 +23,33 @@ use crate::config::Config;
 /// Opens the database named by the configuration, running pending
 /// migrations first, as every command does.
 pub(crate) async fn open_database(config: &Config) -> anyhow::Result<(Database, Vec<String>)> {
-    let url = config.database_url.clone();
-    tokio::task::spawn_blocking(move || Database::open(&url))
+    let (url, pool) = (config.database_url.clone(), config.pool);
+    tokio::task::spawn_blocking(move || Database::open_with(&url, pool))
         .await
         .context("database task failed")?
         .with_context(|| format!("cannot use database {}", redacted_url(&config.database_url)))
 }
 
-/// Every port, backed by the real adapters.
-pub(crate) fn ports(db: Database, config: &Config) -> anyhow::Result<Ports> {
+/// Every port, backed by the real adapters, and the shared rate limiter
+/// (PostgreSQL only), which a worker must flush.
+pub(crate) fn ports(
+    db: Database,
+    config: &Config,
+) -> anyhow::Result<(Ports, Option<Arc<SharedRateLimiter>>)> {
     let postgres = db.is_postgres();
     let store = Arc::new(SqlStore::new(db));
     // One instance on SQLite counts in memory (no write per call); several
     // instances on PostgreSQL share one count in the database.
-    let limiter: Arc<dyn RateLimiter> = if postgres {
-        Arc::new(SharedRateLimiter::new(store.as_ref().clone()))
-    } else {
-        Arc::new(InMemoryRateLimiter::new())
+    let shared = postgres.then(|| Arc::new(SharedRateLimiter::new(store.as_ref().clone())));
+    let limiter: Arc<dyn RateLimiter> = match &shared {
+        Some(shared) => shared.clone(),
+        None => Arc::new(InMemoryRateLimiter::new()),
     };
     let http = Arc::new(
         HttpWebhookClient::new(config.allow_private_targets)
             .context("cannot build the HTTP client")?,
     );
-    Ok(Ports {
+    let ports = Ports {
         accounts: store.clone(),
         loops: store.clone(),
         requests: store.clone(),
@@ -59,7 +63,9 @@ pub(crate) fn ports(db: Database, config: &Config) -> anyhow::Result<Ports> {
         ids: Arc::new(RandomIds),
         qr: Arc::new(PngQrRenderer),
         limiter,
-    })
+        changes: ChangeHub::new(),
+    };
+    Ok((ports, shared))
 }
 
 /// Runs one command line.

@@ -6,6 +6,7 @@ use std::net::TcpListener;
 
 use actix_web::HttpServer;
 use anyhow::Context;
+use reviewloop_adapters::Change;
 use reviewloop_http_actix::{build_app, AppState};
 use reviewloop_service::{
     AccountService, DeliveryService, EventStream, IdempotencyService, RequestService,
@@ -33,7 +34,15 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     for version in &applied {
         tracing::info!(%version, "applied migration");
     }
-    let ports = ports(db, &config)?;
+    let (ports, shared_limiter) = ports(db.clone(), &config)?;
+    // Other instances' changes wake this one's waiters (PostgreSQL only;
+    // the listener stops when dropped at the end of this function).
+    let hub = ports.changes.clone();
+    let _listener = db.listen_for_changes(move |change| match change {
+        Change::Request(id) => hub.request_changed(&id),
+        Change::EventsNumbered => hub.events_numbered(),
+        Change::Resumed => hub.wake_everyone(),
+    });
     if let Some(created) = AccountService::new(ports.clone()).bootstrap().await? {
         eprintln!("reviewloop: bootstrap API key: {}", created.plain);
     }
@@ -64,6 +73,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         IdempotencyService::new(ports.clone()),
         stopped.clone(),
     ));
+    let flusher = shared_limiter
+        .map(|limiter| tokio::spawn(workers::flush_rate_limits(limiter, stopped.clone())));
     let sweeper = tokio::spawn(workers::time_out_due_requests(
         RequestService::new(ports, &public_url),
         stopped,
@@ -81,6 +92,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     ] {
         if let Err(error) = worker.await {
             tracing::warn!(%error, worker = name, "worker ended abnormally");
+        }
+    }
+    if let Some(flusher) = flusher {
+        if let Err(error) = flusher.await {
+            tracing::warn!(%error, worker = "rate limit flush", "worker ended abnormally");
         }
     }
     tracing::info!("reviewloop stopped");

@@ -4,6 +4,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use reviewloop_adapters::SharedRateLimiter;
 use reviewloop_service::{
     DeliveryService, EventStream, IdempotencyService, RequestService, ServiceError,
 };
@@ -163,6 +164,38 @@ pub(crate) async fn deliver_events(deliveries: DeliveryService, mut stop: watch:
         tokio::select! {
             _ = tokio::time::sleep(DELIVERY_TICK) => {}
             _ = stop.changed() => break,
+        }
+    }
+}
+
+/// How often past rate-limit windows are deleted from the shared table.
+const RATE_LIMIT_PURGE_EVERY: Duration = Duration::from_secs(600);
+
+/// Adds this instance's counted calls to the shared rate-limit counts
+/// every `FLUSH_EVERY` (PostgreSQL), once more when told to stop, and now
+/// and then deletes past windows.
+pub(crate) async fn flush_rate_limits(
+    limiter: Arc<SharedRateLimiter>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut last_purge = tokio::time::Instant::now();
+    loop {
+        if let Err(error) = limiter.flush(chrono::Utc::now()).await {
+            tracing::warn!(%error, "flushing rate-limit counts failed; retrying");
+        }
+        if last_purge.elapsed() >= RATE_LIMIT_PURGE_EVERY {
+            last_purge = tokio::time::Instant::now();
+            if let Err(error) = limiter.purge_past_windows(chrono::Utc::now()).await {
+                tracing::warn!(%error, "deleting past rate-limit windows failed");
+            }
+        }
+        if *stop.borrow() {
+            break;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(reviewloop_adapters::RATE_LIMIT_FLUSH_EVERY) => {}
+            // One more pass, so calls counted just before the stop are kept.
+            _ = stop.changed() => {}
         }
     }
 }

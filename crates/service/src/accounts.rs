@@ -3,9 +3,12 @@
 //! hash; a fast hash is enough because a key carries 192 random bits.
 
 use reviewloop_domain::{AccountStatus, ApiKey, ApiKeyId, Email, Permission, User, UserId};
+use std::sync::Arc;
+
 use reviewloop_ports::StoreError;
 use sha2::{Digest, Sha256};
 
+use crate::auth::KeyCache;
 use crate::error::ServiceError;
 use crate::ports::Ports;
 use crate::principal::Principal;
@@ -80,12 +83,20 @@ pub struct CreatedKey {
 #[derive(Clone)]
 pub struct AccountService {
     ports: Ports,
+    keys: Option<Arc<KeyCache>>,
 }
 
 impl AccountService {
     /// A service over `ports`.
     pub fn new(ports: Ports) -> Self {
-        Self { ports }
+        Self { ports, keys: None }
+    }
+
+    /// Makes keys revoked through this service stop working at once in
+    /// the authenticator that owns `keys`, instead of within its TTL.
+    pub fn forgetting_revoked_keys_in(mut self, keys: Arc<KeyCache>) -> Self {
+        self.keys = Some(keys);
+        self
     }
 
     fn new_key(
@@ -163,11 +174,16 @@ impl AccountService {
     pub async fn revoke_key(&self, id: &str) -> Result<ApiKey, ServiceError> {
         let id = ApiKeyId::parse(id).map_err(|e| ServiceError::Refused(e.to_string()))?;
         let now = self.ports.clock.now();
-        self.ports
+        let key = self
+            .ports
             .accounts
             .revoke_api_key(&id, now)
             .await?
-            .ok_or(ServiceError::NotFound("API key not found"))
+            .ok_or(ServiceError::NotFound("API key not found"))?;
+        if let Some(keys) = &self.keys {
+            keys.forget_key(&key.id);
+        }
+        Ok(key)
     }
 
     /// The secret that signs the caller's callbacks.

@@ -45,7 +45,17 @@ impl EventStream {
     /// Numbers up to `batch` newly committed events, which makes them
     /// visible to listeners; returns how many it numbered.
     pub async fn number_new_events(&self, batch: u32) -> Result<usize, ServiceError> {
-        Ok(self.ports.feed.number_new_events(batch).await?)
+        let numbered = self.ports.feed.number_new_events(batch).await?;
+        if numbered > 0 {
+            self.ports.changes.events_numbered();
+        }
+        Ok(numbered)
+    }
+
+    /// What listeners wait on between reads: woken when new events are
+    /// numbered here or (PostgreSQL) by another instance.
+    pub fn changes(&self) -> std::sync::Arc<crate::ChangeHub> {
+        self.ports.changes.clone()
     }
 
     /// The caller's events after `position`, oldest first.

@@ -14,13 +14,14 @@ mod ports;
 mod principal;
 mod requests;
 pub mod signing;
+mod watch;
 mod webhooks;
 
 #[cfg(test)]
 mod testkit;
 
 pub use accounts::{AccountService, CreatedKey, NewKey};
-pub use auth::Authenticator;
+pub use auth::{Authenticator, KeyCache};
 pub use delivery::DeliveryService;
 pub use error::{messages, ServiceError};
 pub use events::EventStream;
@@ -29,4 +30,5 @@ pub use loops::{LoopInvite, LoopPatch, LoopService, RemovedMember};
 pub use ports::Ports;
 pub use principal::Principal;
 pub use requests::{CreatedRequest, ListRequestsInput, RequestService};
+pub use watch::{ChangeHub, RequestWatcher};
 pub use webhooks::{WebhookInput, WebhookPatch, WebhookService, WebhookView};

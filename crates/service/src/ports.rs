@@ -3,6 +3,8 @@
 use std::sync::Arc;
 
 use reviewloop_domain::EventId;
+
+use crate::watch::ChangeHub;
 use reviewloop_ports::{
     AccountStore, Clock, DeliveryQueue, EventFeed, IdSource, IdempotencyStore, LoopStore,
     QrRenderer, RateLimiter, RequestStore, TargetGuard, WebhookSender, WebhookStore,
@@ -37,6 +39,8 @@ pub struct Ports {
     pub qr: Arc<dyn QrRenderer>,
     /// Per-key call counting.
     pub limiter: Arc<dyn RateLimiter>,
+    /// Wakes waiting readers when what they wait for changes.
+    pub changes: Arc<ChangeHub>,
 }
 
 impl Ports {

@@ -113,6 +113,7 @@ impl Kit {
                 next_code: AtomicU8::new(0),
             }),
             qr: Arc::new(self.qr),
+            changes: crate::ChangeHub::new(),
             limiter: Arc::new(self.limiter),
         }
     }

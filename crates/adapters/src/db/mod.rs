@@ -5,6 +5,7 @@
 //! takes its pooled connection there, never on an async worker thread.
 
 mod accounts;
+mod changes;
 mod convert;
 mod error;
 mod idempotency;
@@ -18,14 +19,15 @@ mod webhooks;
 
 use std::time::Duration;
 
-use diesel::connection::SimpleConnection;
-use diesel::r2d2::{ManageConnection, Pool};
+use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
+use diesel::r2d2::{ManageConnection, Pool, R2D2Connection};
 use diesel::{Connection, PgConnection, SqliteConnection};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use reviewloop_ports::StoreError;
 
+pub use changes::{Change, ChangeListener};
 pub(crate) use error::DbError;
-pub use rate_limits::SharedRateLimiter;
+pub use rate_limits::{SharedRateLimiter, FLUSH_EVERY as RATE_LIMIT_FLUSH_EVERY};
 
 /// One connection of either backend. Queries are written once against
 /// this type; Diesel turns them into each backend's SQL.
@@ -42,6 +44,27 @@ pub(crate) type Conn = DbConnection;
 
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
 const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
+
+/// How the connection pool is sized and how long a caller waits for a
+/// connection before its call fails with 503.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolOptions {
+    /// Connections at most; `None` picks the backend's default (8 on
+    /// SQLite, 16 on PostgreSQL).
+    pub max_size: Option<u32>,
+    /// The longest wait for a free connection.
+    pub connection_timeout: Duration,
+}
+
+impl Default for PoolOptions {
+    fn default() -> Self {
+        Self {
+            max_size: None,
+            connection_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
 const SQLITE_POOL_SIZE: u32 = 8;
 const POSTGRES_POOL_SIZE: u32 = 16;
 /// Settings every SQLite connection needs; Diesel sets none of them itself.
@@ -144,13 +167,19 @@ impl ManageConnection for Manager {
         }
     }
 
+    // Only asked if the pool tests connections on checkout, which it does
+    // not (a statement per checkout costs more than the rare dead
+    // connection, which fails its own call and is then dropped).
     fn is_valid(&self, conn: &mut DbConnection) -> Result<(), Self::Error> {
         conn.batch_execute("SELECT 1")
             .map_err(diesel::r2d2::Error::QueryError)
     }
 
-    fn has_broken(&self, _conn: &mut DbConnection) -> bool {
-        false
+    /// Asked as a connection goes back to the pool: one still inside a
+    /// transaction, with its transaction manager in error, or handed back
+    /// by a thread that is unwinding from a panic is dropped, never reused.
+    fn has_broken(&self, conn: &mut DbConnection) -> bool {
+        std::thread::panicking() || conn.is_broken()
     }
 }
 
@@ -171,6 +200,7 @@ fn migrate<C: MigrationHarness<B>, B: diesel::backend::Backend>(
 pub struct Database {
     pool: Pool<Manager>,
     postgres: bool,
+    target: Target,
 }
 
 impl Database {
@@ -178,6 +208,14 @@ impl Database {
     /// creating an SQLite file if needed, and runs pending migrations.
     /// Returns the migrations applied.
     pub fn open(url: &str) -> Result<(Self, Vec<String>), DatabaseError> {
+        Self::open_with(url, PoolOptions::default())
+    }
+
+    /// [`Database::open`] with a pool sized and timed by `options`.
+    pub fn open_with(
+        url: &str,
+        options: PoolOptions,
+    ) -> Result<(Self, Vec<String>), DatabaseError> {
         let target = Target::parse(url)?;
         let open = |e: diesel::ConnectionError| DatabaseError::Open(e.to_string());
         let applied = match &target {
@@ -195,17 +233,25 @@ impl Database {
             }
         };
         let postgres = matches!(target, Target::Postgres(_));
-        let size = if postgres {
+        let size = options.max_size.unwrap_or(if postgres {
             POSTGRES_POOL_SIZE
         } else {
             SQLITE_POOL_SIZE
-        };
+        });
         let pool = Pool::builder()
             .max_size(size)
-            .connection_timeout(Duration::from_secs(10))
-            .build(Manager(target))
+            .test_on_check_out(false)
+            .connection_timeout(options.connection_timeout)
+            .build(Manager(target.clone()))
             .map_err(|e| DatabaseError::Open(e.to_string()))?;
-        Ok((Self { pool, postgres }, applied))
+        Ok((
+            Self {
+                pool,
+                postgres,
+                target,
+            },
+            applied,
+        ))
     }
 
     /// True on PostgreSQL, where several instances may share the database.
@@ -241,21 +287,41 @@ impl Database {
 /// IMMEDIATE`, so a transaction that reads before it writes takes the write
 /// lock up front instead of failing with "database is locked" when it
 /// upgrades; PostgreSQL takes row locks as it writes.
+///
+/// Both go through Diesel's transaction manager, so it always knows whether
+/// the connection is inside a transaction: if `f` panics, the connection is
+/// still marked as in one and the pool drops it ([`Manager::has_broken`])
+/// instead of handing the open transaction to the next caller.
 pub(crate) fn write<T, F>(conn: &mut Conn, f: F) -> Result<T, DbError>
 where
     F: FnOnce(&mut Conn) -> Result<T, DbError>,
 {
     match conn {
         DbConnection::Postgres(_) => conn.transaction(f),
-        DbConnection::Sqlite(_) => {
-            conn.batch_execute("BEGIN IMMEDIATE")?;
-            let outcome =
-                f(conn).and_then(|value| Ok(conn.batch_execute("COMMIT").map(|()| value)?));
-            if outcome.is_err() {
-                // Nothing to undo if the transaction already ended.
-                let _ = conn.batch_execute("ROLLBACK");
+        DbConnection::Sqlite(sqlite) => {
+            AnsiTransactionManager::begin_transaction_sql(sqlite, "BEGIN IMMEDIATE")?;
+            match f(conn) {
+                Ok(value) => {
+                    match <DbConnection as TransactionManager<DbConnection>>::commit_transaction(
+                        conn,
+                    ) {
+                        Ok(()) => Ok(value),
+                        Err(error) => {
+                            // A failed COMMIT (busy, disk full) leaves the
+                            // transaction open; end it here.
+                            let _ = <DbConnection as TransactionManager<DbConnection>>::rollback_transaction(conn);
+                            Err(error.into())
+                        }
+                    }
+                }
+                Err(error) => {
+                    let _ =
+                        <DbConnection as TransactionManager<DbConnection>>::rollback_transaction(
+                            conn,
+                        );
+                    Err(error)
+                }
             }
-            outcome
         }
     }
 }
@@ -278,7 +344,82 @@ pub(crate) mod testdb;
 
 #[cfg(test)]
 mod tests {
+    use super::testdb::{on_every_backend, TestDb};
     use super::*;
+    use diesel::RunQueryDsl;
+
+    fn count_windows(conn: &mut Conn) -> Result<i64, DbError> {
+        #[derive(diesel::QueryableByName)]
+        struct Count {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        let row: Count =
+            diesel::sql_query("SELECT COUNT(*) AS n FROM rate_limit_windows").get_result(conn)?;
+        Ok(row.n)
+    }
+
+    fn insert_window(conn: &mut Conn, start: i64) -> Result<(), DbError> {
+        diesel::sql_query(format!(
+            "INSERT INTO rate_limit_windows (api_key_id, window_start, calls) VALUES ('k', {start}, 1)"
+        ))
+        .execute(conn)?;
+        Ok(())
+    }
+
+    /// A pool of one connection: the write after the panic gets the same
+    /// slot at once. Had the panicked connection gone back still inside its
+    /// transaction, the second write would fail to begin (or, worse, commit
+    /// the first one's half-done row).
+    async fn a_panic_inside_a_write_leaves_no_transaction_open(tdb: TestDb) {
+        let options = PoolOptions {
+            max_size: Some(1),
+            connection_timeout: Duration::from_secs(5),
+        };
+        let (db, _) = Database::open_with(&tdb.url, options).unwrap();
+        let first = db.clone();
+        let panicked = tokio::spawn(async move {
+            first
+                .run(|conn| {
+                    write(conn, |conn| -> Result<(), DbError> {
+                        insert_window(conn, 1)?;
+                        panic!("a bug in the middle of a write")
+                    })
+                })
+                .await
+        })
+        .await;
+        assert!(panicked.unwrap_err().is_panic());
+        let started = std::time::Instant::now();
+        let count = db
+            .run(|conn| {
+                write(conn, |conn| insert_window(conn, 2))?;
+                count_windows(conn)
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            count, 1,
+            "the panicked write's row is gone, the new one is there"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "no wait for a lost connection"
+        );
+        // A write that fails rolls back too, and leaves the connection usable.
+        let failed = db
+            .run(|conn| {
+                write(conn, |conn| {
+                    insert_window(conn, 3)?;
+                    insert_window(conn, 3)
+                })
+            })
+            .await;
+        assert!(failed.is_err(), "the second insert breaks the primary key");
+        assert_eq!(db.run(count_windows).await.unwrap(), 1);
+    }
+
+    on_every_backend!(a_panic_inside_a_write_leaves_no_transaction_open);
 
     #[test]
     fn no_message_shows_a_database_password() {

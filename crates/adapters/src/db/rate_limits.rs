@@ -1,32 +1,181 @@
-//! Rate limits shared by every instance on one PostgreSQL database: one
-//! atomic upsert per call counts it and returns the window's total.
+//! Rate limits shared by every instance on one PostgreSQL database, without
+//! a database write per call.
+//!
+//! Each instance counts its own calls in memory and, every
+//! [`FLUSH_EVERY`], adds them to the shared count in one statement for all
+//! keys, reading every key's total back. A key's first call in an hour on
+//! an instance is counted in the database at once, so an instance that
+//! has just started (or just met the key) knows the shared count before
+//! it admits anything more.
+//!
+//! The price is a bounded overshoot: between two flushes an instance
+//! admits against the total it last read, so a key can exceed its limit
+//! by at most the calls the *other* instances admit in one flush interval.
+//! On one instance the count is exact.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Integer, Text};
+use diesel::sql_types::{Array, BigInt, Integer, Text};
 use reviewloop_domain::ApiKeyId;
 use reviewloop_ports::{RateLimitStatus, RateLimiter, StoreError};
 
 use super::{DbConnection, SqlStore};
 use crate::rate_limit::hour_window;
 
+/// How often an instance adds its calls to the shared count.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(100);
+
 #[derive(QueryableByName)]
-struct Calls {
+struct Total {
+    #[diesel(sql_type = Text)]
+    api_key_id: String,
     #[diesel(sql_type = Integer)]
     calls: i32,
 }
 
-/// Counts calls in the database, so that every instance sees one count.
-#[derive(Clone)]
+/// One key's count in the current window, as this instance knows it.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    window: i64,
+    /// The shared total when it was last read (this instance's flushed
+    /// calls included).
+    shared: u32,
+    /// Calls admitted here and not flushed yet.
+    pending: u32,
+}
+
+impl Slot {
+    fn used(&self) -> u32 {
+        self.shared.saturating_add(self.pending)
+    }
+}
+
+/// Counts calls per instance and shares the counts through the database.
 pub struct SharedRateLimiter {
     store: SqlStore,
+    slots: Mutex<HashMap<ApiKeyId, Slot>>,
 }
 
 impl SharedRateLimiter {
-    /// A limiter over `store` (which must be on PostgreSQL).
+    /// A limiter over `store` (which must be on PostgreSQL). Something must
+    /// call [`SharedRateLimiter::flush`] every [`FLUSH_EVERY`].
     pub fn new(store: SqlStore) -> Self {
-        Self { store }
+        Self {
+            store,
+            slots: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn slots(&self) -> Result<std::sync::MutexGuard<'_, HashMap<ApiKeyId, Slot>>, StoreError> {
+        self.slots
+            .lock()
+            .map_err(|_| StoreError::Internal("rate limiter lock poisoned".into()))
+    }
+
+    /// Adds `calls` per key to the shared counts of `window` in one
+    /// statement and returns every key's new total.
+    async fn add(
+        &self,
+        window: i64,
+        calls: Vec<(ApiKeyId, u32)>,
+    ) -> Result<HashMap<ApiKeyId, u32>, StoreError> {
+        let keys: Vec<String> = calls.iter().map(|(k, _)| k.to_string()).collect();
+        let counts: Vec<i32> = calls
+            .iter()
+            .map(|(_, n)| i32::try_from(*n).unwrap_or(i32::MAX))
+            .collect();
+        let rows: Vec<Total> = self
+            .store
+            .db
+            .run(move |conn| {
+                let DbConnection::Postgres(pg) = conn else {
+                    return Err(StoreError::Internal(
+                        "the shared rate limiter needs PostgreSQL".into(),
+                    )
+                    .into());
+                };
+                // Adding and reading back is one statement, so no two
+                // instances can both miss each other's calls.
+                let rows = diesel::sql_query(
+                    "INSERT INTO rate_limit_windows (api_key_id, window_start, calls)
+                     SELECT k, $2, n FROM unnest($1::text[], $3::int[]) AS t(k, n)
+                     ON CONFLICT (api_key_id, window_start)
+                     DO UPDATE SET calls = rate_limit_windows.calls + EXCLUDED.calls
+                     RETURNING api_key_id, calls",
+                )
+                .bind::<Array<Text>, _>(&keys)
+                .bind::<BigInt, _>(window)
+                .bind::<Array<Integer>, _>(&counts)
+                .load(pg)?;
+                Ok(rows)
+            })
+            .await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|row| {
+                let key = row.api_key_id.parse().ok()?;
+                Some((key, u32::try_from(row.calls).unwrap_or(0)))
+            })
+            .collect())
+    }
+
+    /// Adds this instance's unflushed calls to the shared counts and learns
+    /// what the other instances added; forgets keys of past windows and
+    /// deletes past windows from the table.
+    pub async fn flush(&self, now: DateTime<Utc>) -> Result<(), StoreError> {
+        let (window, _) = hour_window(now)?;
+        let calls: Vec<(ApiKeyId, u32)> = {
+            let mut slots = self.slots()?;
+            slots.retain(|_, slot| slot.window == window);
+            slots
+                .iter_mut()
+                .map(|(key, slot)| (*key, std::mem::take(&mut slot.pending)))
+                .collect()
+        };
+        if calls.is_empty() {
+            return Ok(());
+        }
+        let flushed: HashMap<ApiKeyId, u32> = calls.iter().copied().collect();
+        let totals = match self.add(window, calls).await {
+            Ok(totals) => totals,
+            Err(error) => {
+                // Put the calls back, so the next flush counts them.
+                let mut slots = self.slots()?;
+                for (key, n) in flushed {
+                    if let Some(slot) = slots.get_mut(&key) {
+                        slot.pending = slot.pending.saturating_add(n);
+                    }
+                }
+                return Err(error);
+            }
+        };
+        let mut slots = self.slots()?;
+        for (key, total) in totals {
+            if let Some(slot) = slots.get_mut(&key).filter(|s| s.window == window) {
+                slot.shared = total;
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes the table's rows of windows before `now`'s.
+    pub async fn purge_past_windows(&self, now: DateTime<Utc>) -> Result<usize, StoreError> {
+        let (window, _) = hour_window(now)?;
+        self.store
+            .db
+            .run(move |conn| {
+                Ok(
+                    diesel::sql_query("DELETE FROM rate_limit_windows WHERE window_start < $1")
+                        .bind::<BigInt, _>(window)
+                        .execute(conn)?,
+                )
+            })
+            .await
     }
 }
 
@@ -39,40 +188,54 @@ impl RateLimiter for SharedRateLimiter {
         now: DateTime<Utc>,
     ) -> Result<RateLimitStatus, StoreError> {
         let (window, reset_at) = hour_window(now)?;
-        let key = key.to_string();
-        let calls = self
-            .store
-            .db
-            .run(move |conn| {
-                let DbConnection::Postgres(pg) = conn else {
-                    return Err(StoreError::Internal("the shared rate limiter needs PostgreSQL".into()).into());
+        let known = self
+            .slots()?
+            .get(key)
+            .copied()
+            .filter(|s| s.window == window);
+        if known.is_none() {
+            // The first call here this hour: count it in the database now
+            // and learn the shared total.
+            let totals = self.add(window, vec![(*key, 1)]).await?;
+            let shared = totals.get(key).copied().unwrap_or(1);
+            let mut slots = self.slots()?;
+            let slot = slots.entry(*key).or_insert(Slot {
+                window,
+                shared,
+                pending: 0,
+            });
+            if slot.window != window {
+                *slot = Slot {
+                    window,
+                    shared,
+                    pending: 0,
                 };
-                // The count is taken and raised in one statement, so no two
-                // instances can both see the last free call.
-                let row: Calls = diesel::sql_query(
-                    "INSERT INTO rate_limit_windows (api_key_id, window_start, calls) VALUES ($1, $2, 1)
-                     ON CONFLICT (api_key_id, window_start)
-                     DO UPDATE SET calls = rate_limit_windows.calls + 1
-                     RETURNING calls",
-                )
-                .bind::<Text, _>(&key)
-                .bind::<BigInt, _>(window)
-                .get_result(pg)?;
-                // Old windows are of no use; clear them now and then.
-                if row.calls == 1 {
-                    diesel::sql_query("DELETE FROM rate_limit_windows WHERE window_start < $1")
-                        .bind::<BigInt, _>(window - 1)
-                        .execute(pg)?;
-                }
-                Ok(row.calls)
-            })
-            .await?;
-        let calls = u32::try_from(calls).unwrap_or(u32::MAX);
+            } else {
+                // Another call raced this one here; keep the larger total.
+                slot.shared = slot.shared.max(shared);
+            }
+            return Ok(RateLimitStatus {
+                limit,
+                remaining: limit.saturating_sub(slot.used()),
+                reset_at,
+                allowed: shared <= limit,
+            });
+        }
+        let mut slots = self.slots()?;
+        let slot = slots.entry(*key).or_insert(Slot {
+            window,
+            shared: 0,
+            pending: 0,
+        });
+        let allowed = slot.used() < limit;
+        if allowed {
+            slot.pending += 1;
+        }
         Ok(RateLimitStatus {
             limit,
-            remaining: limit.saturating_sub(calls),
+            remaining: limit.saturating_sub(slot.used()),
             reset_at,
-            allowed: calls <= limit,
+            allowed,
         })
     }
 }
@@ -83,50 +246,95 @@ mod tests {
     use super::*;
     use reviewloop_domain::ObjectId;
 
-    #[tokio::test]
-    async fn instances_share_one_count_per_key_and_hour() {
-        let Some(db) = TestDb::postgres() else {
+    fn key(n: u8) -> ApiKeyId {
+        ApiKeyId::new(ObjectId::from_parts(1, [n; 8]))
+    }
+
+    fn postgres() -> Option<TestDb> {
+        let db = TestDb::postgres();
+        if db.is_none() {
             eprintln!(
                 "skipped: {} is not set",
                 super::super::testdb::POSTGRES_URL_VAR
             );
-            return;
-        };
-        // Two limiters over two pools stand for two instances.
-        let first = SharedRateLimiter::new(db.store());
-        let second = SharedRateLimiter::new(SqlStore::new(db.db.clone()));
-        let key = ApiKeyId::new(ObjectId::from_parts(1, [1; 8]));
-        let other = ApiKeyId::new(ObjectId::from_parts(1, [2; 8]));
+        }
+        db
+    }
+
+    async fn allowed(limiter: &SharedRateLimiter, key: &ApiKeyId, limit: u32, n: usize) -> usize {
         let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
-        let a = first.hit(&key, 3, at).await.unwrap();
-        let b = second.hit(&key, 3, at).await.unwrap();
-        let c = first.hit(&key, 3, at).await.unwrap();
-        let d = second.hit(&key, 3, at).await.unwrap();
-        assert_eq!(
-            [a.remaining, b.remaining, c.remaining, d.remaining],
-            [2, 1, 0, 0]
-        );
-        assert_eq!(
-            [a.allowed, b.allowed, c.allowed, d.allowed],
-            [true, true, true, false]
-        );
-        assert!(
-            first.hit(&other, 3, at).await.unwrap().allowed,
-            "keys are counted apart"
-        );
-        let next_hour = first.hit(&key, 3, a.reset_at).await.unwrap();
-        assert_eq!((next_hour.allowed, next_hour.remaining), (true, 2));
+        let mut allowed = 0;
+        for _ in 0..n {
+            allowed += usize::from(limiter.hit(key, limit, at).await.unwrap().allowed);
+        }
+        allowed
     }
 
     #[tokio::test]
-    async fn concurrent_calls_never_exceed_the_limit() {
-        let Some(db) = TestDb::postgres() else { return };
-        let limiter = SharedRateLimiter::new(db.store());
-        let key = ApiKeyId::new(ObjectId::from_parts(1, [3; 8]));
+    async fn instances_share_one_count_per_key_and_hour() {
+        let Some(db) = postgres() else { return };
+        // Two limiters over two pools stand for two instances.
+        let first = SharedRateLimiter::new(db.store());
+        let second = SharedRateLimiter::new(SqlStore::new(db.db.clone()));
+        let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        assert_eq!(allowed(&first, &key(1), 5, 3).await, 3);
+        first.flush(at).await.unwrap();
+        // The second instance's first call reads the shared count (4 with
+        // it), so it admits one more and refuses the rest.
+        assert_eq!(allowed(&second, &key(1), 5, 4).await, 2);
+        let status = second.hit(&key(1), 5, at).await.unwrap();
+        assert_eq!((status.allowed, status.remaining), (false, 0));
+        second.flush(at).await.unwrap();
+        first.flush(at).await.unwrap();
+        assert!(
+            !first.hit(&key(1), 5, at).await.unwrap().allowed,
+            "the first instance learned of the second's calls"
+        );
+        assert!(
+            first.hit(&key(2), 5, at).await.unwrap().allowed,
+            "keys are counted apart"
+        );
+        let next_hour = at + chrono::Duration::hours(1);
+        let status = second.hit(&key(1), 5, next_hour).await.unwrap();
+        assert_eq!((status.allowed, status.remaining), (true, 4));
+        // Past windows are deleted.
+        assert!(first.purge_past_windows(next_hour).await.unwrap() >= 1);
+    }
+
+    /// The documented bound: between flushes each instance admits against
+    /// the total it last read, so together they exceed the limit by at most
+    /// what the others admitted since; after a flush nobody admits more.
+    #[tokio::test]
+    async fn overshoot_is_bounded_by_one_flush_interval_of_the_others() {
+        let Some(db) = postgres() else { return };
+        let first = SharedRateLimiter::new(db.store());
+        let second = SharedRateLimiter::new(SqlStore::new(db.db.clone()));
+        let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let limit = 10;
+        // Both meet the key before either flushes: each knows only itself
+        // and the other's first call at most.
+        let a = allowed(&first, &key(3), limit, 20).await;
+        let b = allowed(&second, &key(3), limit, 20).await;
+        assert_eq!(a, 10, "one instance alone never exceeds the limit");
+        // The second read a shared total of 2 (the first's first call and
+        // its own), so it admitted 9: the overshoot is exactly the first's
+        // 9 unflushed calls.
+        assert_eq!(b, 9);
+        first.flush(at).await.unwrap();
+        second.flush(at).await.unwrap();
+        first.flush(at).await.unwrap();
+        assert_eq!(allowed(&first, &key(3), limit, 5).await, 0);
+        assert_eq!(allowed(&second, &key(3), limit, 5).await, 0);
+    }
+
+    #[tokio::test]
+    async fn concurrent_calls_on_one_instance_never_exceed_the_limit() {
+        let Some(db) = postgres() else { return };
+        let limiter = std::sync::Arc::new(SharedRateLimiter::new(db.store()));
         let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
         let calls = (0..20).map(|_| {
             let limiter = limiter.clone();
-            tokio::spawn(async move { limiter.hit(&key, 7, at).await.unwrap().allowed })
+            tokio::spawn(async move { limiter.hit(&key(4), 7, at).await.unwrap().allowed })
         });
         let mut allowed = 0;
         for call in calls.collect::<Vec<_>>() {

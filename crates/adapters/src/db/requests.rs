@@ -16,7 +16,7 @@ use reviewloop_ports::{RequestPage, RequestQuery, RequestSort, RequestStore, Sto
 use super::convert::to_db_time;
 use super::models::{BroadcastRow, RequestRow};
 use super::schema::{loop_members, request_broadcasts, request_sweeps, requests};
-use super::{outbox, write, Conn, DbError, SqlStore};
+use super::{changes, outbox, write, Conn, DbError, SqlStore};
 
 type Backend = <Conn as diesel::Connection>::Backend;
 
@@ -33,16 +33,29 @@ const OPEN_CONDITION_QUALIFIED: &str = "requests.status IN ('pending', 'claimed'
 
 /// Attaches each request's broadcast entries, in the order they were sent.
 fn with_broadcasts(conn: &mut Conn, rows: Vec<RequestRow>) -> Result<Vec<ReviewRequest>, DbError> {
-    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    let entries = match rows.as_slice() {
+        [] => Vec::new(),
+        // One request (the common case): `=` keeps the statement the same
+        // every time, so it is prepared once; `IN` with a varying number of
+        // values is prepared again on every call.
+        [row] => request_broadcasts::table
+            .filter(request_broadcasts::request_id.eq(&row.id))
+            .order(request_broadcasts::position.asc())
+            .select(BroadcastRow::as_select())
+            .load(conn)?,
+        _ => {
+            let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+            request_broadcasts::table
+                .filter(request_broadcasts::request_id.eq_any(&ids))
+                .order((
+                    request_broadcasts::request_id.asc(),
+                    request_broadcasts::position.asc(),
+                ))
+                .select(BroadcastRow::as_select())
+                .load(conn)?
+        }
+    };
     let mut by_request: HashMap<String, Vec<BroadcastEntry>> = HashMap::new();
-    let entries = request_broadcasts::table
-        .filter(request_broadcasts::request_id.eq_any(&ids))
-        .order((
-            request_broadcasts::request_id.asc(),
-            request_broadcasts::position.asc(),
-        ))
-        .select(BroadcastRow::as_select())
-        .load(conn)?;
     for entry in entries {
         let request_id = entry.request_id.clone();
         by_request
@@ -170,6 +183,35 @@ impl RequestStore for SqlStore {
             .await
     }
 
+    async fn request_for_viewer(
+        &self,
+        id: &RequestId,
+        viewer: &UserId,
+    ) -> Result<Option<(ReviewRequest, bool)>, StoreError> {
+        let (id, viewer) = (id.to_string(), viewer.to_string());
+        self.db
+            .run(move |conn| {
+                let Some(row) = requests::table
+                    .find(&id)
+                    .select(RequestRow::as_select())
+                    .first(conn)
+                    .optional()?
+                else {
+                    return Ok(None);
+                };
+                // By primary key: no member list is loaded to answer this.
+                let active: bool = diesel::select(diesel::dsl::exists(
+                    loop_members::table
+                        .find((&row.loop_id, &viewer))
+                        .filter(loop_members::status.eq("active")),
+                ))
+                .get_result(conn)?;
+                let request = with_broadcasts(conn, vec![row])?.pop();
+                Ok(request.map(|request| (request, active)))
+            })
+            .await
+    }
+
     async fn update_request(
         &self,
         request: &ReviewRequest,
@@ -197,6 +239,7 @@ impl RequestStore for SqlStore {
                         }
                         .into());
                     }
+                    changes::request_changed(conn, &row.id)?;
                     outbox::append(conn, &events)
                 })
             })

@@ -11,6 +11,8 @@ use super::{Database, SqlStore};
 /// a PostgreSQL database created for the test and dropped after it.
 pub(crate) struct TestDb {
     pub db: Database,
+    /// Where `db` is, for tests that open it again with other settings.
+    pub url: String,
     // Kept so the SQLite file lives as long as the test.
     _dir: Option<TempDir>,
     // The PostgreSQL database to drop, and where to connect to drop it.
@@ -28,6 +30,7 @@ impl TestDb {
         assert!(!applied.is_empty(), "a new database gets every migration");
         Self {
             db,
+            url,
             _dir: Some(dir),
             postgres: None,
         }
@@ -58,6 +61,7 @@ impl TestDb {
         assert!(!applied.is_empty(), "a new database gets every migration");
         Some(Self {
             db,
+            url: url.to_string(),
             _dir: None,
             postgres: Some((admin, name)),
         })

@@ -722,6 +722,7 @@ impl EventFeed for SqlStore {
                             .set(outbox_events::position.eq(position))
                             .execute(conn)?;
                     }
+                    super::changes::events_numbered(conn)?;
                     Ok(seqs.len())
                 })
             })

@@ -92,6 +92,13 @@ impl ReviewRequest {
         self.broadcasted_to.iter().any(|b| &b.user_id == user)
     }
 
+    /// Whether `user` may read this request: its creator, or a reviewer it
+    /// was sent to who is still an active member of its loop (which the
+    /// caller says, having asked the store).
+    pub fn is_readable_by(&self, user: &UserId, active_member: bool) -> bool {
+        self.creator_id == *user || (active_member && self.was_broadcast_to(user))
+    }
+
     fn ensure_open(&self) -> Result<(), TransitionError> {
         if self.status.is_open() {
             Ok(())

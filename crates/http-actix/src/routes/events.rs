@@ -1,24 +1,24 @@
 //! `GET /events`: the caller's events as Server-Sent Events. Each event is
 //! `id: <position>`, `event: <name>`, `data: <the webhook body>`; a client
 //! that reconnects with `Last-Event-ID` gets everything after it. Between
-//! looks at the outbox nothing is held, so a listener costs no database
-//! connection while it waits.
+//! looks at the outbox nothing is held and nothing is read: a listener
+//! sleeps until new events are numbered (here, or on PostgreSQL by another
+//! instance) or its keep-alive is due.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix_web::http::header::{CacheControl, CacheDirective, CONTENT_TYPE};
 use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::stream;
-use reviewloop_service::{EventStream, Principal};
+use reviewloop_service::{ChangeHub, EventStream, Principal};
 use serde::Deserialize;
 
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// How often the outbox is looked at while nothing happens.
-const POLL: Duration = Duration::from_millis(300);
 /// A comment is sent after this much quiet, so proxies keep the line open.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// A stream ends after this long; the client reconnects with
@@ -36,6 +36,7 @@ pub(super) struct StreamQuery {
 
 struct Listener {
     events: EventStream,
+    changes: Arc<ChangeHub>,
     principal: Principal,
     position: i64,
     greeted: bool,
@@ -57,6 +58,12 @@ impl Listener {
             if self.opened.elapsed() >= LIFETIME {
                 return None;
             }
+            // Listening before the read: events numbered between the read
+            // and the sleep still wake us.
+            let changes = self.changes.clone();
+            let numbered = changes.events().notified();
+            tokio::pin!(numbered);
+            numbered.as_mut().enable();
             match self
                 .events
                 .after(&self.principal, self.position, BATCH)
@@ -85,7 +92,11 @@ impl Listener {
                 self.quiet_since = Instant::now();
                 return Some((Ok(Bytes::from_static(b": keep-alive\n\n")), self));
             }
-            actix_web::rt::time::sleep(POLL).await;
+            let wake = (self.quiet_since + KEEP_ALIVE).min(self.opened + LIFETIME);
+            tokio::select! {
+                () = numbered => {}
+                () = tokio::time::sleep_until(wake.into()) => {}
+            }
         }
     }
 }
@@ -107,6 +118,7 @@ pub(super) async fn stream(
         .start(&caller.principal, resume.as_deref())
         .await?;
     let listener = Listener {
+        changes: state.events.changes(),
         events: state.events.clone(),
         principal: caller.principal,
         position,

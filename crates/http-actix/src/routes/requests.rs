@@ -1,6 +1,6 @@
 //! The requester's handlers: create, list, read, change, cancel, rate.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -201,27 +201,23 @@ pub(super) async fn get(
 ) -> Result {
     let id = id::<RequestId>(&path)?;
     let wait = long_poll_wait(query.wait.as_deref())?;
-    let deadline = Instant::now() + wait;
-    // Each look is a short read; nothing is held between looks, so waiting
-    // clients cost no database connection.
-    loop {
-        let request = state.requests.get(&caller.principal, &id).await?;
-        let now = Instant::now();
-        if !request.status.is_open() || now >= deadline {
-            return Ok(ok(
-                StatusCode::OK,
-                "Request retrieved successfully",
-                request_json(&request, &caller.principal.user_id),
-            ));
-        }
-        actix_web::rt::time::sleep(LONG_POLL_TICK.min(deadline - now)).await;
-    }
+    let request = if wait.is_zero() {
+        state.requests.get(&caller.principal, &id).await?
+    } else {
+        state
+            .requests
+            .get_when_settled(&caller.principal, &id, wait)
+            .await?
+    };
+    Ok(ok(
+        StatusCode::OK,
+        "Request retrieved successfully",
+        request_json(&request, &caller.principal.user_id),
+    ))
 }
 
 /// The longest a client may ask `GET /requests/{id}` to wait.
 const LONG_POLL_MAX_SECONDS: u64 = 60;
-/// How often a waiting request is looked at again.
-const LONG_POLL_TICK: Duration = Duration::from_millis(200);
 
 #[derive(Deserialize)]
 pub(super) struct GetQuery {

@@ -137,6 +137,7 @@ impl RequestService {
             match self.ports.requests.update_request(&request, &events).await {
                 Ok(()) => {
                     request.version += 1;
+                    self.ports.changes.request_changed(&request.id);
                     return Ok(request);
                 }
                 Err(StoreError::Conflict(_)) => continue,
@@ -235,7 +236,43 @@ impl RequestService {
         id: &RequestId,
     ) -> Result<ReviewRequest, ServiceError> {
         caller.require(Permission::RequestsRead)?;
-        Ok(self.load(caller, id, None).await?.0)
+        self.ports
+            .requests
+            .request_for_viewer(id, &caller.user_id)
+            .await?
+            .filter(|(request, active)| request.is_readable_by(&caller.user_id, *active))
+            .map(|(request, _)| request)
+            .ok_or(ServiceError::NotFound(messages::REQUEST_NOT_FOUND))
+    }
+
+    /// [`RequestService::get`], but while the request is still open, waits
+    /// up to `wait` for it to be answered, time out or be cancelled. The
+    /// wait holds no connection and reads nothing: it sleeps until a
+    /// change to this request is announced (by this instance's writers or,
+    /// on PostgreSQL, the other instances' notifications), then reads once.
+    pub async fn get_when_settled(
+        &self,
+        caller: &Principal,
+        id: &RequestId,
+        wait: std::time::Duration,
+    ) -> Result<ReviewRequest, ServiceError> {
+        let deadline = tokio::time::Instant::now() + wait;
+        let watcher = self.ports.changes.watch_request(*id);
+        loop {
+            // Listening before the read: a change between the read and the
+            // sleep still wakes us.
+            let changed = watcher.notify().notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            let request = self.get(caller, id).await?;
+            if !request.status.is_open() || tokio::time::Instant::now() >= deadline {
+                return Ok(request);
+            }
+            tokio::select! {
+                () = changed => {}
+                () = tokio::time::sleep_until(deadline) => {}
+            }
+        }
     }
 
     /// A page of the requests the caller created, with the query it answers.
@@ -406,7 +443,10 @@ impl RequestService {
                 now,
             );
             match self.ports.requests.update_request(&request, &[event]).await {
-                Ok(()) => ended += 1,
+                Ok(()) => {
+                    ended += 1;
+                    self.ports.changes.request_changed(&request.id);
+                }
                 Err(StoreError::Conflict(_) | StoreError::NotFound) => {}
                 Err(e) => return Err(e.into()),
             }

@@ -157,14 +157,12 @@ async fn reviewers_see_requests_strangers_and_removed_members_do_not() {
     let mut kit = Kit::new();
     let request = a_request(&kit);
     let id = request.id;
-    // user 3 was sent the request but is no longer an active member: a_loop(&[2]) only.
-    let lp = kit.a_loop(&[2], &[]);
-    kit.loops
-        .expect_loop_by_id()
-        .returning(move |_| Ok(Some(lp.clone())));
+    // user 3 was sent the request but is no longer an active member; the
+    // store says only user 2 is.
+    let active = kit.principal(2).user_id;
     kit.requests
-        .expect_request_by_id()
-        .returning(move |_| Ok(Some(request.clone())));
+        .expect_request_for_viewer()
+        .returning(move |_, viewer| Ok(Some((request.clone(), *viewer == active))));
     let (creator, reviewer, removed, stranger) = (
         kit.principal(1),
         kit.principal(2),

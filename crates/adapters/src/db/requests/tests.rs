@@ -56,6 +56,43 @@ async fn a_request_round_trips_with_every_field(db: TestDb) {
     assert_eq!(loaded, request);
 }
 
+async fn a_request_is_read_with_whether_the_viewer_is_an_active_member(db: TestDb) {
+    let store = db.store();
+    let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
+    let request = fixtures::request(&lp, 20, "high", 0);
+    store.insert_request(&request, &[]).await.unwrap();
+    let active = |u: u8| {
+        let store = store.clone();
+        let id = request.id;
+        async move {
+            let (loaded, active) = store
+                .request_for_viewer(&id, &UserId::new(fixtures::oid(u)))
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(loaded.broadcasted_to.len(), 3);
+            active
+        }
+    };
+    // 1 created the loop, 2 and 3 joined, 4 is only invited, 9 is a stranger.
+    assert_eq!(
+        [
+            active(1).await,
+            active(2).await,
+            active(3).await,
+            active(4).await,
+            active(9).await
+        ],
+        [true, true, true, false, false]
+    );
+    let missing = RequestId::new(fixtures::oid(99));
+    assert!(store
+        .request_for_viewer(&missing, &UserId::new(fixtures::oid(1)))
+        .await
+        .unwrap()
+        .is_none());
+}
+
 async fn a_stale_write_is_a_conflict_and_changes_nothing(db: TestDb) {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
@@ -393,6 +430,7 @@ async fn the_inbox_starts_from_memberships_and_reads_open_requests_only() {
 on_every_backend!(
     sweepers_share_the_due_requests_and_take_over_a_dead_ones,
     a_request_round_trips_with_every_field,
+    a_request_is_read_with_whether_the_viewer_is_an_active_member,
     a_stale_write_is_a_conflict_and_changes_nothing,
     a_change_and_its_events_commit_together_or_not_at_all,
     updating_a_missing_request_is_not_found,

@@ -1,5 +1,11 @@
 //! Authentication and rate limiting of API calls.
 
+mod key_cache;
+
+pub use key_cache::KeyCache;
+
+use std::sync::Arc;
+
 use reviewloop_domain::AccountStatus;
 use reviewloop_ports::RateLimitStatus;
 
@@ -12,12 +18,22 @@ use crate::principal::Principal;
 #[derive(Clone)]
 pub struct Authenticator {
     ports: Ports,
+    keys: Arc<KeyCache>,
 }
 
 impl Authenticator {
-    /// An authenticator over `ports`.
+    /// An authenticator over `ports`, with an empty key cache.
     pub fn new(ports: Ports) -> Self {
-        Self { ports }
+        Self {
+            ports,
+            keys: Arc::new(KeyCache::default()),
+        }
+    }
+
+    /// The cache of recently seen keys, for whoever revokes keys in this
+    /// process ([`crate::AccountService::forgetting_revoked_keys_in`]).
+    pub fn key_cache(&self) -> Arc<KeyCache> {
+        self.keys.clone()
     }
 
     /// Checks the `Authorization` header's value and counts one call against
@@ -35,29 +51,41 @@ impl Authenticator {
             })
             .filter(|t| !t.is_empty())
             .ok_or(ServiceError::Unauthenticated(messages::MISSING_KEY))?;
-        let (key, user) = self
-            .ports
-            .accounts
-            .api_key_by_hash(&hash_key(token))
-            .await?
-            .filter(|(key, _)| key.revoked_at.is_none())
-            .ok_or(ServiceError::Unauthenticated(messages::INVALID_KEY))?;
-        if user.status == AccountStatus::Suspended {
+        let hash = hash_key(token);
+        let now = self.ports.clock.now();
+        let principal = match self.keys.get(&hash, now) {
+            Some(principal) => principal,
+            None => {
+                let (key, user) = self
+                    .ports
+                    .accounts
+                    .api_key_by_hash(&hash)
+                    .await?
+                    .filter(|(key, _)| key.revoked_at.is_none())
+                    .ok_or(ServiceError::Unauthenticated(messages::INVALID_KEY))?;
+                let principal = Principal {
+                    user_id: user.id,
+                    email: user.email,
+                    account_status: user.status,
+                    api_key_id: key.id,
+                    permissions: key.permissions,
+                    rate_limit: key.rate_limit,
+                };
+                self.keys.put(hash, principal.clone(), now);
+                principal
+            }
+        };
+        if principal.account_status == AccountStatus::Suspended {
             return Err(ServiceError::Forbidden(messages::ACCOUNT_SUSPENDED.into()));
         }
-        let now = self.ports.clock.now();
-        let status = self.ports.limiter.hit(&key.id, key.rate_limit, now).await?;
+        let status = self
+            .ports
+            .limiter
+            .hit(&principal.api_key_id, principal.rate_limit, now)
+            .await?;
         if !status.allowed {
             return Err(ServiceError::RateLimited(status));
         }
-        let principal = Principal {
-            user_id: user.id,
-            email: user.email,
-            account_status: user.status,
-            api_key_id: key.id,
-            permissions: key.permissions,
-            rate_limit: key.rate_limit,
-        };
         Ok((principal, status))
     }
 }
@@ -160,6 +188,51 @@ mod tests {
             .await
             .unwrap_err();
         assert!(matches!(err, ServiceError::RateLimited(s) if s.limit == 2 && !s.allowed));
+    }
+
+    #[tokio::test]
+    async fn a_key_seen_within_the_ttl_needs_no_store_trip_and_a_revoked_one_is_forgotten() {
+        let mut kit = Kit::new();
+        let key = key_for(&kit, false);
+        let user = kit.user(1, "a@x.io");
+        // One lookup only, though the key is used three times within the TTL.
+        kit.accounts
+            .expect_api_key_by_hash()
+            .times(1)
+            .returning(move |_| Ok(Some((key.clone(), user.clone()))));
+        allowing(&mut kit, true);
+        let key_id = key_for(&kit, false).id;
+        let auth = Authenticator::new(kit.ports());
+        for _ in 0..3 {
+            auth.authenticate(Some("Bearer rl_good")).await.unwrap();
+        }
+        assert_eq!(auth.key_cache().len(), 1);
+        auth.key_cache().forget_key(&key_id);
+        assert!(auth.key_cache().is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_entry_older_than_the_ttl_is_looked_up_again() {
+        let kit = Kit::new();
+        let cache = KeyCache::with_capacity(2);
+        let principal = Principal {
+            user_id: kit.user(1, "a@x.io").id,
+            email: kit.user(1, "a@x.io").email,
+            account_status: AccountStatus::Active,
+            api_key_id: key_for(&kit, false).id,
+            permissions: vec![],
+            rate_limit: 1,
+        };
+        cache.put("h1".into(), principal.clone(), kit.now);
+        assert!(cache.get("h1", kit.now + KeyCache::TTL / 2).is_some());
+        assert!(cache.get("h1", kit.now + KeyCache::TTL).is_none());
+        // Full: a new entry first drops the expired ones, then everything.
+        cache.put("h2".into(), principal.clone(), kit.now);
+        cache.put("h3".into(), principal.clone(), kit.now + KeyCache::TTL * 2);
+        assert_eq!(cache.len(), 1, "h1 and h2 had expired");
+        cache.put("h4".into(), principal.clone(), kit.now + KeyCache::TTL * 2);
+        cache.put("h5".into(), principal, kit.now + KeyCache::TTL * 2);
+        assert!(cache.len() <= 2, "never more than the capacity");
     }
 
     #[tokio::test]

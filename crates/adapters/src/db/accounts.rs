@@ -9,7 +9,7 @@ use reviewloop_ports::{AccountStore, StoreError};
 use super::convert::to_db_time;
 use super::models::{ApiKeyRow, UserRow};
 use super::schema::{api_keys, users};
-use super::{write, SqlStore};
+use super::SqlStore;
 
 #[async_trait]
 impl AccountStore for SqlStore {
@@ -58,20 +58,18 @@ impl AccountStore for SqlStore {
     async fn insert_first_user(&self, user: &User, key: &ApiKey) -> Result<bool, StoreError> {
         let (user, key) = (UserRow::from_domain(user), ApiKeyRow::from_domain(key));
         self.db
-            .run(move |conn| {
-                write(conn, |conn| {
-                    let existing: i64 = users::table.count().get_result(conn)?;
-                    if existing > 0 {
-                        return Ok(false);
-                    }
-                    diesel::insert_into(users::table)
-                        .values(&user)
-                        .execute(conn)?;
-                    diesel::insert_into(api_keys::table)
-                        .values(&key)
-                        .execute(conn)?;
-                    Ok(true)
-                })
+            .write(move |conn| {
+                let existing: i64 = users::table.count().get_result(conn)?;
+                if existing > 0 {
+                    return Ok(false);
+                }
+                diesel::insert_into(users::table)
+                    .values(&user)
+                    .execute(conn)?;
+                diesel::insert_into(api_keys::table)
+                    .values(&key)
+                    .execute(conn)?;
+                Ok(true)
             })
             .await
     }
@@ -144,24 +142,22 @@ impl AccountStore for SqlStore {
     ) -> Result<Option<ApiKey>, StoreError> {
         let id = id.to_string();
         self.db
-            .run(move |conn| {
-                write(conn, |conn| {
-                    // Revoking twice keeps the first revocation time.
-                    diesel::update(
-                        api_keys::table
-                            .find(&id)
-                            .filter(api_keys::revoked_at.is_null()),
-                    )
-                    .set(api_keys::revoked_at.eq(to_db_time(at)))
-                    .execute(conn)?;
+            .write(move |conn| {
+                // Revoking twice keeps the first revocation time.
+                diesel::update(
                     api_keys::table
                         .find(&id)
-                        .select(ApiKeyRow::as_select())
-                        .first(conn)
-                        .optional()?
-                        .map(ApiKeyRow::into_domain)
-                        .transpose()
-                })
+                        .filter(api_keys::revoked_at.is_null()),
+                )
+                .set(api_keys::revoked_at.eq(to_db_time(at)))
+                .execute(conn)?;
+                api_keys::table
+                    .find(&id)
+                    .select(ApiKeyRow::as_select())
+                    .first(conn)
+                    .optional()?
+                    .map(ApiKeyRow::into_domain)
+                    .transpose()
             })
             .await
     }

@@ -8,7 +8,7 @@ use reviewloop_ports::{IdempotencyBegin, IdempotencyStore, StoreError};
 
 use super::convert::{from_db_time, to_db_time};
 use super::schema::idempotency_keys as keys;
-use super::{write, SqlStore};
+use super::SqlStore;
 
 const RUNNING: &str = "running";
 const DONE: &str = "done";
@@ -48,49 +48,47 @@ impl IdempotencyStore for SqlStore {
             locked_at: to_db_time(now),
         };
         self.db
-            .run(move |conn| {
-                write(conn, |conn| {
-                    let id = (row.api_key_id.clone(), row.idempotency_key.clone());
-                    let existing = keys::table
-                        .find(id.clone())
-                        .select(KeyRow::as_select())
-                        .first(conn)
-                        .optional()?;
-                    let Some(found) = existing else {
-                        diesel::insert_into(keys::table)
-                            .values(&row)
-                            .execute(conn)?;
-                        return Ok(IdempotencyBegin::Started { since: now });
-                    };
-                    if from_db_time(found.created_at) < expired_before {
-                        diesel::delete(keys::table.find(id)).execute(conn)?;
-                        diesel::insert_into(keys::table)
-                            .values(&row)
-                            .execute(conn)?;
-                        return Ok(IdempotencyBegin::Started { since: now });
-                    }
-                    if found.fingerprint != row.fingerprint {
-                        return Ok(IdempotencyBegin::Mismatch);
-                    }
-                    if let (DONE, Some(status), Some(body)) = (
-                        found.state.as_str(),
-                        found.response_status,
-                        found.response_body,
-                    ) {
-                        let status = u16::try_from(status).unwrap_or(500);
-                        return Ok(IdempotencyBegin::Replay { status, body });
-                    }
-                    if from_db_time(found.locked_at) >= stale_before {
-                        return Ok(IdempotencyBegin::InProgress);
-                    }
-                    // The attempt that held it died: take over, keeping the
-                    // first-use time that resource ids derive from.
-                    diesel::update(keys::table.find(id))
-                        .set(keys::locked_at.eq(row.locked_at))
+            .write(move |conn| {
+                let id = (row.api_key_id.clone(), row.idempotency_key.clone());
+                let existing = keys::table
+                    .find(id.clone())
+                    .select(KeyRow::as_select())
+                    .first(conn)
+                    .optional()?;
+                let Some(found) = existing else {
+                    diesel::insert_into(keys::table)
+                        .values(&row)
                         .execute(conn)?;
-                    Ok(IdempotencyBegin::Started {
-                        since: from_db_time(found.created_at),
-                    })
+                    return Ok(IdempotencyBegin::Started { since: now });
+                };
+                if from_db_time(found.created_at) < expired_before {
+                    diesel::delete(keys::table.find(id)).execute(conn)?;
+                    diesel::insert_into(keys::table)
+                        .values(&row)
+                        .execute(conn)?;
+                    return Ok(IdempotencyBegin::Started { since: now });
+                }
+                if found.fingerprint != row.fingerprint {
+                    return Ok(IdempotencyBegin::Mismatch);
+                }
+                if let (DONE, Some(status), Some(body)) = (
+                    found.state.as_str(),
+                    found.response_status,
+                    found.response_body,
+                ) {
+                    let status = u16::try_from(status).unwrap_or(500);
+                    return Ok(IdempotencyBegin::Replay { status, body });
+                }
+                if from_db_time(found.locked_at) >= stale_before {
+                    return Ok(IdempotencyBegin::InProgress);
+                }
+                // The attempt that held it died: take over, keeping the
+                // first-use time that resource ids derive from.
+                diesel::update(keys::table.find(id))
+                    .set(keys::locked_at.eq(row.locked_at))
+                    .execute(conn)?;
+                Ok(IdempotencyBegin::Started {
+                    since: from_db_time(found.created_at),
                 })
             })
             .await

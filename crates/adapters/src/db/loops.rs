@@ -16,7 +16,7 @@ use super::convert::{corrupt, from_db_time, parse, to_db_time};
 use super::models::{LoopRow, MemberRow};
 use super::requests::OPEN_CONDITION;
 use super::schema::{loop_members, loops, requests};
-use super::{outbox, write, Conn, DbError, SqlStore};
+use super::{outbox, Conn, DbError, SqlStore};
 
 impl LoopRow {
     fn from_domain(lp: &Loop) -> Self {
@@ -88,19 +88,17 @@ impl LoopStore for SqlStore {
         let members: Vec<MemberRow> = lp.members.iter().map(MemberRow::from_domain).collect();
         let events = events.to_vec();
         self.db
-            .run(move |conn| {
-                write(conn, |conn| {
-                    diesel::insert_into(loops::table)
-                        .values(&row)
+            .write(move |conn| {
+                diesel::insert_into(loops::table)
+                    .values(&row)
+                    .execute(conn)?;
+                // One row at a time: the multi-backend connection has no batch insert.
+                for row in &members {
+                    diesel::insert_into(loop_members::table)
+                        .values(row)
                         .execute(conn)?;
-                    // One row at a time: the multi-backend connection has no batch insert.
-                    for row in &members {
-                        diesel::insert_into(loop_members::table)
-                            .values(row)
-                            .execute(conn)?;
-                    }
-                    outbox::append(conn, &events)
-                })
+                }
+                outbox::append(conn, &events)
             })
             .await
     }
@@ -200,28 +198,24 @@ impl LoopStore for SqlStore {
         let id = id.to_string();
         let events = events.to_vec();
         self.db
-            .run(move |conn| {
-                write(conn, |conn| {
-                    if refuse_if_open {
-                        let open: i64 = requests::table
-                            .filter(requests::loop_id.eq(&id))
-                            .filter(sql::<Bool>(OPEN_CONDITION))
-                            .count()
-                            .get_result(conn)?;
-                        if open > 0 {
-                            return Err(
-                                StoreError::Conflict(format!("{open} open requests")).into()
-                            );
-                        }
+            .write(move |conn| {
+                if refuse_if_open {
+                    let open: i64 = requests::table
+                        .filter(requests::loop_id.eq(&id))
+                        .filter(sql::<Bool>(OPEN_CONDITION))
+                        .count()
+                        .get_result(conn)?;
+                    if open > 0 {
+                        return Err(StoreError::Conflict(format!("{open} open requests")).into());
                     }
-                    // Members, requests and their broadcasts go with the loop
-                    // (ON DELETE CASCADE); the events stay in the outbox.
-                    let deleted = diesel::delete(loops::table.find(&id)).execute(conn)?;
-                    if deleted == 0 {
-                        return Err(StoreError::NotFound.into());
-                    }
-                    outbox::append(conn, &events)
-                })
+                }
+                // Members, requests and their broadcasts go with the loop
+                // (ON DELETE CASCADE); the events stay in the outbox.
+                let deleted = diesel::delete(loops::table.find(&id)).execute(conn)?;
+                if deleted == 0 {
+                    return Err(StoreError::NotFound.into());
+                }
+                outbox::append(conn, &events)
             })
             .await
     }
@@ -250,30 +244,28 @@ impl LoopStore for SqlStore {
         let row = MemberRow::from_domain(member);
         let events = events.to_vec();
         self.db
-            .run(move |conn| {
-                write(conn, |conn| {
-                    match previous {
-                        // A primary-key clash here means someone else created it first.
-                        None => {
-                            diesel::insert_into(loop_members::table)
-                                .values(&row)
-                                .execute(conn)?;
-                        }
-                        Some(status) => {
-                            let key = (row.loop_id.clone(), row.user_id.clone());
-                            let target = loop_members::table
-                                .find(key)
-                                .filter(loop_members::status.eq(status.as_str()));
-                            if diesel::update(target).set(&row).execute(conn)? == 0 {
-                                return Err(StoreError::Conflict(
-                                    "membership changed since it was read".into(),
-                                )
-                                .into());
-                            }
+            .write(move |conn| {
+                match previous {
+                    // A primary-key clash here means someone else created it first.
+                    None => {
+                        diesel::insert_into(loop_members::table)
+                            .values(&row)
+                            .execute(conn)?;
+                    }
+                    Some(status) => {
+                        let key = (row.loop_id.clone(), row.user_id.clone());
+                        let target = loop_members::table
+                            .find(key)
+                            .filter(loop_members::status.eq(status.as_str()));
+                        if diesel::update(target).set(&row).execute(conn)? == 0 {
+                            return Err(StoreError::Conflict(
+                                "membership changed since it was read".into(),
+                            )
+                            .into());
                         }
                     }
-                    outbox::append(conn, &events)
-                })
+                }
+                outbox::append(conn, &events)
             })
             .await
     }

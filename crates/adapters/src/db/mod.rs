@@ -16,6 +16,7 @@ mod rate_limits;
 mod requests;
 pub mod schema;
 mod webhooks;
+mod writer;
 
 use std::time::Duration;
 
@@ -201,6 +202,9 @@ pub struct Database {
     pool: Pool<Manager>,
     postgres: bool,
     target: Target,
+    /// SQLite's one writer (group commit); `None` on PostgreSQL, where
+    /// writers run side by side on pooled connections.
+    writer: Option<writer::GroupWriter>,
 }
 
 impl Database {
@@ -244,11 +248,21 @@ impl Database {
             .connection_timeout(options.connection_timeout)
             .build(Manager(target.clone()))
             .map_err(|e| DatabaseError::Open(e.to_string()))?;
+        let writer = if postgres {
+            None
+        } else {
+            let manager = Manager(target.clone());
+            Some(
+                writer::GroupWriter::start(move || manager.connect().map_err(|e| e.to_string()))
+                    .map_err(|e| DatabaseError::Open(e.to_string()))?,
+            )
+        };
         Ok((
             Self {
                 pool,
                 postgres,
                 target,
+                writer,
             },
             applied,
         ))
@@ -279,6 +293,22 @@ impl Database {
             Err(_) => Err(StoreError::Unavailable(
                 "database task was cancelled".into(),
             )),
+        }
+    }
+}
+
+impl Database {
+    /// Runs `change` in a write transaction and answers after it commits.
+    /// On SQLite it joins the writer thread's next group commit; on
+    /// PostgreSQL it runs in its own transaction on a pooled connection.
+    pub(crate) async fn write<T, F>(&self, change: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Conn) -> Result<T, DbError> + Send + 'static,
+    {
+        match &self.writer {
+            Some(writer) => writer.write(change).await,
+            None => self.run(move |conn| write(conn, change)).await,
         }
     }
 }

@@ -16,7 +16,7 @@ use reviewloop_ports::{RequestPage, RequestQuery, RequestSort, RequestStore, Sto
 use super::convert::to_db_time;
 use super::models::{BroadcastRow, RequestRow};
 use super::schema::{loop_members, request_broadcasts, request_sweeps, requests};
-use super::{changes, outbox, write, Conn, DbError, SqlStore};
+use super::{changes, outbox, Conn, DbError, SqlStore};
 
 type Backend = <Conn as diesel::Connection>::Backend;
 
@@ -152,19 +152,17 @@ impl RequestStore for SqlStore {
         let broadcasts = BroadcastRow::from_domain(request);
         let events = events.to_vec();
         self.db
-            .run(move |conn| {
-                write(conn, |conn| {
-                    diesel::insert_into(requests::table)
-                        .values(&row)
+            .write(move |conn| {
+                diesel::insert_into(requests::table)
+                    .values(&row)
+                    .execute(conn)?;
+                // One row at a time: the multi-backend connection has no batch insert.
+                for row in &broadcasts {
+                    diesel::insert_into(request_broadcasts::table)
+                        .values(row)
                         .execute(conn)?;
-                    // One row at a time: the multi-backend connection has no batch insert.
-                    for row in &broadcasts {
-                        diesel::insert_into(request_broadcasts::table)
-                            .values(row)
-                            .execute(conn)?;
-                    }
-                    outbox::append(conn, &events)
-                })
+                }
+                outbox::append(conn, &events)
             })
             .await
     }
@@ -220,28 +218,26 @@ impl RequestStore for SqlStore {
         let row = RequestRow::from_domain(request);
         let events = events.to_vec();
         self.db
-            .run(move |conn| {
-                write(conn, |conn| {
-                    let expected = row.version;
-                    let changed = diesel::update(
-                        requests::table
-                            .find(&row.id)
-                            .filter(requests::version.eq(expected)),
-                    )
-                    .set((&row, requests::version.eq(expected + 1)))
-                    .execute(conn)?;
-                    if changed == 0 {
-                        let exists: i64 = requests::table.find(&row.id).count().get_result(conn)?;
-                        return Err(if exists > 0 {
-                            StoreError::Conflict("request changed since it was read".into())
-                        } else {
-                            StoreError::NotFound
-                        }
-                        .into());
+            .write(move |conn| {
+                let expected = row.version;
+                let changed = diesel::update(
+                    requests::table
+                        .find(&row.id)
+                        .filter(requests::version.eq(expected)),
+                )
+                .set((&row, requests::version.eq(expected + 1)))
+                .execute(conn)?;
+                if changed == 0 {
+                    let exists: i64 = requests::table.find(&row.id).count().get_result(conn)?;
+                    return Err(if exists > 0 {
+                        StoreError::Conflict("request changed since it was read".into())
+                    } else {
+                        StoreError::NotFound
                     }
-                    changes::request_changed(conn, &row.id)?;
-                    outbox::append(conn, &events)
-                })
+                    .into());
+                }
+                changes::request_changed(conn, &row.id)?;
+                outbox::append(conn, &events)
             })
             .await
     }

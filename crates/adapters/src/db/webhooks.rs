@@ -15,7 +15,7 @@ use reviewloop_ports::{
 
 use super::convert::{corrupt, from_db_time, from_json_text, parse, parse_opt, to_db_time};
 use super::schema::{deliveries, delivery_attempts, outbox_events, webhooks};
-use super::{write, DbConnection, DbError, SqlStore};
+use super::{DbConnection, DbError, SqlStore};
 
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = webhooks)]
@@ -364,36 +364,34 @@ impl WebhookStore for SqlStore {
     async fn redeliver(&self, id: &DeliveryId, now: DateTime<Utc>) -> Result<(), StoreError> {
         let id = id.to_string();
         self.db
-            .run(move |conn| {
-                write(conn, |conn| {
-                    let attempts: Option<i32> = deliveries::table
+            .write(move |conn| {
+                let attempts: Option<i32> = deliveries::table
+                    .find(&id)
+                    .select(deliveries::attempts)
+                    .first(conn)
+                    .optional()?;
+                let Some(attempts) = attempts else {
+                    return Err(StoreError::NotFound.into());
+                };
+                let changed = diesel::update(
+                    deliveries::table
                         .find(&id)
-                        .select(deliveries::attempts)
-                        .first(conn)
-                        .optional()?;
-                    let Some(attempts) = attempts else {
-                        return Err(StoreError::NotFound.into());
-                    };
-                    let changed = diesel::update(
-                        deliveries::table
-                            .find(&id)
-                            .filter(deliveries::status.ne(DeliveryStatus::Pending.as_str())),
+                        .filter(deliveries::status.ne(DeliveryStatus::Pending.as_str())),
+                )
+                .set((
+                    deliveries::status.eq(DeliveryStatus::Pending.as_str()),
+                    deliveries::schedule_start.eq(attempts),
+                    deliveries::next_attempt_at.eq(to_db_time(now)),
+                    deliveries::leased_until.eq(None::<NaiveDateTime>),
+                ))
+                .execute(conn)?;
+                if changed == 0 {
+                    return Err(StoreError::Conflict(
+                        "the delivery is still being attempted".into(),
                     )
-                    .set((
-                        deliveries::status.eq(DeliveryStatus::Pending.as_str()),
-                        deliveries::schedule_start.eq(attempts),
-                        deliveries::next_attempt_at.eq(to_db_time(now)),
-                        deliveries::leased_until.eq(None::<NaiveDateTime>),
-                    ))
-                    .execute(conn)?;
-                    if changed == 0 {
-                        return Err(StoreError::Conflict(
-                            "the delivery is still being attempted".into(),
-                        )
-                        .into());
-                    }
-                    Ok(())
-                })
+                    .into());
+                }
+                Ok(())
             })
             .await
     }
@@ -492,28 +490,26 @@ impl DeliveryQueue for SqlStore {
             .map(|(d, body)| DeliveryRow::from_domain(d, body.clone()))
             .collect();
         self.db
-            .run(move |conn| {
-                write(conn, |conn| {
-                    let claimed = diesel::update(
-                        outbox_events::table
-                            .filter(outbox_events::id.eq(&event))
-                            .filter(outbox_events::dispatched_at.is_null()),
-                    )
-                    .set(outbox_events::dispatched_at.eq(to_db_time(now)))
-                    .execute(conn)?;
-                    if claimed == 0 {
-                        return Ok(false);
+            .write(move |conn| {
+                let claimed = diesel::update(
+                    outbox_events::table
+                        .filter(outbox_events::id.eq(&event))
+                        .filter(outbox_events::dispatched_at.is_null()),
+                )
+                .set(outbox_events::dispatched_at.eq(to_db_time(now)))
+                .execute(conn)?;
+                if claimed == 0 {
+                    return Ok(false);
+                }
+                if !rows.is_empty() {
+                    // One row at a time: the multi-backend connection has no batch insert.
+                    for row in &rows {
+                        diesel::insert_into(deliveries::table)
+                            .values(row)
+                            .execute(conn)?;
                     }
-                    if !rows.is_empty() {
-                        // One row at a time: the multi-backend connection has no batch insert.
-                        for row in &rows {
-                            diesel::insert_into(deliveries::table)
-                                .values(row)
-                                .execute(conn)?;
-                        }
-                    }
-                    Ok(true)
-                })
+                }
+                Ok(true)
             })
             .await
     }
@@ -529,53 +525,51 @@ impl DeliveryQueue for SqlStore {
         let (now_db, until) = (to_db_time(now), to_db_time(lease_until));
         let mut in_flight = in_flight.clone();
         self.db
-            .run(move |conn| {
-                write(conn, |conn| {
-                    let turns = fair_turns(
-                        conn,
-                        now_db,
-                        i64::from(per_target),
-                        i64::from(limit.saturating_mul(8).min(1000)),
-                    )?;
-                    let mut rows: HashMap<String, DeliveryRow> = deliveries::table
-                        .filter(deliveries::id.eq_any(&turns))
-                        .select(DeliveryRow::as_select())
-                        .load(conn)?
-                        .into_iter()
-                        .map(|row| (row.id.clone(), row))
-                        .collect();
-                    let candidates = turns.iter().filter_map(|id| rows.remove(id));
-                    let mut leased = Vec::new();
-                    for row in candidates {
-                        if leased.len() >= limit as usize {
-                            break;
-                        }
-                        let count = in_flight.entry(row.url.clone()).or_default();
-                        if *count >= per_target {
-                            continue;
-                        }
-                        // Taken only if nobody took it meanwhile (another instance).
-                        let taken = diesel::update(
-                            deliveries::table.find(&row.id).filter(
-                                deliveries::leased_until
-                                    .is_null()
-                                    .or(deliveries::leased_until.lt(now_db)),
-                            ),
-                        )
-                        .set(deliveries::leased_until.eq(until))
-                        .execute(conn)?;
-                        if taken == 1 {
-                            *count += 1;
-                            let (delivery, payload) = row.into_domain()?;
-                            leased.push(LeasedDelivery {
-                                delivery,
-                                payload,
-                                leased_until: lease_until,
-                            });
-                        }
+            .write(move |conn| {
+                let turns = fair_turns(
+                    conn,
+                    now_db,
+                    i64::from(per_target),
+                    i64::from(limit.saturating_mul(8).min(1000)),
+                )?;
+                let mut rows: HashMap<String, DeliveryRow> = deliveries::table
+                    .filter(deliveries::id.eq_any(&turns))
+                    .select(DeliveryRow::as_select())
+                    .load(conn)?
+                    .into_iter()
+                    .map(|row| (row.id.clone(), row))
+                    .collect();
+                let candidates = turns.iter().filter_map(|id| rows.remove(id));
+                let mut leased = Vec::new();
+                for row in candidates {
+                    if leased.len() >= limit as usize {
+                        break;
                     }
-                    Ok(leased)
-                })
+                    let count = in_flight.entry(row.url.clone()).or_default();
+                    if *count >= per_target {
+                        continue;
+                    }
+                    // Taken only if nobody took it meanwhile (another instance).
+                    let taken = diesel::update(
+                        deliveries::table.find(&row.id).filter(
+                            deliveries::leased_until
+                                .is_null()
+                                .or(deliveries::leased_until.lt(now_db)),
+                        ),
+                    )
+                    .set(deliveries::leased_until.eq(until))
+                    .execute(conn)?;
+                    if taken == 1 {
+                        *count += 1;
+                        let (delivery, payload) = row.into_domain()?;
+                        leased.push(LeasedDelivery {
+                            delivery,
+                            payload,
+                            leased_until: lease_until,
+                        });
+                    }
+                }
+                Ok(leased)
             })
             .await
     }
@@ -600,50 +594,48 @@ impl DeliveryQueue for SqlStore {
         );
         let attempt = AttemptRow::from_domain(attempt);
         self.db
-            .run(move |conn| {
-                write(conn, |conn| {
-                    // Only the worker that still holds the lease records: one
-                    // whose lease ran out was overtaken by another attempt.
-                    let mine = deliveries::table
-                        .find(&id)
-                        .filter(deliveries::leased_until.eq(lease));
-                    if diesel::update(mine).set(state).execute(conn)? == 0 {
-                        return Err(StoreError::Conflict(
-                            "the lease ran out before the attempt was recorded".into(),
-                        )
-                        .into());
-                    }
-                    diesel::insert_into(delivery_attempts::table)
-                        .values(&attempt)
-                        .execute(conn)?;
-                    if let Some(health) = health {
-                        let webhook_id = health.webhook_id.to_string();
-                        let webhook = || webhooks::table.find(webhook_id.clone());
-                        if health.success {
-                            diesel::update(webhook())
-                                .set(webhooks::failing_since.eq(None::<NaiveDateTime>))
-                                .execute(conn)?;
-                        } else {
-                            let at = to_db_time(health.at);
-                            diesel::update(webhook().filter(webhooks::failing_since.is_null()))
-                                .set(webhooks::failing_since.eq(at))
-                                .execute(conn)?;
-                            let since = to_db_time(health.disable_if_failing_since);
-                            diesel::update(
-                                webhook()
-                                    .filter(webhooks::active.eq(true))
-                                    .filter(webhooks::failing_since.le(since)),
-                            )
-                            .set((
-                                webhooks::active.eq(false),
-                                webhooks::disabled_reason.eq(health.disable_reason),
-                                webhooks::updated_at.eq(at),
-                            ))
+            .write(move |conn| {
+                // Only the worker that still holds the lease records: one
+                // whose lease ran out was overtaken by another attempt.
+                let mine = deliveries::table
+                    .find(&id)
+                    .filter(deliveries::leased_until.eq(lease));
+                if diesel::update(mine).set(state).execute(conn)? == 0 {
+                    return Err(StoreError::Conflict(
+                        "the lease ran out before the attempt was recorded".into(),
+                    )
+                    .into());
+                }
+                diesel::insert_into(delivery_attempts::table)
+                    .values(&attempt)
+                    .execute(conn)?;
+                if let Some(health) = health {
+                    let webhook_id = health.webhook_id.to_string();
+                    let webhook = || webhooks::table.find(webhook_id.clone());
+                    if health.success {
+                        diesel::update(webhook())
+                            .set(webhooks::failing_since.eq(None::<NaiveDateTime>))
                             .execute(conn)?;
-                        }
+                    } else {
+                        let at = to_db_time(health.at);
+                        diesel::update(webhook().filter(webhooks::failing_since.is_null()))
+                            .set(webhooks::failing_since.eq(at))
+                            .execute(conn)?;
+                        let since = to_db_time(health.disable_if_failing_since);
+                        diesel::update(
+                            webhook()
+                                .filter(webhooks::active.eq(true))
+                                .filter(webhooks::failing_since.le(since)),
+                        )
+                        .set((
+                            webhooks::active.eq(false),
+                            webhooks::disabled_reason.eq(health.disable_reason),
+                            webhooks::updated_at.eq(at),
+                        ))
+                        .execute(conn)?;
                     }
-                    Ok(())
-                })
+                }
+                Ok(())
             })
             .await
     }
@@ -696,13 +688,17 @@ impl EventFeed for SqlStore {
                 .limit(i64::from(limit))
                 .select(outbox_events::seq)
         };
+        // A quiet look first, so an idle stream costs no write.
+        let quiet = self
+            .db
+            .run(move |conn| Ok(unnumbered().first::<i64>(conn).optional()?.is_none()))
+            .await?;
+        if quiet {
+            return Ok(0);
+        }
         self.db
-            .run(move |conn| {
-                // A quiet look first, so an idle stream costs no write.
-                if unnumbered().first::<i64>(conn).optional()?.is_none() {
-                    return Ok(0);
-                }
-                write(conn, |conn| {
+            .write(move |conn| {
+                {
                     // One numbering transaction at a time across instances:
                     // each starts after the last one committed, so it sees
                     // every position given so far and goes on from there.
@@ -724,7 +720,7 @@ impl EventFeed for SqlStore {
                     }
                     super::changes::events_numbered(conn)?;
                     Ok(seqs.len())
-                })
+                }
             })
             .await
     }

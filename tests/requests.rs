@@ -539,7 +539,48 @@ fn requests_stay_inside_their_account() {
     );
 }
 
+/// Every request's log line says how many statements it ran. Reading a
+/// request is one store call of three statements (the row, the membership
+/// check by primary key, the broadcast list), all from the statement cache
+/// once warm.
+fn each_request_logs_its_statements_and_a_read_takes_three() {
+    let server = Server::start_with(&[("RUST_LOG", "info")]);
+    let loop_id = id_of(&server.create_loop(&server.admin_key, "Counted")["loop"]);
+    let id = id_of(
+        &server
+            .post(
+                &server.admin_key,
+                &format!("/v1/loops/{loop_id}/requests"),
+                request_body(),
+            )
+            .data(201)["request"],
+    );
+    let path = format!("/v1/api/requests/{id}");
+    for _ in 0..12 {
+        server.get(&server.admin_key, &path).data(200);
+    }
+    let mut lines = Vec::new();
+    for _ in 0..50 {
+        lines = server
+            .stderr
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.contains(&format!("path={path} ")))
+            .cloned()
+            .collect::<Vec<_>>();
+        if lines.len() >= 12 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let last = lines.last().expect("a log line per request");
+    assert!(last.contains("statements=3"), "{last}");
+    assert!(last.contains("prepared=0"), "{last}");
+}
+
 on_every_backend!(
+    each_request_logs_its_statements_and_a_read_takes_three,
     requests_are_created_in_every_form_with_every_field,
     deferred_requests_default_to_thirty_days_and_images_need_a_url,
     invalid_request_bodies_are_400_with_what_is_wrong,

@@ -23,8 +23,8 @@ pub use id::{
 };
 pub use member::{Member, MemberStatus};
 pub use request::{
-    BroadcastEntry, ChangeError, ContentType, Feedback, Platform, Priority, ProcessingType,
-    RequestInput, RequestPatch, RequestStatus, ReviewRequest,
+    Audience, BroadcastEntry, ChangeError, ContentType, Feedback, Platform, Priority,
+    ProcessingType, RequestInput, RequestPatch, RequestStatus, RequestView, ReviewRequest,
 };
 pub use response::{ResponseConfig, ResponseType};
 pub use review_loop::{Icon, InviteCode, Loop, LoopDescription, LoopName};

@@ -55,9 +55,21 @@ pub fn ok_alternate(
     }))
 }
 
+/// Envelope A around typed data, serialized in one pass.
+#[derive(Serialize)]
+struct Success<'a, T> {
+    error: bool,
+    msg: &'a str,
+    data: T,
+}
+
 /// A success in envelope A.
 pub fn ok(status: StatusCode, msg: &str, data: impl Serialize) -> HttpResponse {
-    HttpResponse::build(status).json(ok_body(msg, data))
+    HttpResponse::build(status).json(Success {
+        error: false,
+        msg,
+        data,
+    })
 }
 
 /// The code of the alternate envelope for a status.

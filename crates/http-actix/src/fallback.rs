@@ -2,12 +2,15 @@
 //! oversized payload) come out in the envelope of their surface, and every
 //! response names its request id.
 
+use std::sync::Arc;
+
 use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
 use actix_web::http::StatusCode;
 use actix_web::middleware::{ErrorHandlerResponse, Next};
 use actix_web::{Error, HttpMessage, HttpRequest, HttpResponse};
+use reviewloop_ports::tally::{self, Tally};
 use tracing_actix_web::RequestId;
 
 use crate::envelope::{failure, Surface};
@@ -85,12 +88,15 @@ pub(crate) async fn request_id_header(
     let id = req.extensions().get::<RequestId>().map(ToString::to_string);
     let started = std::time::Instant::now();
     let (method, path) = (req.method().to_string(), req.path().to_owned());
-    let mut response = next.call(req).await?;
+    let tally = Arc::new(Tally::default());
+    let mut response = tally::counting(tally.clone(), next.call(req)).await?;
     tracing::info!(
         %method,
         %path,
         status = response.status().as_u16(),
         elapsed_ms = started.elapsed().as_millis() as u64,
+        statements = tally.statements(),
+        prepared = tally.prepared(),
         "request"
     );
     if let Some(value) = id.and_then(|id| HeaderValue::from_str(&id).ok()) {

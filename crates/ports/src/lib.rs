@@ -7,6 +7,7 @@ mod error;
 mod idempotency;
 mod stores;
 mod system;
+pub mod tally;
 mod webhooks;
 
 pub use error::StoreError;

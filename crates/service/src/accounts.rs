@@ -123,6 +123,7 @@ impl AccountService {
     }
 
     /// Creates an account; refuses an email that already has one.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create_user(&self, email: &str) -> Result<User, ServiceError> {
         let email = Email::parse(email)?;
         let user = new_user(&self.ports, email);
@@ -137,6 +138,7 @@ impl AccountService {
     }
 
     /// Creates a key, and its account if the email has none yet.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create_key(&self, new: NewKey) -> Result<CreatedKey, ServiceError> {
         let email = Email::parse(&new.email)?;
         let permissions = match new.permissions.as_deref() {
@@ -158,6 +160,7 @@ impl AccountService {
     }
 
     /// The keys of an account, newest first.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list_keys(&self, email: &str) -> Result<(User, Vec<ApiKey>), ServiceError> {
         let email = Email::parse(email)?;
         let user = self
@@ -171,6 +174,7 @@ impl AccountService {
     }
 
     /// Revokes a key; it stops working at once.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn revoke_key(&self, id: &str) -> Result<ApiKey, ServiceError> {
         let id = ApiKeyId::parse(id).map_err(|e| ServiceError::Refused(e.to_string()))?;
         let now = self.ports.clock.now();
@@ -187,18 +191,21 @@ impl AccountService {
     }
 
     /// The secret that signs the caller's callbacks.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn signing_secret(&self, caller: &Principal) -> Result<String, ServiceError> {
         caller.require(Permission::RequestsRead)?;
         self.secret_of(&caller.user_id).await
     }
 
     /// Replaces the secret that signs the caller's callbacks; returns the new one.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn rotate_signing_secret(&self, caller: &Principal) -> Result<String, ServiceError> {
         caller.require(Permission::RequestsWrite)?;
         self.rotate_secret_of(&caller.user_id).await
     }
 
     /// The callback signing secret of an account, by email (CLI).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn signing_secret_of(
         &self,
         email: &str,
@@ -240,6 +247,7 @@ impl AccountService {
 
     /// On a database with no account at all, creates `admin@localhost` with
     /// every permission and returns its key; otherwise `None`.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn bootstrap(&self) -> Result<Option<CreatedKey>, ServiceError> {
         let email = Email::parse(BOOTSTRAP_EMAIL)?;
         let user = new_user(&self.ports, email);

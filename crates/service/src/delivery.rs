@@ -91,6 +91,7 @@ impl DeliveryService {
 
     /// Turns up to `batch` undispatched events into deliveries; returns how
     /// many events it dispatched.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn dispatch_pending(&self, batch: u32) -> Result<usize, ServiceError> {
         let events = self.ports.deliveries.undispatched_events(batch).await?;
         if events.is_empty() {
@@ -133,6 +134,7 @@ impl DeliveryService {
     }
 
     /// Leases up to `batch` due deliveries to this worker.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn lease(&self, batch: u32) -> Result<Vec<LeasedDelivery>, ServiceError> {
         let now = self.ports.clock.now();
         let until = now + Duration::seconds(LEASE_SECONDS);
@@ -163,6 +165,7 @@ impl DeliveryService {
 
     /// Makes one attempt at a leased delivery and records it; returns where
     /// the delivery stands afterwards.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn attempt(&self, leased: LeasedDelivery) -> Result<DeliveryStatus, ServiceError> {
         let url = leased.delivery.url.clone();
         let outcome = self.attempt_leased(leased).await;

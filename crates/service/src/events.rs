@@ -22,6 +22,7 @@ impl EventStream {
     /// Where a listener starts: after `last_event_id` when it resumes
     /// (`Last-Event-ID`), else after the newest event, so it gets what
     /// happens from now on.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn start(
         &self,
         caller: &Principal,
@@ -44,6 +45,7 @@ impl EventStream {
 
     /// Numbers up to `batch` newly committed events, which makes them
     /// visible to listeners; returns how many it numbered.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn number_new_events(&self, batch: u32) -> Result<usize, ServiceError> {
         let numbered = self.ports.feed.number_new_events(batch).await?;
         if numbered > 0 {
@@ -59,6 +61,7 @@ impl EventStream {
     }
 
     /// The caller's events after `position`, oldest first.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn after(
         &self,
         caller: &Principal,

@@ -81,6 +81,7 @@ impl IdempotencyService {
     }
 
     /// Claims `key` for `operation` (method and path) with `body`.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn begin(
         &self,
         caller: &Principal,
@@ -134,6 +135,7 @@ impl IdempotencyService {
 
     /// Records the outcome of the call; server errors are not kept, so
     /// that a retry runs the call again.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn finish(
         &self,
         ticket: IdempotencyTicket,
@@ -155,6 +157,7 @@ impl IdempotencyService {
     }
 
     /// Deletes records older than they are kept; returns how many.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn purge_expired(&self) -> Result<u64, ServiceError> {
         let before = self.ports.clock.now() - Duration::hours(KEEP_HOURS);
         Ok(self.ports.idempotency.purge(before).await?)

@@ -134,6 +134,7 @@ impl LoopService {
     /// Creates a loop whose creator is its first active member. With `id`
     /// (an idempotent retry), a loop the caller already created under that
     /// id is answered instead of a new one.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create(
         &self,
         caller: &Principal,
@@ -177,18 +178,21 @@ impl LoopService {
     }
 
     /// The loops the caller created, newest first.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list(&self, caller: &Principal) -> Result<Vec<Loop>, ServiceError> {
         caller.require(Permission::LoopsRead)?;
         Ok(self.ports.loops.loops_created_by(&caller.user_id).await?)
     }
 
     /// One loop, with its members.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get(&self, caller: &Principal, id: &LoopId) -> Result<Loop, ServiceError> {
         caller.require(Permission::LoopsRead)?;
         self.visible_loop(caller, id).await
     }
 
     /// Changes name, description or icon (creator only).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn update(
         &self,
         caller: &Principal,
@@ -237,6 +241,7 @@ impl LoopService {
     }
     /// Deletes a loop with its members and requests (creator only). Open
     /// requests refuse the deletion unless `force`, which cancels them first.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete(
         &self,
         caller: &Principal,
@@ -280,6 +285,7 @@ impl LoopService {
     }
 
     /// The loop with its members (any member may look).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn members(&self, caller: &Principal, id: &LoopId) -> Result<Loop, ServiceError> {
         self.get(caller, id).await
     }
@@ -287,6 +293,7 @@ impl LoopService {
     /// Removes a member (creator only; the creator stays). Claims the
     /// member held in the loop are released, so its requests go back to
     /// the other reviewers instead of waiting for their timeout.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn remove_member(
         &self,
         caller: &Principal,
@@ -362,6 +369,7 @@ impl LoopService {
 
     /// Joins the loop of an invite code: a new or pending member becomes
     /// active; joining again changes nothing.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn join(
         &self,
         caller: &Principal,
@@ -409,6 +417,7 @@ impl LoopService {
 
     /// Invites someone by email (creator only): a pending member who turns
     /// active on joining with the code. Their account is created if needed.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn invite(
         &self,
         caller: &Principal,
@@ -449,6 +458,7 @@ impl LoopService {
     }
 
     /// Gives the loop a new invite code (creator only); the old one stops working.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn regenerate_code(
         &self,
         caller: &Principal,
@@ -477,12 +487,14 @@ impl LoopService {
         ))
     }
     /// The QR code PNG of a live invite code (public: the code is the secret).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn qr_png(&self, code: &str) -> Result<Vec<u8>, ServiceError> {
         let lp = self.loop_for_code(code).await?;
         Ok(self.invite_for(lp)?.qr_png)
     }
 
     /// The loop behind a live invite code, for the public join page.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn loop_for_code(&self, code: &str) -> Result<Loop, ServiceError> {
         let code =
             InviteCode::parse(code).ok_or(ServiceError::NotFound(messages::INVALID_INVITE_CODE))?;

@@ -88,6 +88,7 @@ impl WebhookService {
     }
 
     /// Creates a subscription for the caller's events.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create(
         &self,
         caller: &Principal,
@@ -130,18 +131,21 @@ impl WebhookService {
     }
 
     /// The caller's subscriptions, newest first.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list(&self, caller: &Principal) -> Result<Vec<Webhook>, ServiceError> {
         caller.require(Permission::RequestsRead)?;
         Ok(self.ports.webhooks.webhooks_of(&caller.user_id).await?)
     }
 
     /// One of the caller's subscriptions.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get(&self, caller: &Principal, id: &WebhookId) -> Result<Webhook, ServiceError> {
         caller.require(Permission::RequestsRead)?;
         self.own(caller, id).await
     }
 
     /// Changes a subscription; turning it back on clears why it was disabled.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn update(
         &self,
         caller: &Principal,
@@ -204,6 +208,7 @@ impl WebhookService {
     }
 
     /// Deletes a subscription and its delivery record.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete(&self, caller: &Principal, id: &WebhookId) -> Result<(), ServiceError> {
         caller.require(Permission::RequestsWrite)?;
         self.own(caller, id).await?;
@@ -214,6 +219,7 @@ impl WebhookService {
     }
 
     /// A subscription's latest deliveries with every attempt.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn deliveries(
         &self,
         caller: &Principal,
@@ -229,6 +235,7 @@ impl WebhookService {
     }
 
     /// Sends a delivery again, with a fresh retry schedule.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn redeliver(
         &self,
         caller: &Principal,

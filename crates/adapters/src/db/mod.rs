@@ -15,6 +15,7 @@ mod outbox;
 mod rate_limits;
 mod requests;
 pub mod schema;
+mod statements;
 mod webhooks;
 mod writer;
 
@@ -69,8 +70,11 @@ impl Default for PoolOptions {
 const SQLITE_POOL_SIZE: u32 = 8;
 const POSTGRES_POOL_SIZE: u32 = 16;
 /// Settings every SQLite connection needs; Diesel sets none of them itself.
-const SQLITE_PRAGMAS: &str =
-    "PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;";
+/// `temp_store = MEMORY` keeps the statement journals of the group
+/// writer's savepoints in memory instead of a temporary file created and
+/// deleted for each.
+const SQLITE_PRAGMAS: &str = "PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; \
+     PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;";
 
 /// Why the database could not be opened or migrated.
 #[derive(Debug, thiserror::Error)]
@@ -160,11 +164,15 @@ impl ManageConnection for Manager {
                     .map_err(diesel::r2d2::Error::ConnectionError)?;
                 conn.batch_execute(SQLITE_PRAGMAS)
                     .map_err(diesel::r2d2::Error::QueryError)?;
+                conn.set_instrumentation(statements::StatementCounter);
                 Ok(DbConnection::Sqlite(conn))
             }
-            Target::Postgres(url) => PgConnection::establish(url)
-                .map(DbConnection::Postgres)
-                .map_err(diesel::r2d2::Error::ConnectionError),
+            Target::Postgres(url) => {
+                let mut conn =
+                    PgConnection::establish(url).map_err(diesel::r2d2::Error::ConnectionError)?;
+                conn.set_instrumentation(statements::StatementCounter);
+                Ok(DbConnection::Postgres(conn))
+            }
         }
     }
 
@@ -280,11 +288,12 @@ impl Database {
         F: FnOnce(&mut Conn) -> Result<T, DbError> + Send + 'static,
     {
         let pool = self.pool.clone();
+        let tally = reviewloop_ports::tally::current();
         let outcome = tokio::task::spawn_blocking(move || {
             let mut conn = pool
                 .get()
                 .map_err(|e| StoreError::Unavailable(e.to_string()))?;
-            f(&mut conn).map_err(StoreError::from)
+            statements::counted(tally.as_deref(), || f(&mut conn)).map_err(StoreError::from)
         })
         .await;
         match outcome {

@@ -18,13 +18,14 @@
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 
 use diesel::connection::{AnsiTransactionManager, TransactionManager};
+use reviewloop_ports::tally::Tally;
 use reviewloop_ports::StoreError;
 use tokio::sync::oneshot;
 
-use super::{Conn, DbConnection, DbError};
+use super::{statements, Conn, DbConnection, DbError};
 
 /// Writes committed together at most.
 const MAX_GROUP: usize = 256;
@@ -54,6 +55,7 @@ type Outcome<T> = Result<Result<T, StoreError>, Panic>;
 
 struct TypedJob<T, F> {
     change: Option<F>,
+    tally: Option<Arc<Tally>>,
     outcome: Option<Outcome<T>>,
     reply: oneshot::Sender<Outcome<T>>,
 }
@@ -87,7 +89,9 @@ where
             self.outcome = Some(Ok(Err(DbError::from(error).into())));
             return Ran::Broken;
         }
-        let ran = catch_unwind(AssertUnwindSafe(|| change(conn)));
+        let ran = statements::counted(self.tally.as_deref(), || {
+            catch_unwind(AssertUnwindSafe(|| change(conn)))
+        });
         let kept = matches!(ran, Ok(Ok(_)));
         self.outcome = Some(match ran {
             Ok(result) => Ok(result.map_err(StoreError::from)),
@@ -161,6 +165,7 @@ impl GroupWriter {
         let (reply, answer) = oneshot::channel();
         let job = TypedJob {
             change: Some(change),
+            tally: reviewloop_ports::tally::current(),
             outcome: None,
             reply,
         };
@@ -252,7 +257,6 @@ mod tests {
     use super::super::testdb::TestDb;
     use super::*;
     use diesel::RunQueryDsl;
-    use std::sync::Arc;
 
     fn insert(conn: &mut Conn, start: i64) -> Result<(), DbError> {
         diesel::sql_query(format!(
@@ -317,7 +321,11 @@ mod tests {
         }
         assert_eq!((ok, failed, panicked), (192, 4, 4));
         let rows = db.run(stored).await.unwrap();
-        assert_eq!(rows.len(), 192, "exactly the changes that worked are stored");
+        assert_eq!(
+            rows.len(),
+            192,
+            "exactly the changes that worked are stored"
+        );
         assert!(!rows.iter().any(|n| n % 50 == 7 || n % 50 == 13));
         // The writer is still good for more.
         db.write(|conn| insert(conn, 1_000)).await.unwrap();

@@ -4,12 +4,14 @@
 mod fields;
 pub(crate) mod input;
 mod lifecycle;
+mod view;
 
 pub use fields::{ContentType, Platform, Priority, ProcessingType, RequestStatus};
 pub use input::{
     RequestInput, RequestPatch, ValidRequest, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS,
 };
 pub use lifecycle::ChangeError;
+pub use view::{Audience, RequestView};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -45,8 +47,9 @@ pub struct Feedback {
 }
 
 /// A review request and its whole state. Serializes with the field names of
-/// the API (`type` for the content type).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// the API (`type` for the content type), whole; [`ReviewRequest::view_for`]
+/// shows it as a given account may see it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ReviewRequest {
     /// The request's id.
     pub id: RequestId,
@@ -59,7 +62,6 @@ pub struct ReviewRequest {
     /// `time-sensitive` or `deferred`.
     pub processing_type: ProcessingType,
     /// `markdown` or `image`.
-    #[serde(rename = "type")]
     pub content_type: ContentType,
     /// How urgent it is.
     pub priority: Priority,
@@ -115,6 +117,5 @@ pub struct ReviewRequest {
     pub updated_at: DateTime<Utc>,
     /// Optimistic-concurrency counter: a store writes a change only if the
     /// stored version is still the one the change was made from.
-    #[serde(skip)]
     pub version: i64,
 }

@@ -4,9 +4,9 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use reviewloop_domain::RequestId;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::views::{request_json, request_view};
+use super::views::{inbox_json, request_json};
 use crate::auth::Caller;
 use crate::body::{id, Body};
 use crate::envelope::ok;
@@ -41,12 +41,11 @@ pub(super) async fn inbox(
         .requests
         .inbox(&caller.principal, limit, offset)
         .await?;
-    let requests: Vec<Value> = requests
-        .iter()
-        .map(|r| request_view(r, &caller.principal.user_id))
-        .collect();
-    let data = json!({"count": requests.len(), "requests": requests});
-    Ok(ok(StatusCode::OK, "Inbox retrieved successfully", data))
+    Ok(ok(
+        StatusCode::OK,
+        "Inbox retrieved successfully",
+        inbox_json(&requests, &caller.principal.user_id),
+    ))
 }
 
 pub(super) async fn claim(

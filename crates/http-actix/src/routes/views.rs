@@ -1,10 +1,13 @@
 //! How entities are shown: the domain's own serialization, plus the
-//! counts and links the API adds around it.
+//! counts and links the API adds around it. Request answers are typed
+//! views borrowed from the domain objects, serialized once, straight into
+//! the response body.
 
 use base64::Engine;
-use reviewloop_domain::{Loop, ReviewRequest, UserId};
+use reviewloop_domain::{Loop, RequestView, ReviewRequest, UserId};
 use reviewloop_ports::RequestPage;
 use reviewloop_service::LoopInvite;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 /// A loop with its member counts.
@@ -42,37 +45,31 @@ pub(super) fn page_json(page: &RequestPage, limit: u32, offset: u32) -> Value {
     })
 }
 
-/// Fields only the requester sees: where the answer goes (a callback URL
-/// often carries a token), its own bookkeeping, and the key it used.
-const REQUESTER_ONLY: [&str; 3] = ["callback_url", "metadata", "api_key_id"];
-
-/// A request as `viewer` may see it. The requester sees all of it. A
-/// reviewer sees what it needs to answer: not the requester-only fields,
-/// and of the broadcast only its own entry, not the other reviewers'
-/// addresses.
-pub(super) fn request_view(request: &ReviewRequest, viewer: &UserId) -> Value {
-    let mut value = json!(request);
-    if request.creator_id == *viewer {
-        return value;
-    }
-    if let Some(map) = value.as_object_mut() {
-        for field in REQUESTER_ONLY {
-            map.remove(field);
-        }
-        map.insert(
-            "broadcasted_to".into(),
-            json!(request
-                .broadcasted_to
-                .iter()
-                .filter(|entry| entry.user_id == *viewer)
-                .collect::<Vec<_>>()),
-        );
-    }
-    value
+/// `{"request": ...}`: the answer of every single-request operation.
+#[derive(Serialize)]
+pub(super) struct OneRequest<'a> {
+    request: RequestView<'a>,
 }
 
-/// `{"request": ...}`: the answer of every single-request operation, as
-/// `viewer` may see it.
-pub(super) fn request_json(request: &ReviewRequest, viewer: &UserId) -> Value {
-    json!({ "request": request_view(request, viewer) })
+/// A request as `viewer` may see it (the domain decides what that is:
+/// [`ReviewRequest::view_for`]), wrapped as every single-request answer is.
+pub(super) fn request_json<'a>(request: &'a ReviewRequest, viewer: &'a UserId) -> OneRequest<'a> {
+    OneRequest {
+        request: request.view_for(viewer),
+    }
+}
+
+/// The reviewer's inbox page.
+#[derive(Serialize)]
+pub(super) struct Inbox<'a> {
+    count: usize,
+    requests: Vec<RequestView<'a>>,
+}
+
+/// The inbox as `viewer` sees it.
+pub(super) fn inbox_json<'a>(requests: &'a [ReviewRequest], viewer: &'a UserId) -> Inbox<'a> {
+    Inbox {
+        count: requests.len(),
+        requests: requests.iter().map(|r| r.view_for(viewer)).collect(),
+    }
 }

@@ -40,6 +40,7 @@ impl Authenticator {
     /// the key's hourly limit. Unknown, revoked or malformed keys get 401,
     /// suspended accounts 403, keys over their limit 429 (with the limit's
     /// state, so the caller can say when to retry).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn authenticate(
         &self,
         authorization: Option<&str>,

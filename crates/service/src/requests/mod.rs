@@ -156,6 +156,7 @@ impl RequestService {
     /// the loop's active members, in one transaction with `request.created`.
     /// With `id` (an idempotent retry), a request the caller already created
     /// under that id is answered instead of a new one.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create(
         &self,
         caller: &Principal,
@@ -230,6 +231,7 @@ impl RequestService {
     }
 
     /// One request the caller created or was sent.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get(
         &self,
         caller: &Principal,
@@ -250,6 +252,7 @@ impl RequestService {
     /// wait holds no connection and reads nothing: it sleeps until a
     /// change to this request is announced (by this instance's writers or,
     /// on PostgreSQL, the other instances' notifications), then reads once.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get_when_settled(
         &self,
         caller: &Principal,
@@ -276,6 +279,7 @@ impl RequestService {
     }
 
     /// A page of the requests the caller created, with the query it answers.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list(
         &self,
         caller: &Principal,
@@ -287,6 +291,7 @@ impl RequestService {
     }
 
     /// A page of the requests the caller created in one loop it can see.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list_in_loop(
         &self,
         caller: &Principal,
@@ -306,6 +311,7 @@ impl RequestService {
     }
 
     /// Changes a pending request (requester only).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn update(
         &self,
         caller: &Principal,
@@ -321,6 +327,7 @@ impl RequestService {
     }
 
     /// Cancels a pending or claimed request (requester only).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn cancel(
         &self,
         caller: &Principal,
@@ -335,6 +342,7 @@ impl RequestService {
     }
 
     /// Rates a completed request (requester only); replaces earlier feedback.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn feedback(
         &self,
         caller: &Principal,
@@ -351,6 +359,7 @@ impl RequestService {
     }
 
     /// What the caller can still act on, most urgent first, then oldest.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn inbox(
         &self,
         caller: &Principal,
@@ -374,6 +383,7 @@ impl RequestService {
     }
 
     /// Claims a request for the caller.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn claim(
         &self,
         caller: &Principal,
@@ -388,6 +398,7 @@ impl RequestService {
     }
 
     /// Gives back a claim the caller holds.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn release(
         &self,
         caller: &Principal,
@@ -403,6 +414,7 @@ impl RequestService {
     }
 
     /// Answers a request: from pending, or from a claim the caller holds.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn respond(
         &self,
         caller: &Principal,
@@ -424,6 +436,7 @@ impl RequestService {
     /// Times out every open request that is due, up to `batch` of them, and
     /// returns how many it ended. A request another writer changed first
     /// (answered, cancelled, or timed out by another instance) is skipped.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn time_out_due(&self, batch: u32) -> Result<usize, ServiceError> {
         let now = self.ports.clock.now();
         let mut ended = 0;

@@ -372,3 +372,45 @@ fn an_empty_patch_is_refused() {
     let err = request().update(RequestPatch::default(), t(1)).unwrap_err();
     assert!(err.to_string().starts_with("nothing to update"));
 }
+
+#[test]
+fn the_requester_sees_everything_and_a_reviewer_only_what_it_needs() {
+    let mut r = request_with(RequestInput {
+        request_text: Some("Ship it?".into()),
+        content_type: Some("markdown".into()),
+        response_type: Some("boolean".into()),
+        priority: Some("medium".into()),
+        processing_type: Some("time-sensitive".into()),
+        timeout_seconds: Some(json!(60)),
+        callback_url: Some("https://hooks.example.com/t0ken".into()),
+        metadata: Some(json!({"run": 7})),
+        ..RequestInput::default()
+    });
+    r.api_key_id = Some(crate::id::ApiKeyId::new(ObjectId::from_parts(1, [9; 8])));
+    let requester = serde_json::to_value(r.view_for(&user(1))).unwrap();
+    assert_eq!(requester, serde_json::to_value(&r).unwrap());
+    assert_eq!(requester["callback_url"], "https://hooks.example.com/t0ken");
+    assert_eq!(requester["metadata"], json!({"run": 7}));
+    assert!(requester["api_key_id"].is_string());
+    assert_eq!(requester["broadcasted_to"].as_array().unwrap().len(), 3);
+    assert_eq!(requester["type"], "markdown");
+
+    let reviewer = serde_json::to_value(r.view_for(&user(2))).unwrap();
+    for hidden in ["callback_url", "metadata", "api_key_id"] {
+        assert!(
+            reviewer.get(hidden).is_none(),
+            "{hidden} shown to a reviewer"
+        );
+    }
+    let entries = reviewer["broadcasted_to"].as_array().unwrap();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0]["email"], "u2@x.io");
+    assert_eq!(reviewer["request_text"], "Ship it?");
+    assert!(
+        serde_json::to_value(r.view_for(&user(9))).unwrap()["broadcasted_to"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "a stranger's view lists nobody (strangers are refused before this)"
+    );
+}

@@ -156,6 +156,14 @@ pub trait RequestStore: Send + Sync {
         request: &ReviewRequest,
         events: &[Event],
     ) -> Result<(), StoreError>;
+    /// Writes many changed requests, each with its events, in one
+    /// transaction, each only if its stored version is still
+    /// `request.version`. Returns, in order, whether each landed (`false`:
+    /// another writer got there first, or the request is gone).
+    async fn update_requests(
+        &self,
+        changes: &[(ReviewRequest, Vec<Event>)],
+    ) -> Result<Vec<bool>, StoreError>;
     /// A filtered, ordered page of an account's requests.
     async fn list_requests(&self, query: &RequestQuery) -> Result<RequestPage, StoreError>;
     /// Pending and claimed requests of a loop.

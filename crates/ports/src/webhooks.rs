@@ -103,6 +103,11 @@ pub trait DeliveryQueue: Send + Sync {
         health: Option<WebhookHealth>,
         leased_until: DateTime<Utc>,
     ) -> Result<(), StoreError>;
+    /// Deletes up to `limit` records that only history needs, created
+    /// before `before`: finished deliveries (with their attempts), and
+    /// dispatched events (never the newest, whose position the stream goes
+    /// on from). Returns how many rows it deleted.
+    async fn purge_history(&self, before: DateTime<Utc>, limit: u32) -> Result<u64, StoreError>;
 }
 
 /// One HTTP POST to make.

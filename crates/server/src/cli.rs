@@ -61,6 +61,11 @@ pub struct Cli {
     #[arg(long, env = "REVIEWLOOP_DB_POOL_TIMEOUT", global = true)]
     pub db_pool_timeout: Option<u64>,
 
+    /// Days that finished webhook deliveries, their attempts and
+    /// dispatched events are kept (default 30).
+    #[arg(long, env = "REVIEWLOOP_RETENTION_DAYS", global = true)]
+    pub retention_days: Option<u32>,
+
     /// What to do; `serve` when omitted.
     #[command(subcommand)]
     pub command: Option<Command>,

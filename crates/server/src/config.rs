@@ -28,6 +28,8 @@ pub struct Config {
     pub trusted_proxies: TrustedProxies,
     /// Size and wait of the database connection pool.
     pub pool: PoolOptions,
+    /// How long history (finished deliveries, dispatched events) is kept.
+    pub retention_days: u32,
 }
 
 /// The pool settings, checked: at least one connection, at most 1,000;
@@ -85,6 +87,13 @@ impl Config {
             trusted_proxies: TrustedProxies::parse(cli.trusted_proxies.as_deref().unwrap_or(""))
                 .map_err(|why| anyhow::anyhow!("REVIEWLOOP_TRUSTED_PROXIES: {why}"))?,
             pool: pool_options(cli)?,
+            retention_days: match cli.retention_days {
+                None => 30,
+                Some(days @ 1..=3650) => days,
+                Some(days) => {
+                    bail!("REVIEWLOOP_RETENTION_DAYS must be from 1 to 3650, not {days}")
+                }
+            },
         })
     }
 
@@ -144,6 +153,9 @@ mod tests {
         assert_eq!(pool.max_size, Some(3));
         assert_eq!(pool.connection_timeout, std::time::Duration::from_secs(2));
         assert_eq!(parse(&[]).unwrap().pool, PoolOptions::default());
+        assert_eq!(parse(&[]).unwrap().retention_days, 30);
+        assert_eq!(parse(&["--retention-days", "7"]).unwrap().retention_days, 7);
+        assert!(parse(&["--retention-days", "0"]).is_err());
         for bad in [
             ["--db-pool-size", "0"],
             ["--db-pool-timeout", "0"],

@@ -69,8 +69,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         EventStream::new(ports.clone()),
         stopped.clone(),
     ));
-    let purger = tokio::spawn(workers::purge_idempotency_records(
+    let purger = tokio::spawn(workers::purge_old_records(
         IdempotencyService::new(ports.clone()),
+        DeliveryService::with_schedule(ports.clone(), config.retry_schedule.clone()),
+        config.retention_days,
         stopped.clone(),
     ));
     let flusher = shared_limiter

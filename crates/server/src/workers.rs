@@ -11,8 +11,9 @@ use reviewloop_service::{
 use tokio::sync::watch;
 use tokio::sync::Semaphore;
 
-/// How many due requests one sweep takes at most.
-const TIMEOUT_BATCH: u32 = 100;
+/// How many due requests one sweep takes at most (timed out in one
+/// transaction).
+const TIMEOUT_BATCH: u32 = 1000;
 /// Pause between sweeps; requests time out within about this long.
 const TIMEOUT_TICK: Duration = Duration::from_millis(250);
 
@@ -89,20 +90,29 @@ pub(crate) async fn number_events(events: EventStream, stop: watch::Receiver<boo
     .await;
 }
 
-/// How often expired idempotency records are deleted.
+/// How often expired records are deleted.
 const PURGE_EVERY: Duration = Duration::from_secs(3600);
 
-/// Deletes idempotency records older than 24 hours, once an hour. Expired
-/// records are ignored anyway; this only keeps the table small.
-pub(crate) async fn purge_idempotency_records(
+/// Once an hour, deletes idempotency records older than 24 hours (they
+/// are ignored anyway) and history older than `retention_days`: the
+/// tables that only grow stay as large as the horizon asks.
+pub(crate) async fn purge_old_records(
     idempotency: IdempotencyService,
+    deliveries: DeliveryService,
+    retention_days: u32,
     mut stop: watch::Receiver<bool>,
 ) {
+    let keep = chrono::Duration::days(i64::from(retention_days));
     loop {
         match idempotency.purge_expired().await {
             Ok(0) => {}
             Ok(purged) => tracing::info!(purged, "expired idempotency records deleted"),
             Err(error) => tracing::warn!(%error, "idempotency purge failed; retrying later"),
+        }
+        match deliveries.purge_history(keep).await {
+            Ok(0) => {}
+            Ok(purged) => tracing::info!(purged, "history past the retention horizon deleted"),
+            Err(error) => tracing::warn!(%error, "history purge failed; retrying later"),
         }
         tokio::select! {
             _ = tokio::time::sleep(PURGE_EVERY) => {}

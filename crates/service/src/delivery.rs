@@ -49,6 +49,23 @@ fn callback_url(event: &Event) -> Option<&str> {
 
 impl DeliveryService {
     /// A service over `ports` with the default retry schedule.
+    /// Deletes what only history needs (finished deliveries and their
+    /// attempts, dispatched events, run-out sweep leases) older than
+    /// `keep`, a batch per transaction; returns how many rows went.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn purge_history(&self, keep: chrono::Duration) -> Result<u64, ServiceError> {
+        const BATCH: u32 = 1000;
+        let before = self.ports.clock.now() - keep;
+        let mut purged = 0;
+        loop {
+            let deleted = self.ports.deliveries.purge_history(before, BATCH).await?;
+            purged += deleted;
+            if deleted == 0 {
+                return Ok(purged);
+            }
+        }
+    }
+
     pub fn new(ports: Ports) -> Self {
         Self::with_schedule(ports, DEFAULT_RETRY_SCHEDULE.to_vec())
     }

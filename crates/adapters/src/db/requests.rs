@@ -125,6 +125,31 @@ fn inbox_query(
         .select(requests::all_columns)
 }
 
+/// Creates a sweep lease unless one exists: `ON CONFLICT DO NOTHING` (which
+/// the multi-backend query builder cannot write) makes a lost race a row
+/// count of 0 instead of an error that would abort a PostgreSQL
+/// transaction. Returns whether this call created it.
+fn new_lease(conn: &mut Conn, id: &str, until: chrono::NaiveDateTime) -> Result<bool, DbError> {
+    use diesel::sql_types::{Text, Timestamp};
+    let inserted = match conn {
+        super::DbConnection::Sqlite(c) => diesel::sql_query(
+            "INSERT INTO request_sweeps (request_id, leased_until) VALUES (?, ?) \
+             ON CONFLICT DO NOTHING",
+        )
+        .bind::<Text, _>(id)
+        .bind::<Timestamp, _>(until)
+        .execute(c)?,
+        super::DbConnection::Postgres(c) => diesel::sql_query(
+            "INSERT INTO request_sweeps (request_id, leased_until) VALUES ($1, $2) \
+             ON CONFLICT DO NOTHING",
+        )
+        .bind::<Text, _>(id)
+        .bind::<Timestamp, _>(until)
+        .execute(c)?,
+    };
+    Ok(inserted == 1)
+}
+
 /// Open requests past their timeout, soonest first, through `requests_due`.
 fn due_query(
     now: DateTime<Utc>,
@@ -242,6 +267,39 @@ impl RequestStore for SqlStore {
             .await
     }
 
+    async fn update_requests(
+        &self,
+        changes: &[(ReviewRequest, Vec<Event>)],
+    ) -> Result<Vec<bool>, StoreError> {
+        let changes: Vec<(RequestRow, Vec<Event>)> = changes
+            .iter()
+            .map(|(request, events)| (RequestRow::from_domain(request), events.clone()))
+            .collect();
+        self.db
+            .write(move |conn| {
+                let mut landed = Vec::with_capacity(changes.len());
+                for (row, events) in &changes {
+                    let expected = row.version;
+                    // A lost race changes no row and raises no error, so
+                    // it cannot spoil the others in the transaction.
+                    let changed = diesel::update(
+                        requests::table
+                            .find(&row.id)
+                            .filter(requests::version.eq(expected)),
+                    )
+                    .set((row, requests::version.eq(expected + 1)))
+                    .execute(conn)?;
+                    if changed == 1 {
+                        changes::request_changed(conn, &row.id)?;
+                        outbox::append(conn, events)?;
+                    }
+                    landed.push(changed == 1);
+                }
+                Ok(landed)
+            })
+            .await
+    }
+
     async fn list_requests(&self, query: &RequestQuery) -> Result<RequestPage, StoreError> {
         let query = query.clone();
         self.db
@@ -322,16 +380,25 @@ impl RequestStore for SqlStore {
             to_db_time(now),
             to_db_time(now + chrono::Duration::seconds(SWEEP_LEASE_SECONDS)),
         );
-        self.db
-            .run(move |conn| {
-                let candidates = query.load::<RequestRow>(conn)?;
+        let candidates = self
+            .db
+            .run(move |conn| Ok(query.load::<RequestRow>(conn)?))
+            .await?;
+        if candidates.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Every lease of the pass in one transaction. A lease is renewed
+        // only if it ran out, or created if there is none; `ON CONFLICT DO
+        // NOTHING` makes a lost race a row count of 0, not an error that
+        // would abort the transaction on PostgreSQL.
+        let taken = self
+            .db
+            .write(move |conn| {
                 let mut taken = Vec::new();
                 for row in candidates {
                     if taken.len() >= limit as usize {
                         break;
                     }
-                    // Each claim is its own statement: on PostgreSQL a failed
-                    // insert inside a transaction would abort all of it.
                     let renewed = diesel::update(
                         request_sweeps::table
                             .find(&row.id)
@@ -339,21 +406,15 @@ impl RequestStore for SqlStore {
                     )
                     .set(request_sweeps::leased_until.eq(until))
                     .execute(conn)?;
-                    let claimed = renewed == 1
-                        || diesel::insert_into(request_sweeps::table)
-                            .values((
-                                request_sweeps::request_id.eq(&row.id),
-                                request_sweeps::leased_until.eq(until),
-                            ))
-                            .execute(conn)
-                            .is_ok();
+                    let claimed = renewed == 1 || new_lease(conn, &row.id, until)?;
                     if claimed {
                         taken.push(row);
                     }
                 }
-                with_broadcasts(conn, taken)
+                Ok(taken)
             })
-            .await
+            .await?;
+        self.db.run(move |conn| with_broadcasts(conn, taken)).await
     }
 }
 

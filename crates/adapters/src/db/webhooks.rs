@@ -574,6 +574,55 @@ impl DeliveryQueue for SqlStore {
             .await
     }
 
+    async fn purge_history(&self, before: DateTime<Utc>, limit: u32) -> Result<u64, StoreError> {
+        let before = to_db_time(before);
+        let limit = i64::from(limit);
+        self.db
+            .write(move |conn| {
+                // Attempts go with their delivery (ON DELETE CASCADE).
+                let finished = deliveries::table
+                    .filter(deliveries::status.eq_any(["succeeded", "failed"]))
+                    .filter(deliveries::created_at.lt(before))
+                    .select(deliveries::id)
+                    .limit(limit);
+                let finished: Vec<String> = finished.load(conn)?;
+                let mut deleted = 0;
+                for chunk in finished.chunks(100) {
+                    deleted +=
+                        diesel::delete(deliveries::table.filter(deliveries::id.eq_any(chunk)))
+                            .execute(conn)?;
+                }
+                // Sweep leases long run out.
+                deleted += diesel::delete(
+                    super::schema::request_sweeps::table
+                        .filter(super::schema::request_sweeps::leased_until.lt(before)),
+                )
+                .execute(conn)?;
+                // The newest position stays, so numbering goes on from it.
+                let newest: Option<i64> = outbox_events::table
+                    .select(diesel::dsl::max(outbox_events::position))
+                    .first(conn)?;
+                let Some(newest) = newest else {
+                    return Ok(deleted as u64);
+                };
+                let old: Vec<i64> = outbox_events::table
+                    .filter(outbox_events::created_at.lt(before))
+                    .filter(outbox_events::dispatched_at.is_not_null())
+                    .filter(outbox_events::position.lt(newest))
+                    .select(outbox_events::seq)
+                    .limit(limit)
+                    .load(conn)?;
+                for chunk in old.chunks(100) {
+                    deleted += diesel::delete(
+                        outbox_events::table.filter(outbox_events::seq.eq_any(chunk)),
+                    )
+                    .execute(conn)?;
+                }
+                Ok(deleted as u64)
+            })
+            .await
+    }
+
     async fn record_attempt(
         &self,
         delivery: &Delivery,

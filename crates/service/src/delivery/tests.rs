@@ -330,3 +330,20 @@ async fn an_overtaken_attempt_is_not_an_error() {
         DeliveryStatus::Pending
     );
 }
+
+#[tokio::test]
+async fn history_is_purged_in_batches_until_nothing_is_left() {
+    let mut kit = Kit::new();
+    let horizon = kit.now - chrono::Duration::days(30);
+    let mut batches = vec![0u64, 3, 1000];
+    kit.deliveries
+        .expect_purge_history()
+        .withf(move |before, limit| *before == horizon && *limit == 1000)
+        .times(3)
+        .returning(move |_, _| Ok(batches.pop().unwrap_or(0)));
+    let purged = DeliveryService::new(kit.ports())
+        .purge_history(chrono::Duration::days(30))
+        .await
+        .unwrap();
+    assert_eq!(purged, 1003);
+}

@@ -439,12 +439,23 @@ impl RequestService {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn time_out_due(&self, batch: u32) -> Result<usize, ServiceError> {
         let now = self.ports.clock.now();
-        let mut ended = 0;
+        // Loops are read once per pass, not once per request.
+        let mut loops: std::collections::HashMap<LoopId, Option<Loop>> =
+            std::collections::HashMap::new();
+        let mut changes = Vec::new();
         for mut request in self.ports.requests.due_requests(now, batch).await? {
             if request.time_out(now).is_err() {
                 continue;
             }
-            let Some(lp) = self.loop_of(&request).await? else {
+            let lp = match loops.get(&request.loop_id) {
+                Some(lp) => lp.clone(),
+                None => {
+                    let lp = self.loop_of(&request).await?;
+                    loops.insert(request.loop_id, lp.clone());
+                    lp
+                }
+            };
+            let Some(lp) = lp else {
                 continue;
             };
             let event = Event::for_request(
@@ -455,13 +466,19 @@ impl RequestService {
                 None,
                 now,
             );
-            match self.ports.requests.update_request(&request, &[event]).await {
-                Ok(()) => {
-                    ended += 1;
-                    self.ports.changes.request_changed(&request.id);
-                }
-                Err(StoreError::Conflict(_) | StoreError::NotFound) => {}
-                Err(e) => return Err(e.into()),
+            changes.push((request, vec![event]));
+        }
+        if changes.is_empty() {
+            return Ok(0);
+        }
+        // One transaction for the pass; a request answered meanwhile is
+        // simply not among those that landed.
+        let landed = self.ports.requests.update_requests(&changes).await?;
+        let mut ended = 0;
+        for ((request, _), landed) in changes.iter().zip(landed) {
+            if landed {
+                ended += 1;
+                self.ports.changes.request_changed(&request.id);
             }
         }
         Ok(ended)

@@ -306,18 +306,21 @@ async fn due_requests_time_out_once_and_lost_races_are_skipped() {
     kit.requests
         .expect_due_requests()
         .returning(move |_, _| Ok(vec![first.clone(), second.clone()]));
+    // Both in one batch; the second was answered meanwhile.
     kit.requests
-        .expect_update_request()
-        .times(2)
-        .returning(move |r, events| {
-            assert_eq!(r.status, RequestStatus::Timeout);
-            assert_eq!(r.response_data, Some(json!("no")));
-            assert_eq!(events[0].event_type, EventType::RequestTimeout);
-            if r.id == second_id {
-                Err(StoreError::Conflict("answered meanwhile".into()))
-            } else {
-                Ok(())
-            }
+        .expect_update_requests()
+        .times(1)
+        .returning(move |changes| {
+            assert_eq!(changes.len(), 2);
+            Ok(changes
+                .iter()
+                .map(|(r, events)| {
+                    assert_eq!(r.status, RequestStatus::Timeout);
+                    assert_eq!(r.response_data, Some(json!("no")));
+                    assert_eq!(events[0].event_type, EventType::RequestTimeout);
+                    r.id != second_id
+                })
+                .collect())
         });
     assert_eq!(service(kit).time_out_due(100).await.unwrap(), 1);
 }

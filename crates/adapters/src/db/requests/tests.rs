@@ -93,6 +93,42 @@ async fn a_request_is_read_with_whether_the_viewer_is_an_active_member(db: TestD
         .is_none());
 }
 
+async fn a_batch_of_changes_lands_except_where_someone_else_got_there_first(db: TestDb) {
+    let store = db.store();
+    let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
+    let first = fixtures::request(&lp, 20, "high", 0);
+    let second = fixtures::request(&lp, 21, "high", 0);
+    for r in [&first, &second] {
+        store.insert_request(r, &[]).await.unwrap();
+    }
+    // The second is claimed by a reviewer before the batch writes.
+    let mut claimed = second.clone();
+    claimed
+        .claim(UserId::new(fixtures::oid(2)), fixtures::at(1))
+        .unwrap();
+    store.update_request(&claimed, &[]).await.unwrap();
+    let batch: Vec<(ReviewRequest, Vec<Event>)> = [first.clone(), second.clone()]
+        .into_iter()
+        .zip(90u8..)
+        .map(|(mut r, n)| {
+            r.time_out(fixtures::at(100)).unwrap();
+            let event = fixtures::event_for(&r, &lp, n, EventType::RequestTimeout);
+            (r, vec![event])
+        })
+        .collect();
+    let before = outbox_count(&db).await;
+    assert_eq!(store.update_requests(&batch).await.unwrap(), [true, false]);
+    assert_eq!(
+        outbox_count(&db).await,
+        before + 1,
+        "only the landed change's event"
+    );
+    let stored = store.request_by_id(&first.id).await.unwrap().unwrap();
+    assert_eq!((stored.status, stored.version), (RequestStatus::Timeout, 1));
+    let kept = store.request_by_id(&second.id).await.unwrap().unwrap();
+    assert_eq!(kept.status, RequestStatus::Claimed);
+}
+
 async fn a_stale_write_is_a_conflict_and_changes_nothing(db: TestDb) {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
@@ -432,6 +468,7 @@ on_every_backend!(
     a_request_round_trips_with_every_field,
     a_request_is_read_with_whether_the_viewer_is_an_active_member,
     a_stale_write_is_a_conflict_and_changes_nothing,
+    a_batch_of_changes_lands_except_where_someone_else_got_there_first,
     a_change_and_its_events_commit_together_or_not_at_all,
     updating_a_missing_request_is_not_found,
     lists_filter_sort_page_and_count,

@@ -1,6 +1,8 @@
 use chrono::Duration;
-use reviewloop_domain::{DeliveryStatus, DeliveryTarget, EventFilter, EventType};
-use reviewloop_ports::{DeliveryQueue, EventFeed, RequestStore, WebhookHealth, WebhookStore};
+use reviewloop_domain::{DeliveryStatus, DeliveryTarget, EventFilter, EventType, LoopId};
+use reviewloop_ports::{
+    DeliveryQueue, EventFeed, LoopStore, RequestStore, WebhookHealth, WebhookStore,
+};
 
 use super::super::testdb::{fixtures, on_every_backend, TestDb};
 use super::*;
@@ -90,6 +92,59 @@ async fn subscriptions_round_trip_and_belong_to_their_account(db: TestDb) {
         store.delete_webhook(&hook.id).await,
         Err(StoreError::NotFound)
     ));
+}
+
+async fn history_past_the_horizon_is_purged_and_open_work_is_kept(db: TestDb) {
+    let store = db.store();
+    let (event, hook) = setup(&store).await;
+    let lp = store
+        .loop_by_id(&LoopId::new(fixtures::oid(10)))
+        .await
+        .unwrap()
+        .unwrap();
+    let later = fixtures::request(&lp, 21, "high", 0);
+    let newest = fixtures::event_for(&later, &lp, 91, EventType::RequestCreated);
+    store
+        .insert_request(&later, std::slice::from_ref(&newest))
+        .await
+        .unwrap();
+    let (done, done_body) = delivery(40, &event, &hook, 0);
+    let (open, open_body) = delivery(41, &event, &hook, 0);
+    store
+        .dispatch(
+            &event.id,
+            &[(done.clone(), done_body), (open.clone(), open_body)],
+            fixtures::at(0),
+        )
+        .await
+        .unwrap();
+    record(&store, &done, 1, 0, true, None).await.unwrap();
+    assert_eq!(store.number_new_events(10).await.unwrap(), 2);
+
+    // Nothing is older than this horizon yet.
+    assert_eq!(
+        store.purge_history(fixtures::at(-10), 100).await.unwrap(),
+        0
+    );
+    let purged = store.purge_history(fixtures::at(10), 100).await.unwrap();
+    assert!(
+        purged >= 2,
+        "the finished delivery and the dispatched event: {purged}"
+    );
+    let left: Vec<_> = store
+        .deliveries_of(&hook.id, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(d, _)| d.id)
+        .collect();
+    assert_eq!(left, [open.id], "a pending delivery is kept");
+    let events = store.events_after(&lp.creator_id, 0, 10).await.unwrap();
+    assert_eq!(
+        events.iter().map(|(_, e)| e.id).collect::<Vec<_>>(),
+        [newest.id],
+        "the newest (and undispatched) event stays"
+    );
 }
 
 async fn an_event_is_dispatched_once_with_its_deliveries(db: TestDb) {
@@ -629,6 +684,7 @@ async fn an_event_that_commits_late_is_not_skipped_on_postgres() {
 }
 
 on_every_backend!(
+    history_past_the_horizon_is_purged_and_open_work_is_kept,
     subscriptions_round_trip_and_belong_to_their_account,
     an_event_is_dispatched_once_with_its_deliveries,
     due_deliveries_are_leased_once_until_the_lease_runs_out,

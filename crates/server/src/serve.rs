@@ -63,6 +63,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let (stop, stopped) = watch::channel(false);
     let deliverer = tokio::spawn(workers::deliver_events(
         DeliveryService::with_schedule(ports.clone(), config.retry_schedule.clone()),
+        ports.changes.clone(),
         stopped.clone(),
     ));
     let numberer = tokio::spawn(workers::number_events(

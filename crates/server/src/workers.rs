@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use reviewloop_adapters::SharedRateLimiter;
 use reviewloop_service::{
-    DeliveryService, EventStream, IdempotencyService, RequestService, ServiceError,
+    ChangeHub, DeliveryService, EventStream, IdempotencyService, RequestService, ServiceError,
 };
 use tokio::sync::watch;
 use tokio::sync::Semaphore;
@@ -19,11 +19,13 @@ const TIMEOUT_TICK: Duration = Duration::from_millis(250);
 
 /// Runs `pass` (which handles up to `batch` rows and says how many) until
 /// told to stop: again at once while passes come back full, since more
-/// work is waiting, else after `tick`.
+/// work is waiting, else after `tick`, or sooner when `wake` says this
+/// instance wrote to the outbox.
 async fn in_passes<F, Fut>(
     what: &'static str,
     batch: u32,
     tick: Duration,
+    wake: Option<Arc<ChangeHub>>,
     mut stop: watch::Receiver<bool>,
     mut pass: F,
 ) where
@@ -31,6 +33,16 @@ async fn in_passes<F, Fut>(
     Fut: Future<Output = Result<usize, ServiceError>>,
 {
     loop {
+        // Listening before the pass (a `Notified` hears `notify_waiters`
+        // from its creation on): a write during the pass still wakes us.
+        let notified = wake.as_ref().map(|hub| hub.outbox().notified());
+        let written = async move {
+            match notified {
+                Some(notified) => notified.await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(written);
         let full_batch = match pass().await {
             Ok(done) => done >= batch as usize,
             Err(error) => {
@@ -46,6 +58,7 @@ async fn in_passes<F, Fut>(
         }
         tokio::select! {
             _ = tokio::time::sleep(tick) => {}
+            () = &mut written => {}
             _ = stop.changed() => break,
         }
     }
@@ -59,6 +72,7 @@ pub(crate) async fn time_out_due_requests(requests: RequestService, stop: watch:
         "timeout sweep",
         TIMEOUT_BATCH,
         TIMEOUT_TICK,
+        None,
         stop,
         || async {
             let ended = requests.time_out_due(TIMEOUT_BATCH).await?;
@@ -78,12 +92,16 @@ const NUMBERING_BATCH: u32 = 500;
 /// listener's own look at the outbox).
 const NUMBERING_TICK: Duration = Duration::from_millis(100);
 
-/// Gives committed events their stream positions, until told to stop.
+/// Gives committed events their stream positions, until told to stop:
+/// at once after this instance writes events, else every tick (events of
+/// other instances, and writes that do not announce themselves).
 pub(crate) async fn number_events(events: EventStream, stop: watch::Receiver<bool>) {
+    let hub = events.changes();
     in_passes(
         "numbering events",
         NUMBERING_BATCH,
         NUMBERING_TICK,
+        Some(hub),
         stop,
         || events.number_new_events(NUMBERING_BATCH),
     )
@@ -133,9 +151,21 @@ const DELIVERY_TICK: Duration = Duration::from_millis(250);
 /// told to stop. Attempts still running then are simply cut: their leases
 /// run out and another pass (or the next start) makes them again, which
 /// is what "at least once" allows.
-pub(crate) async fn deliver_events(deliveries: DeliveryService, mut stop: watch::Receiver<bool>) {
+pub(crate) async fn deliver_events(
+    deliveries: DeliveryService,
+    hub: Arc<ChangeHub>,
+    mut stop: watch::Receiver<bool>,
+) {
     let slots = Arc::new(Semaphore::new(DELIVERIES_IN_FLIGHT));
+    // An attempt that ends frees a slot (and its receiver's share): look
+    // again at once rather than at the next tick.
+    let finished = Arc::new(tokio::sync::Notify::new());
     loop {
+        let written = hub.outbox().notified();
+        let freed = finished.notified();
+        tokio::pin!(written, freed);
+        written.as_mut().enable();
+        freed.as_mut().enable();
         let mut busy = false;
         match deliveries.dispatch_pending(DISPATCH_BATCH).await {
             Ok(dispatched) => busy |= dispatched > 0,
@@ -154,11 +184,13 @@ pub(crate) async fn deliver_events(deliveries: DeliveryService, mut stop: watch:
                             break;
                         };
                         let service = deliveries.clone();
+                        let finished = finished.clone();
                         tokio::spawn(async move {
                             let _slot = slot;
                             if let Err(error) = service.attempt(delivery).await {
                                 tracing::warn!(%error, "could not record a delivery attempt");
                             }
+                            finished.notify_waiters();
                         });
                     }
                 }
@@ -173,6 +205,8 @@ pub(crate) async fn deliver_events(deliveries: DeliveryService, mut stop: watch:
         }
         tokio::select! {
             _ = tokio::time::sleep(DELIVERY_TICK) => {}
+            () = &mut written => {}
+            () = &mut freed => {}
             _ = stop.changed() => break,
         }
     }

@@ -74,6 +74,7 @@ pub(crate) struct Kit {
     pub qr: MockQrRenderer,
     pub now: DateTime<Utc>,
     pub codes: Vec<&'static str>,
+    pub changes: Arc<crate::ChangeHub>,
 }
 
 impl Kit {
@@ -92,6 +93,7 @@ impl Kit {
             qr: MockQrRenderer::new(),
             now: DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default(),
             codes: vec!["ABCDEF"],
+            changes: crate::ChangeHub::new(),
         }
     }
 
@@ -113,7 +115,7 @@ impl Kit {
                 next_code: AtomicU8::new(0),
             }),
             qr: Arc::new(self.qr),
-            changes: crate::ChangeHub::new(),
+            changes: self.changes,
             limiter: Arc::new(self.limiter),
         }
     }

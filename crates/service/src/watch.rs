@@ -7,14 +7,50 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use reviewloop_domain::RequestId;
+use reviewloop_domain::{RequestId, ReviewRequest};
 use tokio::sync::Notify;
+
+/// What the waiters of one request share: the wake-up, and the request's
+/// newest state once someone has it, so that thousands of waiters woken
+/// by one answer read it once, not once each.
+#[derive(Debug, Default)]
+pub struct Watched {
+    notify: Notify,
+    newest: Mutex<Option<Arc<ReviewRequest>>>,
+    reading: tokio::sync::Mutex<()>,
+}
+
+impl Watched {
+    /// The newest state known, if it is newer than `version`.
+    pub fn newer_than(&self, version: i64) -> Option<Arc<ReviewRequest>> {
+        self.newest
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .filter(|r| r.version > version)
+    }
+
+    /// Records a state just read or written (kept only if newer).
+    pub fn publish(&self, request: Arc<ReviewRequest>) {
+        let mut newest = self.newest.lock().unwrap_or_else(PoisonError::into_inner);
+        if newest.as_ref().is_none_or(|n| n.version < request.version) {
+            *newest = Some(request);
+        }
+    }
+
+    /// One reader at a time: the others wait, then find its result in
+    /// [`Watched::newer_than`].
+    pub async fn reading(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.reading.lock().await
+    }
+}
 
 /// Who waits for what, and the means to wake them.
 #[derive(Debug, Default)]
 pub struct ChangeHub {
-    requests: Mutex<HashMap<RequestId, (Arc<Notify>, usize)>>,
+    requests: Mutex<HashMap<RequestId, (Arc<Watched>, usize)>>,
     events: Notify,
+    outbox: Notify,
 }
 
 /// A waiter's registration for one request; it unregisters when dropped.
@@ -22,15 +58,19 @@ pub struct ChangeHub {
 pub struct RequestWatcher {
     hub: Arc<ChangeHub>,
     id: RequestId,
-    notify: Arc<Notify>,
+    watched: Arc<Watched>,
 }
 
 impl RequestWatcher {
-    /// The handle to wait on. Create its `notified()` future and `enable()`
-    /// it before reading, so a change between the read and the wait is not
-    /// missed.
+    /// The handle to wait on. Create its `notified()` future before
+    /// reading, so a change between the read and the wait is not missed.
     pub fn notify(&self) -> &Notify {
-        &self.notify
+        &self.watched.notify
+    }
+
+    /// What this request's waiters share.
+    pub fn shared(&self) -> &Watched {
+        &self.watched
     }
 }
 
@@ -52,7 +92,7 @@ impl ChangeHub {
         Arc::new(Self::default())
     }
 
-    fn requests(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, (Arc<Notify>, usize)>> {
+    fn requests(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, (Arc<Watched>, usize)>> {
         // Every change under the lock is a single map operation.
         self.requests.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -60,29 +100,38 @@ impl ChangeHub {
     /// Registers interest in request `id`.
     pub fn watch_request(self: &Arc<Self>, id: RequestId) -> RequestWatcher {
         let mut requests = self.requests();
-        let entry = requests
-            .entry(id)
-            .or_insert_with(|| (Arc::new(Notify::new()), 0));
+        let entry = requests.entry(id).or_default();
         entry.1 += 1;
         RequestWatcher {
             hub: self.clone(),
             id,
-            notify: entry.0.clone(),
+            watched: entry.0.clone(),
         }
     }
 
-    /// Request `id` changed: wakes whoever waits for it.
+    /// Request `id` changed (elsewhere; its new state is not known here):
+    /// wakes whoever waits for it.
     pub fn request_changed(&self, id: &RequestId) {
-        if let Some((notify, _)) = self.requests().get(id) {
-            notify.notify_waiters();
+        if let Some((watched, _)) = self.requests().get(id) {
+            watched.notify.notify_waiters();
+        }
+    }
+
+    /// This process wrote `request`'s new state: hands it to whoever
+    /// waits for it, and wakes them.
+    pub fn request_written(&self, request: &ReviewRequest) {
+        let watched = self.requests().get(&request.id).map(|(w, _)| w.clone());
+        if let Some(watched) = watched {
+            watched.publish(Arc::new(request.clone()));
+            watched.notify.notify_waiters();
         }
     }
 
     /// Something may have changed unseen (a lost connection to the other
     /// instances' notifications): wakes every waiter to look again.
     pub fn wake_everyone(&self) {
-        for (notify, _) in self.requests().values() {
-            notify.notify_waiters();
+        for (watched, _) in self.requests().values() {
+            watched.notify.notify_waiters();
         }
         self.events.notify_waiters();
     }
@@ -95,6 +144,17 @@ impl ChangeHub {
     /// What event streams wait on.
     pub fn events(&self) -> &Notify {
         &self.events
+    }
+
+    /// This instance committed events to the outbox: wakes the workers
+    /// that number and dispatch them, instead of leaving it to their tick.
+    pub fn outbox_written(&self) {
+        self.outbox.notify_waiters();
+    }
+
+    /// What the outbox workers wait on between passes.
+    pub fn outbox(&self) -> &Notify {
+        &self.outbox
     }
 
     /// Requests with at least one waiter.

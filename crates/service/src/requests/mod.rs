@@ -137,7 +137,10 @@ impl RequestService {
             match self.ports.requests.update_request(&request, &events).await {
                 Ok(()) => {
                     request.version += 1;
-                    self.ports.changes.request_changed(&request.id);
+                    self.ports.changes.request_written(&request);
+                    if !events.is_empty() {
+                        self.ports.changes.outbox_written();
+                    }
                     return Ok(request);
                 }
                 Err(StoreError::Conflict(_)) => continue,
@@ -202,7 +205,7 @@ impl RequestService {
             now,
         );
         match self.ports.requests.insert_request(&request, &[event]).await {
-            Ok(()) => {}
+            Ok(()) => self.ports.changes.outbox_written(),
             // The loop was deleted between reading it and writing the request.
             Err(StoreError::NotFound) => {
                 return Err(ServiceError::NotFound(messages::LOOP_NOT_FOUND))
@@ -261,21 +264,53 @@ impl RequestService {
     ) -> Result<ReviewRequest, ServiceError> {
         let deadline = tokio::time::Instant::now() + wait;
         let watcher = self.ports.changes.watch_request(*id);
+        // Listening before the read: a change between the read and the
+        // sleep still wakes us.
+        let mut changed = Box::pin(watcher.notify().notified());
+        let mut request = self.get(caller, id).await?;
         loop {
-            // Listening before the read: a change between the read and the
-            // sleep still wakes us.
-            let changed = watcher.notify().notified();
-            tokio::pin!(changed);
-            changed.as_mut().enable();
-            let request = self.get(caller, id).await?;
             if !request.status.is_open() || tokio::time::Instant::now() >= deadline {
                 return Ok(request);
             }
             tokio::select! {
-                () = changed => {}
+                () = &mut changed => {}
                 () = tokio::time::sleep_until(deadline) => {}
             }
+            changed = Box::pin(watcher.notify().notified());
+            request = if request.creator_id == caller.user_id {
+                // The creator may always read it: every waiting creator
+                // can share one read of the new state.
+                self.newest_for_creator(&watcher, request).await?
+            } else {
+                // A reviewer's right to read it may have ended meanwhile.
+                self.get(caller, id).await?
+            };
         }
+    }
+
+    /// The newest state of a request its creator waits for: from whoever
+    /// read or wrote it last, or read now by one waiter for all of them.
+    async fn newest_for_creator(
+        &self,
+        watcher: &crate::watch::RequestWatcher,
+        seen: ReviewRequest,
+    ) -> Result<ReviewRequest, ServiceError> {
+        let shared = watcher.shared();
+        if let Some(newer) = shared.newer_than(seen.version) {
+            return Ok((*newer).clone());
+        }
+        let _turn = shared.reading().await;
+        if let Some(newer) = shared.newer_than(seen.version) {
+            return Ok((*newer).clone());
+        }
+        let fresh = self
+            .ports
+            .requests
+            .request_by_id(&seen.id)
+            .await?
+            .ok_or(ServiceError::NotFound(messages::REQUEST_NOT_FOUND))?;
+        shared.publish(std::sync::Arc::new(fresh.clone()));
+        Ok(fresh)
     }
 
     /// A page of the requests the caller created, with the query it answers.
@@ -478,8 +513,13 @@ impl RequestService {
         for ((request, _), landed) in changes.iter().zip(landed) {
             if landed {
                 ended += 1;
-                self.ports.changes.request_changed(&request.id);
+                let mut written = request.clone();
+                written.version += 1;
+                self.ports.changes.request_written(&written);
             }
+        }
+        if ended > 0 {
+            self.ports.changes.outbox_written();
         }
         Ok(ended)
     }

@@ -425,3 +425,49 @@ async fn a_callback_to_an_internal_address_is_refused() {
         "callback_url is not allowed: 127.0.0.1 is an internal address"
     );
 }
+
+#[tokio::test]
+async fn waiting_creators_get_the_written_state_without_reading_again() {
+    let mut kit = Kit::new();
+    let request = a_request(&kit);
+    let id = request.id;
+    let pending = request.clone();
+    // One read each when they start waiting, none when woken.
+    kit.requests
+        .expect_request_for_viewer()
+        .times(2)
+        .returning(move |_, _| Ok(Some((pending.clone(), true))));
+    kit.requests.expect_request_by_id().never();
+    let creator = kit.principal(1);
+    let reviewer = kit.user_id(2);
+    let hub = kit.changes.clone();
+    let svc = service(kit);
+    let waiters: Vec<_> = (0..2)
+        .map(|_| {
+            let (svc, creator) = (svc.clone(), creator.clone());
+            tokio::spawn(async move {
+                svc.get_when_settled(&creator, &id, std::time::Duration::from_secs(10))
+                    .await
+            })
+        })
+        .collect();
+    while hub.watched_requests() == 0 {
+        tokio::task::yield_now().await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let mut answered = request.clone();
+    answered
+        .respond(reviewer, json!("yes"), answered.created_at)
+        .unwrap();
+    answered.version = 1;
+    hub.request_written(&answered);
+    for waiter in waiters {
+        let got = tokio::time::timeout(std::time::Duration::from_secs(2), waiter)
+            .await
+            .expect("woken at once")
+            .unwrap()
+            .unwrap();
+        assert_eq!(got.status, RequestStatus::Completed);
+        assert_eq!(got.response_data, Some(json!("yes")));
+    }
+}

@@ -1,0 +1,318 @@
+#!/usr/bin/env python3
+"""Measurements of scripts/bench/run that wrk cannot make. Standard library
+only. Each prints one line of `key=value` pairs for run to tabulate.
+
+  raw-sqlite DB SECONDS            the bench's own write rate of a create's rows
+  pgbench-script URL REQUEST OUT   writes a pgbench script inserting the same rows
+  longpoll BASE KEY REVIEWER LOOP PID N   N idle long-poll waiters: CPU, wake-up p99
+  sweep BACKEND DB BASE KEY LOOP PID TOTAL DUE_PER_S DUE_SECONDS   timeout lag
+  webhooks BASE KEY LOOP DB RATE SECONDS   delivery rate and commit-to-delivery p99
+"""
+import asyncio
+import datetime
+import http.server
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+import uuid
+
+SQLITE_PRAGMAS = (
+    "PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; "
+    "PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;"
+)
+
+
+def new_id():
+    return uuid.uuid4().hex[:24]
+
+
+def percentile(values, p):
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def cpu_seconds(pid):
+    """User plus system CPU time of a process so far, in seconds."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def api(base, key, method, path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(base + path, data=data, method=method,
+                                 headers={"Authorization": f"Bearer {key}",
+                                          "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        return json.load(resp)["data"]
+
+
+REQUEST = {"request_text": "Publish this post?", "type": "markdown",
+           "response_type": "single_select",
+           "response_config": {"options": ["approve", "reject"]},
+           "priority": "high", "processing_type": "deferred"}
+
+
+def raw_sqlite(db, seconds):
+    """Writes copies of one created request (row, broadcast entries, its
+    event) with fresh ids, one transaction per copy, as fast as it can."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.executescript(SQLITE_PRAGMAS)
+    template = conn.execute(
+        "SELECT id FROM requests ORDER BY created_at DESC LIMIT 1").fetchone()[0]
+    seq = conn.execute("SELECT seq FROM outbox_events WHERE request_id = ? LIMIT 1",
+                       (template,)).fetchone()[0]
+    columns = [r[1] for r in conn.execute("PRAGMA table_info(requests)")]
+    rest = ", ".join(c for c in columns if c != "id")
+    done, started = 0, time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        rid = new_id()
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(f"INSERT INTO requests (id, {rest}) SELECT ?, {rest} FROM requests WHERE id = ?",
+                     (rid, template))
+        conn.execute("INSERT INTO request_broadcasts SELECT ?, user_id, position, email, role, "
+                     "notification_sent, notification_error FROM request_broadcasts WHERE request_id = ?",
+                     (rid, template))
+        conn.execute("INSERT INTO outbox_events (id, event_type, account_id, request_id, loop_id, "
+                     "payload, created_at) SELECT ?, event_type, account_id, ?, loop_id, payload, "
+                     "created_at FROM outbox_events WHERE seq = ?", (new_id(), rid, seq))
+        conn.execute("COMMIT")
+        done += 1
+    print(f"rate={done / (time.perf_counter() - started):.0f}")
+
+
+def pgbench_script(url, request, out):
+    """A pgbench script that inserts what one create inserts, in one statement."""
+    columns = subprocess.run(
+        ["psql", url, "-Atc", "SELECT column_name FROM information_schema.columns "
+         "WHERE table_name = 'requests' ORDER BY ordinal_position"],
+        check=True, capture_output=True, text=True).stdout.split()
+    rest = ", ".join(c for c in columns if c != "id")
+    script = f"""WITH r AS (
+  INSERT INTO requests (id, {rest})
+  SELECT substr(md5(random()::text || clock_timestamp()::text), 1, 24), {rest}
+  FROM requests WHERE id = '{request}' RETURNING id
+), b AS (
+  INSERT INTO request_broadcasts
+  SELECT r.id, user_id, position, email, role, notification_sent, notification_error
+  FROM r, request_broadcasts WHERE request_id = '{request}'
+)
+INSERT INTO outbox_events (id, event_type, account_id, request_id, loop_id, payload, created_at)
+SELECT substr(md5(random()::text || clock_timestamp()::text), 1, 24), e.event_type, e.account_id,
+       r.id, e.loop_id, e.payload, e.created_at
+FROM r, (SELECT * FROM outbox_events WHERE request_id = '{request}' LIMIT 1) e;
+"""
+    open(out, "w").write(script.replace("\n", " ") + "\n")
+
+
+async def read_answer(reader):
+    """Reads one HTTP answer (head and Content-Length body); returns the body."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    return await reader.readexactly(length)
+
+
+async def longpoll(base, key, reviewer, loop_id, pid, n):
+    host, port = base.removeprefix("http://").split(":")
+    request = api(base, key, "POST", f"/v1/api/loops/{loop_id}/requests", REQUEST)["request"]["id"]
+    woken = []
+
+    async def wait(ready):
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write((f"GET /v1/api/requests/{request}?wait=60 HTTP/1.1\r\nHost: {host}\r\n"
+                      f"Authorization: Bearer {key}\r\n\r\n").encode())
+        await writer.drain()
+        ready.release()
+        body = await read_answer(reader)
+        woken.append((time.perf_counter(), b"completed" in body))
+        writer.close()
+
+    ready = asyncio.Semaphore(0)
+    tasks = []
+    for i in range(n):
+        tasks.append(asyncio.create_task(wait(ready)))
+        if i % 200 == 199:
+            await asyncio.sleep(0.02)
+    for _ in range(n):
+        await ready.acquire()
+    await asyncio.sleep(2)
+    before, t0 = cpu_seconds(pid), time.perf_counter()
+    await asyncio.sleep(10)
+    idle_cpu = (cpu_seconds(pid) - before) / (time.perf_counter() - t0)
+    answered_at = time.perf_counter()
+    await asyncio.to_thread(api, base, reviewer, "POST", f"/v1/api/requests/{request}/respond",
+                            {"response_data": "approve"})
+    await asyncio.wait_for(asyncio.gather(*tasks), 60)
+    delays = [(t - answered_at) * 1000 for t, _ in woken]
+    completed = sum(1 for _, ok in woken if ok)
+    print(f"waiters={n} idle_cpu={idle_cpu:.1%} completed={completed} "
+          f"wake_p50_ms={percentile(delays, 50):.1f} wake_p99_ms={percentile(delays, 99):.1f}")
+
+
+def sql(backend, db, query):
+    if backend == "sqlite":
+        conn = sqlite3.connect(db, isolation_level=None)
+        conn.executescript(SQLITE_PRAGMAS)
+        rows = conn.execute(query).fetchall()
+        conn.close()
+        return rows
+    out = subprocess.run(["psql", db, "-qAtF", "\t", "-c", query], check=True,
+                         capture_output=True, text=True).stdout
+    return [tuple(line.split("\t")) for line in out.splitlines() if line]
+
+
+def sweep(backend, db, base, key, loop_id, pid, total, due_per_s, due_seconds):
+    """Fills the table with `total` pending requests, `due_per_s` of them
+    falling due each second for `due_seconds`, the rest next year; reports
+    the lag from each deadline to its timeout."""
+    template = api(base, key, "POST", f"/v1/api/loops/{loop_id}/requests", REQUEST)["request"]["id"]
+    due = due_per_s * due_seconds
+    lead = 45  # seconds to insert everything before the first deadline
+    start = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None) + datetime.timedelta(seconds=lead)
+    step_us = 1_000_000 // due_per_s
+    t_insert = time.perf_counter()
+    if backend == "sqlite":
+        columns = [r[1] for r in sqlite3.connect(db).execute("PRAGMA table_info(requests)")]
+        rest = [c for c in columns if c not in ("id", "timeout_at")]
+        cols = ", ".join(rest)
+        query = f"""WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < {total - 1})
+            INSERT INTO requests (id, timeout_at, {cols})
+            SELECT printf('%024x', 1000000000 + i),
+                   CASE WHEN i < {due}
+                        THEN strftime('%Y-%m-%d %H:%M:%f', '{start:%Y-%m-%d %H:%M:%S}', '+' || (i * {step_us} / 1000000.0) || ' seconds')
+                        ELSE strftime('%Y-%m-%d %H:%M:%f', 'now', '+1 year') END,
+                   {cols}
+            FROM n, (SELECT * FROM requests WHERE id = '{template}')"""
+        conn = sqlite3.connect(db, isolation_level=None)
+        conn.executescript(SQLITE_PRAGMAS)
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(query)
+        conn.execute("COMMIT")
+        conn.close()
+    else:
+        columns = [r[0] for r in sql(backend, db, "SELECT column_name FROM information_schema.columns "
+                                                  "WHERE table_name = 'requests' ORDER BY ordinal_position")]
+        rest = [c for c in columns if c not in ("id", "timeout_at")]
+        cols = ", ".join(rest)
+        sql(backend, db, f"""INSERT INTO requests (id, timeout_at, {cols})
+            SELECT lpad(to_hex(1000000000 + i), 24, '0'),
+                   CASE WHEN i < {due}
+                        THEN '{start:%Y-%m-%d %H:%M:%S}'::timestamp + (i * {step_us}) * interval '1 microsecond'
+                        ELSE (now() at time zone 'utc') + interval '1 year' END,
+                   {cols}
+            FROM generate_series(0, {total - 1}) AS i, (SELECT * FROM requests WHERE id = '{template}') t""")
+    inserted_in = time.perf_counter() - t_insert
+    if inserted_in > lead - 5:
+        print(f"error=inserting took {inserted_in:.0f}s, longer than the lead of {lead}s")
+        return
+    wait = (start - datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)).total_seconds()
+    cpu_before = cpu_seconds(pid)
+    time.sleep(max(0, wait) + due_seconds + 5)
+    cpu = (cpu_seconds(pid) - cpu_before) / (max(0, wait) + due_seconds + 5)
+    if backend == "sqlite":
+        lags = [r[0] for r in sql(backend, db, "SELECT (julianday(response_at) - julianday(timeout_at)) * 86400 "
+                                              "FROM requests WHERE status = 'timeout'")]
+    else:
+        lags = [float(r[0]) for r in sql(backend, db, "SELECT extract(epoch FROM response_at - timeout_at) "
+                                                     "FROM requests WHERE status = 'timeout'")]
+    print(f"pending={total} due={due} timed_out={len(lags)} lag_p50_s={percentile(lags, 50):.2f} "
+          f"lag_p99_s={percentile(lags, 99):.2f} lag_max_s={max(lags, default=float('nan')):.2f} "
+          f"server_cpu={cpu:.0%} insert_s={inserted_in:.0f}")
+
+
+class Receiver(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    received = []
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        Receiver.received.append(time.time())
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def webhooks(base, key, loop_id, db, rate, seconds):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    api(base, key, "POST", "/v1/api/webhooks", {"url": url, "events": ["request.created"]})
+    host, port = base.removeprefix("http://").split(":")
+    body = json.dumps(REQUEST).encode()
+    connections = 8
+    per_connection = rate / connections
+
+    async def paced():
+        reader, writer = await asyncio.open_connection(host, int(port))
+        head = (f"POST /v1/api/loops/{loop_id}/requests HTTP/1.1\r\nHost: {host}\r\n"
+                f"Authorization: Bearer {key}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+        sent, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            target = int((time.perf_counter() - t0) * per_connection)
+            while sent < target:
+                writer.write(head)
+                await writer.drain()
+                await read_answer(reader)
+                sent += 1
+            await asyncio.sleep(0.002)
+        return sent
+
+    async def many():
+        counts = await asyncio.gather(*[paced() for _ in range(connections)])
+        return sum(counts)
+
+    created = asyncio.run(many())
+    deadline = time.time() + 60
+    while len(Receiver.received) < created and time.time() < deadline:
+        time.sleep(0.2)
+    # Commit to delivery, from the service's own records.
+    if db.startswith("postgres"):
+        rows = sql("postgres", db, "SELECT extract(epoch FROM d.last_attempt_at - e.created_at) FROM deliveries d "
+                                   "JOIN outbox_events e ON e.id = d.event_id WHERE d.status = 'succeeded'")
+        delays = [float(r[0]) * 1000 for r in rows]
+        span = sql("postgres", db, "SELECT extract(epoch FROM max(last_attempt_at) - min(last_attempt_at)) "
+                                   "FROM deliveries WHERE status = 'succeeded'")[0][0]
+    else:
+        delays = [r[0] * 1000 for r in sql("sqlite", db,
+                  "SELECT (julianday(d.last_attempt_at) - julianday(e.created_at)) * 86400 FROM deliveries d "
+                  "JOIN outbox_events e ON e.id = d.event_id WHERE d.status = 'succeeded'")]
+        span = sql("sqlite", db, "SELECT (julianday(max(last_attempt_at)) - julianday(min(last_attempt_at))) "
+                                 "* 86400 FROM deliveries WHERE status = 'succeeded'")[0][0]
+    print(f"offered_per_s={rate:.0f} created={created} delivered={len(Receiver.received)} "
+          f"deliveries_per_s={len(delays) / max(float(span or 0), 0.001):.0f} "
+          f"commit_to_delivery_p50_ms={percentile(delays, 50):.0f} "
+          f"commit_to_delivery_p99_ms={percentile(delays, 99):.0f}")
+    server.shutdown()
+
+
+def main():
+    command, args = sys.argv[1], sys.argv[2:]
+    if command == "raw-sqlite":
+        raw_sqlite(args[0], float(args[1]))
+    elif command == "pgbench-script":
+        pgbench_script(*args)
+    elif command == "longpoll":
+        asyncio.run(longpoll(args[0], args[1], args[2], args[3], int(args[4]), int(args[5])))
+    elif command == "sweep":
+        sweep(args[0], args[1], args[2], args[3], args[4], int(args[5]), int(args[6]), int(args[7]), int(args[8]))
+    elif command == "webhooks":
+        webhooks(args[0], args[1], args[2], args[3], float(args[4]), float(args[5]))
+    else:
+        sys.exit(f"unknown scenario {command}")
+
+
+if __name__ == "__main__":
+    main()

@@ -248,7 +248,8 @@ def webhooks(base, key, loop_id, db, rate, seconds):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/hook"
-    api(base, key, "POST", "/v1/api/webhooks", {"url": url, "events": ["request.created"]})
+    created_hook = api(base, key, "POST", "/v1/api/webhooks", {"url": url, "events": ["request.created"]})
+    hook = (created_hook.get("webhook") or created_hook)["id"]
     host, port = base.removeprefix("http://").split(":")
     body = json.dumps(REQUEST).encode()
     connections = 8
@@ -281,20 +282,21 @@ def webhooks(base, key, loop_id, db, rate, seconds):
     # Commit to delivery, from the service's own records.
     if db.startswith("postgres"):
         rows = sql("postgres", db, "SELECT extract(epoch FROM d.last_attempt_at - e.created_at) FROM deliveries d "
-                                   "JOIN outbox_events e ON e.id = d.event_id WHERE d.status = 'succeeded'")
+                                   f"JOIN outbox_events e ON e.id = d.event_id WHERE d.status = 'succeeded' AND d.webhook_id = '{hook}'")
         delays = [float(r[0]) * 1000 for r in rows]
         span = sql("postgres", db, "SELECT extract(epoch FROM max(last_attempt_at) - min(last_attempt_at)) "
-                                   "FROM deliveries WHERE status = 'succeeded'")[0][0]
+                                   f"FROM deliveries WHERE status = 'succeeded' AND webhook_id = '{hook}'")[0][0]
     else:
         delays = [r[0] * 1000 for r in sql("sqlite", db,
                   "SELECT (julianday(d.last_attempt_at) - julianday(e.created_at)) * 86400 FROM deliveries d "
-                  "JOIN outbox_events e ON e.id = d.event_id WHERE d.status = 'succeeded'")]
+                  f"JOIN outbox_events e ON e.id = d.event_id WHERE d.status = 'succeeded' AND d.webhook_id = '{hook}'")]
         span = sql("sqlite", db, "SELECT (julianday(max(last_attempt_at)) - julianday(min(last_attempt_at))) "
-                                 "* 86400 FROM deliveries WHERE status = 'succeeded'")[0][0]
+                                 f"* 86400 FROM deliveries WHERE status = 'succeeded' AND webhook_id = '{hook}'")[0][0]
     print(f"offered_per_s={rate:.0f} created={created} delivered={len(Receiver.received)} "
           f"deliveries_per_s={len(delays) / max(float(span or 0), 0.001):.0f} "
           f"commit_to_delivery_p50_ms={percentile(delays, 50):.0f} "
           f"commit_to_delivery_p99_ms={percentile(delays, 99):.0f}")
+    api(base, key, "DELETE", f"/v1/api/webhooks/{hook}")
     server.shutdown()
 
 

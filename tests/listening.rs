@@ -216,7 +216,43 @@ fn the_event_stream_delivers_completions_and_resumes_after_the_last_event() {
     assert_eq!(bad.status(), 400);
 }
 
+/// Waiters are woken by changes, not by re-reading: a loop deleted with
+/// its requests must wake them too, with the 404 a read would give.
+fn a_long_poll_ends_with_404_when_its_loop_is_deleted() {
+    let server = Server::start();
+    let (loop_id, _) = loop_with_reviewer(&server);
+    let id = id_of(
+        &server
+            .post(
+                &server.admin_key,
+                &format!("/v1/loops/{loop_id}/requests"),
+                request_body(),
+            )
+            .data(201)["request"],
+    );
+    let started = Instant::now();
+    let waited = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            std::thread::sleep(Duration::from_millis(500));
+            server
+                .delete(
+                    &server.admin_key,
+                    &format!("/v1/api/loops/{loop_id}?force=true"),
+                )
+                .data(200);
+        });
+        server.get(&server.admin_key, &format!("/v1/api/requests/{id}?wait=30"))
+    });
+    assert_eq!(waited.error(404), "Request not found");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the waiter slept {:?}",
+        started.elapsed()
+    );
+}
+
 on_every_backend!(
+    a_long_poll_ends_with_404_when_its_loop_is_deleted,
     a_long_poll_returns_as_soon_as_the_request_is_answered,
     a_long_poll_on_an_open_request_returns_it_when_the_wait_is_over,
     the_event_stream_delivers_completions_and_resumes_after_the_last_event,

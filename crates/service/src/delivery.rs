@@ -48,7 +48,6 @@ fn callback_url(event: &Event) -> Option<&str> {
 }
 
 impl DeliveryService {
-    /// A service over `ports` with the default retry schedule.
     /// Deletes what only history needs (finished deliveries and their
     /// attempts, dispatched events, run-out sweep leases) older than
     /// `keep`, a batch per transaction; returns how many rows went.
@@ -66,6 +65,7 @@ impl DeliveryService {
         }
     }
 
+    /// A service over `ports` with the default retry schedule.
     pub fn new(ports: Ports) -> Self {
         Self::with_schedule(ports, DEFAULT_RETRY_SCHEDULE.to_vec())
     }

@@ -275,7 +275,12 @@ impl LoopService {
             now,
         ));
         match self.ports.loops.delete_loop(id, !force, &events).await {
-            Ok(()) => Ok(lp.id),
+            Ok(()) => {
+                // Its requests went with it: their waiters get their 404 now.
+                self.ports.changes.wake_everyone();
+                self.ports.changes.outbox_written();
+                Ok(lp.id)
+            }
             Err(StoreError::Conflict(_)) => Err(ServiceError::Refused(
                 messages::LOOP_HAS_ACTIVE_REQUESTS.into(),
             )),
@@ -360,7 +365,11 @@ impl LoopService {
                 continue;
             }
             match self.ports.requests.update_request(&request, &[]).await {
-                Ok(()) | Err(StoreError::Conflict(_) | StoreError::NotFound) => {}
+                Ok(()) => {
+                    request.version += 1;
+                    self.ports.changes.request_written(&request);
+                }
+                Err(StoreError::Conflict(_) | StoreError::NotFound) => {}
                 Err(e) => return Err(e.into()),
             }
         }

@@ -110,9 +110,14 @@ impl ChangeHub {
     }
 
     /// Request `id` changed (elsewhere; its new state is not known here):
-    /// wakes whoever waits for it.
+    /// forgets the state held for its waiters, so the next of them reads
+    /// the new one, and wakes them.
     pub fn request_changed(&self, id: &RequestId) {
         if let Some((watched, _)) = self.requests().get(id) {
+            *watched
+                .newest
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = None;
             watched.notify.notify_waiters();
         }
     }
@@ -131,6 +136,10 @@ impl ChangeHub {
     /// instances' notifications): wakes every waiter to look again.
     pub fn wake_everyone(&self) {
         for (watched, _) in self.requests().values() {
+            *watched
+                .newest
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = None;
             watched.notify.notify_waiters();
         }
         self.events.notify_waiters();

@@ -46,7 +46,7 @@ impl AccountStore for SqlStore {
     async fn insert_user(&self, user: &User) -> Result<(), StoreError> {
         let row = UserRow::from_domain(user);
         self.db
-            .run(move |conn| {
+            .write(move |conn| {
                 diesel::insert_into(users::table)
                     .values(&row)
                     .execute(conn)?;
@@ -77,7 +77,7 @@ impl AccountStore for SqlStore {
     async fn insert_api_key(&self, key: &ApiKey) -> Result<(), StoreError> {
         let row = ApiKeyRow::from_domain(key);
         self.db
-            .run(move |conn| {
+            .write(move |conn| {
                 diesel::insert_into(api_keys::table)
                     .values(&row)
                     .execute(conn)?;
@@ -89,7 +89,7 @@ impl AccountStore for SqlStore {
     async fn set_signing_secret(&self, user: &UserId, secret: &str) -> Result<(), StoreError> {
         let (user, secret) = (user.to_string(), secret.to_owned());
         self.db
-            .run(move |conn| {
+            .write(move |conn| {
                 let changed = diesel::update(users::table.find(user))
                     .set(users::signing_secret.eq(secret))
                     .execute(conn)?;

@@ -20,6 +20,8 @@ use super::{Conn, DbConnection, DbError, Target};
 const CHANNEL: &str = "reviewloop_changes";
 /// Payload of "new events were numbered".
 const EVENTS: &str = "events";
+/// Payload of "many requests changed at once" (a loop was deleted).
+const EVERYTHING: &str = "everything";
 /// How often the listening connection looks for what arrived. Reading
 /// what the socket already holds is one non-blocking system call, so this
 /// costs next to nothing and bounds the added latency.
@@ -34,8 +36,8 @@ pub enum Change {
     Request(RequestId),
     /// New events were given stream positions.
     EventsNumbered,
-    /// The listener (re)connected and may have missed announcements:
-    /// every waiter should look again.
+    /// The listener (re)connected and may have missed announcements, or
+    /// many requests changed at once: every waiter should look again.
     Resumed,
 }
 
@@ -56,6 +58,12 @@ pub(super) fn request_changed(conn: &mut Conn, id: &str) -> Result<(), DbError> 
     notify(conn, id)
 }
 
+/// Announces, at commit, that requests changed that nobody listed (a
+/// deleted loop took its requests with it): every waiter should look again.
+pub(super) fn everything_changed(conn: &mut Conn) -> Result<(), DbError> {
+    notify(conn, EVERYTHING)
+}
+
 /// Announces that events were numbered.
 pub(super) fn events_numbered(conn: &mut Conn) -> Result<(), DbError> {
     notify(conn, EVENTS)
@@ -64,6 +72,9 @@ pub(super) fn events_numbered(conn: &mut Conn) -> Result<(), DbError> {
 fn parse(payload: &str) -> Option<Change> {
     if payload == EVENTS {
         return Some(Change::EventsNumbered);
+    }
+    if payload == EVERYTHING {
+        return Some(Change::Resumed);
     }
     payload.parse().ok().map(Change::Request)
 }

@@ -104,7 +104,7 @@ impl IdempotencyStore for SqlStore {
         let id = (api_key.to_string(), key.to_owned());
         let body = body.to_owned();
         self.db
-            .run(move |conn| {
+            .write(move |conn| {
                 diesel::update(keys::table.find(id))
                     .set((
                         keys::state.eq(DONE),
@@ -120,7 +120,7 @@ impl IdempotencyStore for SqlStore {
     async fn abandon(&self, api_key: &ApiKeyId, key: &str) -> Result<(), StoreError> {
         let id = (api_key.to_string(), key.to_owned());
         self.db
-            .run(move |conn| {
+            .write(move |conn| {
                 diesel::delete(keys::table.find(id)).execute(conn)?;
                 Ok(())
             })
@@ -128,14 +128,35 @@ impl IdempotencyStore for SqlStore {
     }
 
     async fn purge(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
-        self.db
-            .run(move |conn| {
-                let deleted =
-                    diesel::delete(keys::table.filter(keys::created_at.lt(to_db_time(before))))
+        // In batches, so no single transaction holds the (SQLite) writer
+        // for long however many records expired.
+        const BATCH: i64 = 1000;
+        let before = to_db_time(before);
+        let mut purged = 0;
+        loop {
+            let deleted = self
+                .db
+                .write(move |conn| {
+                    let expired: Vec<(String, String)> = keys::table
+                        .filter(keys::created_at.lt(before))
+                        .select((keys::api_key_id, keys::idempotency_key))
+                        .limit(BATCH)
+                        .load(conn)?;
+                    let mut deleted = 0;
+                    for id in expired {
+                        deleted += diesel::delete(
+                            keys::table.find(id).filter(keys::created_at.lt(before)),
+                        )
                         .execute(conn)?;
-                Ok(deleted as u64)
-            })
-            .await
+                    }
+                    Ok(deleted as u64)
+                })
+                .await?;
+            purged += deleted;
+            if deleted < BATCH as u64 {
+                return Ok(purged);
+            }
+        }
     }
 }
 

@@ -148,7 +148,7 @@ impl LoopStore for SqlStore {
     async fn update_loop(&self, lp: &Loop) -> Result<(), StoreError> {
         let row = LoopRow::from_domain(lp);
         self.db
-            .run(move |conn| {
+            .write(move |conn| {
                 let changed = diesel::update(loops::table.find(&row.id))
                     .set((
                         loops::name.eq(&row.name),
@@ -174,7 +174,7 @@ impl LoopStore for SqlStore {
     ) -> Result<(), StoreError> {
         let (id, code) = (id.to_string(), code.as_str().to_owned());
         self.db
-            .run(move |conn| {
+            .write(move |conn| {
                 let changed = diesel::update(loops::table.find(&id))
                     .set((
                         loops::invite_code.eq(&code),
@@ -215,6 +215,8 @@ impl LoopStore for SqlStore {
                 if deleted == 0 {
                     return Err(StoreError::NotFound.into());
                 }
+                // Its requests are gone: every instance's waiters look again.
+                super::changes::everything_changed(conn)?;
                 outbox::append(conn, &events)
             })
             .await

@@ -261,8 +261,11 @@ impl Database {
         } else {
             let manager = Manager(target.clone());
             Some(
-                writer::GroupWriter::start(move || manager.connect().map_err(|e| e.to_string()))
-                    .map_err(|e| DatabaseError::Open(e.to_string()))?,
+                writer::GroupWriter::start(
+                    move || manager.connect().map_err(|e| e.to_string()),
+                    options.connection_timeout,
+                )
+                .map_err(|e| DatabaseError::Open(e.to_string()))?,
             )
         };
         Ok((

@@ -47,11 +47,25 @@ struct Slot {
     shared: u32,
     /// Calls admitted here and not flushed yet.
     pending: u32,
+    /// Calls being flushed right now: in neither of the above until the
+    /// flush answers, but used all the same.
+    in_flight: u32,
 }
 
 impl Slot {
+    fn new(window: i64, shared: u32) -> Self {
+        Self {
+            window,
+            shared,
+            pending: 0,
+            in_flight: 0,
+        }
+    }
+
     fn used(&self) -> u32 {
-        self.shared.saturating_add(self.pending)
+        self.shared
+            .saturating_add(self.pending)
+            .saturating_add(self.in_flight)
     }
 }
 
@@ -134,7 +148,11 @@ impl SharedRateLimiter {
             slots.retain(|_, slot| slot.window == window);
             slots
                 .iter_mut()
-                .map(|(key, slot)| (*key, std::mem::take(&mut slot.pending)))
+                .map(|(key, slot)| {
+                    let calls = std::mem::take(&mut slot.pending);
+                    slot.in_flight = slot.in_flight.saturating_add(calls);
+                    (*key, calls)
+                })
                 .collect()
         };
         if calls.is_empty() {
@@ -144,10 +162,13 @@ impl SharedRateLimiter {
         let totals = match self.add(window, calls).await {
             Ok(totals) => totals,
             Err(error) => {
-                // Put the calls back, so the next flush counts them.
+                // Put the calls back, so the next flush counts them (if
+                // this one did commit and only its answer was lost, they
+                // are counted twice: over-counted, never lost).
                 let mut slots = self.slots()?;
                 for (key, n) in flushed {
                     if let Some(slot) = slots.get_mut(&key) {
+                        slot.in_flight = slot.in_flight.saturating_sub(n);
                         slot.pending = slot.pending.saturating_add(n);
                     }
                 }
@@ -155,9 +176,12 @@ impl SharedRateLimiter {
             }
         };
         let mut slots = self.slots()?;
-        for (key, total) in totals {
-            if let Some(slot) = slots.get_mut(&key).filter(|s| s.window == window) {
-                slot.shared = total;
+        for (key, n) in flushed {
+            if let Some(slot) = slots.get_mut(&key) {
+                slot.in_flight = slot.in_flight.saturating_sub(n);
+                if let Some(total) = totals.get(&key).filter(|_| slot.window == window) {
+                    slot.shared = *total;
+                }
             }
         }
         Ok(())
@@ -199,17 +223,9 @@ impl RateLimiter for SharedRateLimiter {
             let totals = self.add(window, vec![(*key, 1)]).await?;
             let shared = totals.get(key).copied().unwrap_or(1);
             let mut slots = self.slots()?;
-            let slot = slots.entry(*key).or_insert(Slot {
-                window,
-                shared,
-                pending: 0,
-            });
+            let slot = slots.entry(*key).or_insert(Slot::new(window, shared));
             if slot.window != window {
-                *slot = Slot {
-                    window,
-                    shared,
-                    pending: 0,
-                };
+                *slot = Slot::new(window, shared);
             } else {
                 // Another call raced this one here; keep the larger total.
                 slot.shared = slot.shared.max(shared);
@@ -222,11 +238,7 @@ impl RateLimiter for SharedRateLimiter {
             });
         }
         let mut slots = self.slots()?;
-        let slot = slots.entry(*key).or_insert(Slot {
-            window,
-            shared: 0,
-            pending: 0,
-        });
+        let slot = slots.entry(*key).or_insert(Slot::new(window, 0));
         let allowed = slot.used() < limit;
         if allowed {
             slot.pending += 1;
@@ -325,6 +337,36 @@ mod tests {
         first.flush(at).await.unwrap();
         assert_eq!(allowed(&first, &key(3), limit, 5).await, 0);
         assert_eq!(allowed(&second, &key(3), limit, 5).await, 0);
+    }
+
+    /// Calls on their way to the database in a flush still count: flushing
+    /// all the time while calls arrive admits exactly the limit.
+    #[tokio::test]
+    async fn flushing_while_calls_arrive_admits_exactly_the_limit() {
+        let Some(db) = postgres() else { return };
+        let limiter = std::sync::Arc::new(SharedRateLimiter::new(db.store()));
+        let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        limiter.hit(&key(5), 40, at).await.unwrap();
+        let flusher = {
+            let limiter = limiter.clone();
+            tokio::spawn(async move {
+                for _ in 0..50 {
+                    limiter.flush(at).await.unwrap();
+                }
+            })
+        };
+        let calls: Vec<_> = (0..100)
+            .map(|_| {
+                let limiter = limiter.clone();
+                tokio::spawn(async move { limiter.hit(&key(5), 40, at).await.unwrap().allowed })
+            })
+            .collect();
+        let mut allowed = 1;
+        for call in calls {
+            allowed += usize::from(call.await.unwrap());
+        }
+        flusher.await.unwrap();
+        assert_eq!(allowed, 40);
     }
 
     #[tokio::test]

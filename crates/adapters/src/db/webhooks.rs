@@ -218,7 +218,7 @@ impl WebhookStore for SqlStore {
     async fn insert_webhook(&self, webhook: &Webhook) -> Result<(), StoreError> {
         let row = WebhookRow::from_domain(webhook);
         self.db
-            .run(move |conn| {
+            .write(move |conn| {
                 diesel::insert_into(webhooks::table)
                     .values(&row)
                     .execute(conn)?;
@@ -261,7 +261,7 @@ impl WebhookStore for SqlStore {
     async fn update_webhook(&self, webhook: &Webhook) -> Result<(), StoreError> {
         let row = WebhookRow::from_domain(webhook);
         self.db
-            .run(move |conn| {
+            .write(move |conn| {
                 // Turned back on: its failing streak starts afresh. Any
                 // other edit leaves the streak as it is.
                 if row.active {
@@ -295,7 +295,7 @@ impl WebhookStore for SqlStore {
     async fn delete_webhook(&self, id: &WebhookId) -> Result<(), StoreError> {
         let id = id.to_string();
         self.db
-            .run(move |conn| {
+            .write(move |conn| {
                 if diesel::delete(webhooks::table.find(id)).execute(conn)? == 0 {
                     return Err(StoreError::NotFound.into());
                 }

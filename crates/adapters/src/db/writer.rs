@@ -29,6 +29,9 @@ use super::{statements, Conn, DbConnection, DbError};
 
 /// Writes committed together at most.
 const MAX_GROUP: usize = 256;
+/// Writes waiting at most; beyond, a write is refused at once with 503
+/// rather than queued without bound.
+const MAX_QUEUE: usize = 10_000;
 
 type Panic = Box<dyn Any + Send>;
 
@@ -44,6 +47,9 @@ enum Ran {
 }
 
 trait Job: Send {
+    /// Whether the caller stopped waiting (it timed out or went away):
+    /// such a job is not run at all.
+    fn abandoned(&self) -> bool;
     /// Runs the change inside a savepoint of the open transaction.
     fn run(&mut self, conn: &mut Conn) -> Ran;
     /// Answers the caller once the group's fate is known: `commit` is the
@@ -76,6 +82,10 @@ where
     T: Send + 'static,
     F: FnOnce(&mut Conn) -> Result<T, DbError> + Send + 'static,
 {
+    fn abandoned(&self) -> bool {
+        self.reply.is_closed()
+    }
+
     fn run(&mut self, conn: &mut Conn) -> Ran {
         let Some(change) = self.change.take() else {
             return Ran::Undone;
@@ -92,14 +102,29 @@ where
         let ran = statements::counted(self.tally.as_deref(), || {
             catch_unwind(AssertUnwindSafe(|| change(conn)))
         });
-        let kept = matches!(ran, Ok(Ok(_)));
+        // A change that returns with nested savepoints still open is a bug
+        // (or a panic cut it short): it does not count as done.
+        let nested = depth(conn).is_some_and(|d| d > 2);
+        let kept = matches!(ran, Ok(Ok(_))) && !nested;
         self.outcome = Some(match ran {
+            Ok(Ok(_)) if nested => Ok(Err(StoreError::Internal(
+                "a write left a nested transaction open".into(),
+            ))),
             Ok(result) => Ok(result.map_err(StoreError::from)),
             Err(panic) => Err(panic),
         });
-        // After a panic the change may have left nested savepoints open;
-        // only ours (depth 2) can be undone safely.
+        // Undo nested savepoints down to ours (undoing ours would undo
+        // them anyway; this keeps Diesel's count of them right).
+        while depth(conn).is_some_and(|d| d > 2) {
+            if <DbConnection as TransactionManager<DbConnection>>::rollback_transaction(conn)
+                .is_err()
+            {
+                return Ran::Broken;
+            }
+        }
         if depth(conn) != Some(2) {
+            // SQLite ended the whole transaction itself (I/O error, full
+            // disk): nothing of the group can be trusted.
             return Ran::Broken;
         }
         let end = if kept {
@@ -139,7 +164,9 @@ where
 /// handle is dropped.
 #[derive(Clone)]
 pub(super) struct GroupWriter {
-    jobs: mpsc::Sender<Box<dyn Job>>,
+    jobs: mpsc::SyncSender<Box<dyn Job>>,
+    /// How long a caller waits for its commit before it gives up (503).
+    wait: std::time::Duration,
 }
 
 impl GroupWriter {
@@ -147,12 +174,19 @@ impl GroupWriter {
     /// leaves it unusable, reopens) its connection.
     pub(super) fn start(
         connect: impl Fn() -> Result<DbConnection, String> + Send + 'static,
+        wait: std::time::Duration,
     ) -> std::io::Result<Self> {
-        let (jobs, queue) = mpsc::channel::<Box<dyn Job>>();
+        let (jobs, queue) = mpsc::sync_channel::<Box<dyn Job>>(MAX_QUEUE);
         std::thread::Builder::new()
             .name("reviewloop-sqlite-writer".into())
-            .spawn(move || write_groups(&queue, &connect))?;
-        Ok(Self { jobs })
+            .spawn(move || {
+                // A panic outside the jobs (they are caught one by one) must
+                // not end SQLite writes for the rest of the process.
+                while catch_unwind(AssertUnwindSafe(|| write_groups(&queue, &connect))).is_err() {
+                    tracing::error!("the SQLite writer panicked; restarting it");
+                }
+            })?;
+        Ok(Self { jobs, wait })
     }
 
     /// Runs `change` in the next group and answers after its commit. A
@@ -169,14 +203,24 @@ impl GroupWriter {
             outcome: None,
             reply,
         };
-        self.jobs
-            .send(Box::new(job))
-            .map_err(|_| StoreError::Unavailable("the database writer has stopped".into()))?;
-        match answer.await {
-            Ok(Ok(result)) => result,
-            Ok(Err(panic)) => std::panic::resume_unwind(panic),
-            Err(_) => Err(StoreError::Unavailable(
+        self.jobs.try_send(Box::new(job)).map_err(|e| match e {
+            mpsc::TrySendError::Full(_) => {
+                StoreError::Unavailable("too many writes are waiting".into())
+            }
+            mpsc::TrySendError::Disconnected(_) => {
+                StoreError::Unavailable("the database writer has stopped".into())
+            }
+        })?;
+        match tokio::time::timeout(self.wait, answer).await {
+            Ok(Ok(Ok(result))) => result,
+            Ok(Ok(Err(panic))) => std::panic::resume_unwind(panic),
+            Ok(Err(_)) => Err(StoreError::Unavailable(
                 "the database writer has stopped".into(),
+            )),
+            // Dropping `answer` marks the job abandoned: if it has not run
+            // yet, it will not.
+            Err(_) => Err(StoreError::Unavailable(
+                "the database is too busy to take this write in time".into(),
             )),
         }
     }
@@ -194,6 +238,10 @@ fn write_groups(
                 Ok(job) => group.push(job),
                 Err(_) => break,
             }
+        }
+        group.retain(|job| !job.abandoned());
+        if group.is_empty() {
+            continue;
         }
         let c = match conn.take().map_or_else(connect, Ok) {
             Ok(c) => conn.insert(c),
@@ -233,8 +281,9 @@ fn commit_group(conn: &mut DbConnection, group: &mut [Box<dyn Job>]) -> Result<(
     for job in group.iter_mut() {
         if let Ran::Broken = job.run(conn) {
             rollback_all(conn);
-            return Err(StoreError::Internal(
-                "a write left the transaction unusable; its group was rolled back".into(),
+            // The others did nothing wrong: theirs is worth retrying.
+            return Err(StoreError::Unavailable(
+                "a write failed the transaction it shared; try again".into(),
             ));
         }
     }

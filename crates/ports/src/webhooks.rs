@@ -80,6 +80,14 @@ pub trait DeliveryQueue: Send + Sync {
         deliveries: &[(Delivery, String)],
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError>;
+    /// [`DeliveryQueue::dispatch`] for many events in one transaction;
+    /// returns how many this call dispatched (the others another
+    /// dispatcher had already taken).
+    async fn dispatch_all(
+        &self,
+        events: &[(EventId, Vec<(Delivery, String)>)],
+        now: DateTime<Utc>,
+    ) -> Result<usize, StoreError>;
     /// Takes up to `limit` due deliveries (pending, due, not leased, and
     /// not for a disabled subscription), leasing them until `lease_until`.
     /// `in_flight` counts what the caller already has in flight per URL; no

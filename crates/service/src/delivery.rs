@@ -119,7 +119,7 @@ impl DeliveryService {
         accounts.dedup();
         let webhooks = self.ports.deliveries.active_webhooks_of(&accounts).await?;
         let now = self.ports.clock.now();
-        let mut dispatched = 0;
+        let mut batch = Vec::with_capacity(events.len());
         for event in &events {
             let body = event.body().to_string();
             let mut list: Vec<(Delivery, String)> = webhooks
@@ -138,16 +138,10 @@ impl DeliveryService {
                     body.clone(),
                 ));
             }
-            if self
-                .ports
-                .deliveries
-                .dispatch(&event.id, &list, now)
-                .await?
-            {
-                dispatched += 1;
-            }
+            batch.push((event.id, list));
         }
-        Ok(dispatched)
+        // The whole pass in one transaction.
+        Ok(self.ports.deliveries.dispatch_all(&batch, now).await?)
     }
 
     /// Leases up to `batch` due deliveries to this worker.

@@ -484,32 +484,50 @@ impl DeliveryQueue for SqlStore {
         list: &[(Delivery, String)],
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let event = event.to_string();
-        let rows: Vec<DeliveryRow> = list
+        Ok(self.dispatch_all(&[(*event, list.to_vec())], now).await? == 1)
+    }
+
+    async fn dispatch_all(
+        &self,
+        events: &[(EventId, Vec<(Delivery, String)>)],
+        now: DateTime<Utc>,
+    ) -> Result<usize, StoreError> {
+        let events: Vec<(String, Vec<DeliveryRow>)> = events
             .iter()
-            .map(|(d, body)| DeliveryRow::from_domain(d, body.clone()))
+            .map(|(event, list)| {
+                let rows = list
+                    .iter()
+                    .map(|(d, body)| DeliveryRow::from_domain(d, body.clone()))
+                    .collect();
+                (event.to_string(), rows)
+            })
             .collect();
         self.db
             .write(move |conn| {
-                let claimed = diesel::update(
-                    outbox_events::table
-                        .filter(outbox_events::id.eq(&event))
-                        .filter(outbox_events::dispatched_at.is_null()),
-                )
-                .set(outbox_events::dispatched_at.eq(to_db_time(now)))
-                .execute(conn)?;
-                if claimed == 0 {
-                    return Ok(false);
-                }
-                if !rows.is_empty() {
+                let mut dispatched = 0;
+                for (event, rows) in &events {
+                    // Only the dispatcher that marks it writes its
+                    // deliveries; a lost race changes no row and raises no
+                    // error, so it cannot spoil the rest of the batch.
+                    let claimed = diesel::update(
+                        outbox_events::table
+                            .filter(outbox_events::id.eq(event))
+                            .filter(outbox_events::dispatched_at.is_null()),
+                    )
+                    .set(outbox_events::dispatched_at.eq(to_db_time(now)))
+                    .execute(conn)?;
+                    if claimed == 0 {
+                        continue;
+                    }
                     // One row at a time: the multi-backend connection has no batch insert.
-                    for row in &rows {
+                    for row in rows {
                         diesel::insert_into(deliveries::table)
                             .values(row)
                             .execute(conn)?;
                     }
+                    dispatched += 1;
                 }
-                Ok(true)
+                Ok(dispatched)
             })
             .await
     }

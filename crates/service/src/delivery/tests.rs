@@ -61,8 +61,9 @@ async fn dispatch_fans_out_to_matching_subscriptions_and_the_callback() {
         .expect_active_webhooks_of()
         .returning(move |_| Ok(hooks.clone()));
     kit.deliveries
-        .expect_dispatch()
-        .withf(|_, list, _| {
+        .expect_dispatch_all()
+        .withf(|events, _| {
+            let list = &events[0].1;
             let urls: Vec<&str> = list.iter().map(|(d, _)| d.url.as_str()).collect();
             urls == [
                 "https://hooks.example.com/71",
@@ -73,7 +74,7 @@ async fn dispatch_fans_out_to_matching_subscriptions_and_the_callback() {
                     .all(|(_, body)| body.contains("\"event\":\"request.completed\""))
         })
         .times(1)
-        .returning(|_, _, _| Ok(true));
+        .returning(|events, _| Ok(events.len()));
     assert_eq!(
         DeliveryService::new(kit.ports())
             .dispatch_pending(10)
@@ -99,10 +100,10 @@ async fn callbacks_are_only_for_completion_and_timeout() {
         .expect_active_webhooks_of()
         .returning(|_| Ok(vec![]));
     kit.deliveries
-        .expect_dispatch()
-        .withf(|_, list, _| list.is_empty())
+        .expect_dispatch_all()
+        .withf(|events, _| events.len() == 1 && events[0].1.is_empty())
         .times(1)
-        .returning(|_, _, _| Ok(true));
+        .returning(|events, _| Ok(events.len()));
     DeliveryService::new(kit.ports())
         .dispatch_pending(10)
         .await

@@ -92,7 +92,8 @@ impl SharedRateLimiter {
     }
 
     /// Adds `calls` per key to the shared counts of `window` in one
-    /// statement and returns every key's new total.
+    /// statement and returns every key's new total (keys with 0 calls are
+    /// read, not written).
     async fn add(
         &self,
         window: i64,
@@ -114,13 +115,21 @@ impl SharedRateLimiter {
                     .into());
                 };
                 // Adding and reading back is one statement, so no two
-                // instances can both miss each other's calls.
+                // instances can both miss each other's calls. Keys with no
+                // new calls are only read: an idle key costs no row write.
                 let rows = diesel::sql_query(
-                    "INSERT INTO rate_limit_windows (api_key_id, window_start, calls)
-                     SELECT k, $2, n FROM unnest($1::text[], $3::int[]) AS t(k, n)
-                     ON CONFLICT (api_key_id, window_start)
-                     DO UPDATE SET calls = rate_limit_windows.calls + EXCLUDED.calls
-                     RETURNING api_key_id, calls",
+                    "WITH added AS (
+                       INSERT INTO rate_limit_windows (api_key_id, window_start, calls)
+                       SELECT k, $2, n FROM unnest($1::text[], $3::int[]) AS t(k, n)
+                       WHERE n > 0
+                       ON CONFLICT (api_key_id, window_start)
+                       DO UPDATE SET calls = rate_limit_windows.calls + EXCLUDED.calls
+                       RETURNING api_key_id, calls)
+                     SELECT api_key_id, calls FROM added
+                     UNION ALL
+                     SELECT api_key_id, calls FROM rate_limit_windows
+                     WHERE window_start = $2 AND api_key_id = ANY($1::text[])
+                       AND api_key_id NOT IN (SELECT api_key_id FROM added)",
                 )
                 .bind::<Array<Text>, _>(&keys)
                 .bind::<BigInt, _>(window)
@@ -300,7 +309,7 @@ mod tests {
         first.flush(at).await.unwrap();
         assert!(
             !first.hit(&key(1), 5, at).await.unwrap().allowed,
-            "the first instance learned of the second's calls"
+            "the first instance learned of the second's calls (it had none to add)"
         );
         assert!(
             first.hit(&key(2), 5, at).await.unwrap().allowed,

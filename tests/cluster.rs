@@ -92,14 +92,7 @@ fn two_instances_behind_nginx_behave_as_one() {
 
     // Each claim race, spread over both instances, has one winner.
     for round in 0..5 {
-        let id = id_of(
-            &s.post(
-                &s.admin_key,
-                &format!("/v1/loops/{loop_id}/requests"),
-                request_body(),
-            )
-            .data(201)["request"],
-        );
+        let id = s.create_request(&s.admin_key, &loop_id);
         let statuses: Vec<u16> = std::thread::scope(|scope| {
             let handles: Vec<_> = reviewers
                 .iter()
@@ -205,15 +198,7 @@ fn a_long_poll_on_one_instance_hears_an_answer_given_on_the_other() {
     let reviewer = c.front.key("across@example.com");
     c.front.join(&reviewer, &created);
     let loop_id = id_of(&created["loop"]);
-    let id = id_of(
-        &c.front
-            .post(
-                &c.front.admin_key,
-                &format!("/v1/loops/{loop_id}/requests"),
-                request_body(),
-            )
-            .data(201)["request"],
-    );
+    let id = c.front.create_request(&c.front.admin_key, &loop_id);
     let started = Instant::now();
     let waited = std::thread::scope(|scope| {
         scope.spawn(|| {

@@ -221,15 +221,7 @@ fn the_event_stream_delivers_completions_and_resumes_after_the_last_event() {
 fn a_long_poll_ends_with_404_when_its_loop_is_deleted() {
     let server = Server::start();
     let (loop_id, _) = loop_with_reviewer(&server);
-    let id = id_of(
-        &server
-            .post(
-                &server.admin_key,
-                &format!("/v1/loops/{loop_id}/requests"),
-                request_body(),
-            )
-            .data(201)["request"],
-    );
+    let id = server.create_request(&server.admin_key, &loop_id);
     let started = Instant::now();
     let waited = std::thread::scope(|scope| {
         scope.spawn(|| {

@@ -546,15 +546,7 @@ fn requests_stay_inside_their_account() {
 fn each_request_logs_its_statements_and_a_read_takes_three() {
     let server = Server::start_with(&[("RUST_LOG", "info")]);
     let loop_id = id_of(&server.create_loop(&server.admin_key, "Counted")["loop"]);
-    let id = id_of(
-        &server
-            .post(
-                &server.admin_key,
-                &format!("/v1/loops/{loop_id}/requests"),
-                request_body(),
-            )
-            .data(201)["request"],
-    );
+    let id = server.create_request(&server.admin_key, &loop_id);
     let path = format!("/v1/api/requests/{id}");
     for _ in 0..12 {
         server.get(&server.admin_key, &path).data(200);

@@ -325,6 +325,20 @@ impl Server {
             .clone()
     }
 
+    /// Creates the usual request (`request_body`) in `loop_id` as `key`;
+    /// returns its id.
+    pub fn create_request(&self, key: &str, loop_id: &str) -> String {
+        id_of(
+            &self
+                .post(
+                    key,
+                    &format!("/v1/loops/{loop_id}/requests"),
+                    request_body(),
+                )
+                .data(201)["request"],
+        )
+    }
+
     /// Joins with the code of `created` (a loop creation result).
     pub fn join(&self, key: &str, created: &Value) {
         let code = created["invite_code"].as_str().unwrap();

@@ -71,18 +71,9 @@ pub trait DeliveryQueue: Send + Sync {
     async fn undispatched_events(&self, limit: u32) -> Result<Vec<Event>, StoreError>;
     /// The active subscriptions of these accounts.
     async fn active_webhooks_of(&self, accounts: &[UserId]) -> Result<Vec<Webhook>, StoreError>;
-    /// Writes an event's deliveries (with their bodies) and marks it
-    /// dispatched, in one transaction, unless another dispatcher already
-    /// did; returns whether this call did.
-    async fn dispatch(
-        &self,
-        event: &EventId,
-        deliveries: &[(Delivery, String)],
-        now: DateTime<Utc>,
-    ) -> Result<bool, StoreError>;
-    /// [`DeliveryQueue::dispatch`] for many events in one transaction;
-    /// returns how many this call dispatched (the others another
-    /// dispatcher had already taken).
+    /// Writes each event's deliveries (with their bodies) and marks it
+    /// dispatched, all in one transaction, skipping every event another
+    /// dispatcher already took; returns how many this call dispatched.
     async fn dispatch_all(
         &self,
         events: &[(EventId, Vec<(Delivery, String)>)],

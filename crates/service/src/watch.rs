@@ -38,6 +38,13 @@ impl Watched {
         }
     }
 
+    /// The request changed in a way not known here: the state held is
+    /// forgotten (the next waiter reads the new one) and the waiters woken.
+    fn changed_elsewhere(&self) {
+        *self.newest.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        self.notify.notify_waiters();
+    }
+
     /// One reader at a time: the others wait, then find its result in
     /// [`Watched::newer_than`].
     pub async fn reading(&self) -> tokio::sync::MutexGuard<'_, ()> {
@@ -114,11 +121,7 @@ impl ChangeHub {
     /// the new one, and wakes them.
     pub fn request_changed(&self, id: &RequestId) {
         if let Some((watched, _)) = self.requests().get(id) {
-            *watched
-                .newest
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = None;
-            watched.notify.notify_waiters();
+            watched.changed_elsewhere();
         }
     }
 
@@ -136,11 +139,7 @@ impl ChangeHub {
     /// instances' notifications): wakes every waiter to look again.
     pub fn wake_everyone(&self) {
         for (watched, _) in self.requests().values() {
-            *watched
-                .newest
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = None;
-            watched.notify.notify_waiters();
+            watched.changed_elsewhere();
         }
         self.events.notify_waiters();
     }

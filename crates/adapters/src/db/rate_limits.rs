@@ -221,37 +221,34 @@ impl RateLimiter for SharedRateLimiter {
         now: DateTime<Utc>,
     ) -> Result<RateLimitStatus, StoreError> {
         let (window, reset_at) = hour_window(now)?;
-        let known = self
-            .slots()?
-            .get(key)
-            .copied()
-            .filter(|s| s.window == window);
-        if known.is_none() {
-            // The first call here this hour: count it in the database now
-            // and learn the shared total.
+        let seen = self.slots()?.get(key).is_some_and(|s| s.window == window);
+        // The first call here this hour is counted in the database at once,
+        // which also tells the shared total.
+        let first = if seen {
+            None
+        } else {
             let totals = self.add(window, vec![(*key, 1)]).await?;
-            let shared = totals.get(key).copied().unwrap_or(1);
-            let mut slots = self.slots()?;
-            let slot = slots.entry(*key).or_insert(Slot::new(window, shared));
-            if slot.window != window {
-                *slot = Slot::new(window, shared);
-            } else {
-                // Another call raced this one here; keep the larger total.
-                slot.shared = slot.shared.max(shared);
-            }
-            return Ok(RateLimitStatus {
-                limit,
-                remaining: limit.saturating_sub(slot.used()),
-                reset_at,
-                allowed: shared <= limit,
-            });
-        }
+            Some(totals.get(key).copied().unwrap_or(1))
+        };
         let mut slots = self.slots()?;
         let slot = slots.entry(*key).or_insert(Slot::new(window, 0));
-        let allowed = slot.used() < limit;
-        if allowed {
-            slot.pending += 1;
+        if slot.window != window {
+            *slot = Slot::new(window, 0);
         }
+        let allowed = match first {
+            Some(shared) => {
+                // Another call may have raced this one here; keep the larger total.
+                slot.shared = slot.shared.max(shared);
+                shared <= limit
+            }
+            None => {
+                let allowed = slot.used() < limit;
+                if allowed {
+                    slot.pending += 1;
+                }
+                allowed
+            }
+        };
         Ok(RateLimitStatus {
             limit,
             remaining: limit.saturating_sub(slot.used()),

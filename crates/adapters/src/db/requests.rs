@@ -31,6 +31,41 @@ pub(super) const OPEN_CONDITION: &str = "status IN ('pending', 'claimed')";
 /// The same, for queries that join other tables with a `status` column.
 const OPEN_CONDITION_QUALIFIED: &str = "requests.status IN ('pending', 'claimed')";
 
+/// One request with its broadcast entries.
+fn one_request(conn: &mut Conn, id: &str) -> Result<Option<ReviewRequest>, DbError> {
+    let row = requests::table
+        .find(id)
+        .select(RequestRow::as_select())
+        .first(conn)
+        .optional()?;
+    Ok(with_broadcasts(conn, row.into_iter().collect())?.pop())
+}
+
+/// Writes a changed request, with its events and its change announcement,
+/// if the stored version is still the one it was read at (then bumps it).
+/// Returns whether it landed: a lost race changes no row and raises no
+/// error, so it cannot spoil the rest of a transaction.
+fn write_if_unchanged(
+    conn: &mut Conn,
+    row: &RequestRow,
+    events: &[Event],
+) -> Result<bool, DbError> {
+    let expected = row.version;
+    let changed = diesel::update(
+        requests::table
+            .find(&row.id)
+            .filter(requests::version.eq(expected)),
+    )
+    .set((row, requests::version.eq(expected + 1)))
+    .execute(conn)?;
+    if changed == 0 {
+        return Ok(false);
+    }
+    changes::request_changed(conn, &row.id)?;
+    outbox::append(conn, events)?;
+    Ok(true)
+}
+
 /// Attaches each request's broadcast entries, in the order they were sent.
 fn with_broadcasts(conn: &mut Conn, rows: Vec<RequestRow>) -> Result<Vec<ReviewRequest>, DbError> {
     let entries = match rows.as_slice() {
@@ -194,16 +229,7 @@ impl RequestStore for SqlStore {
 
     async fn request_by_id(&self, id: &RequestId) -> Result<Option<ReviewRequest>, StoreError> {
         let id = id.to_string();
-        self.db
-            .run(move |conn| {
-                let row = requests::table
-                    .find(id)
-                    .select(RequestRow::as_select())
-                    .first(conn)
-                    .optional()?;
-                Ok(with_broadcasts(conn, row.into_iter().collect())?.pop())
-            })
-            .await
+        self.db.run(move |conn| one_request(conn, &id)).await
     }
 
     async fn request_for_viewer(
@@ -214,23 +240,17 @@ impl RequestStore for SqlStore {
         let (id, viewer) = (id.to_string(), viewer.to_string());
         self.db
             .run(move |conn| {
-                let Some(row) = requests::table
-                    .find(&id)
-                    .select(RequestRow::as_select())
-                    .first(conn)
-                    .optional()?
-                else {
+                let Some(request) = one_request(conn, &id)? else {
                     return Ok(None);
                 };
                 // By primary key: no member list is loaded to answer this.
                 let active: bool = diesel::select(diesel::dsl::exists(
                     loop_members::table
-                        .find((&row.loop_id, &viewer))
+                        .find((request.loop_id.to_string(), &viewer))
                         .filter(loop_members::status.eq("active")),
                 ))
                 .get_result(conn)?;
-                let request = with_broadcasts(conn, vec![row])?.pop();
-                Ok(request.map(|request| (request, active)))
+                Ok(Some((request, active)))
             })
             .await
     }
@@ -244,25 +264,16 @@ impl RequestStore for SqlStore {
         let events = events.to_vec();
         self.db
             .write(move |conn| {
-                let expected = row.version;
-                let changed = diesel::update(
-                    requests::table
-                        .find(&row.id)
-                        .filter(requests::version.eq(expected)),
-                )
-                .set((&row, requests::version.eq(expected + 1)))
-                .execute(conn)?;
-                if changed == 0 {
-                    let exists: i64 = requests::table.find(&row.id).count().get_result(conn)?;
-                    return Err(if exists > 0 {
-                        StoreError::Conflict("request changed since it was read".into())
-                    } else {
-                        StoreError::NotFound
-                    }
-                    .into());
+                if write_if_unchanged(conn, &row, &events)? {
+                    return Ok(());
                 }
-                changes::request_changed(conn, &row.id)?;
-                outbox::append(conn, &events)
+                let exists: i64 = requests::table.find(&row.id).count().get_result(conn)?;
+                Err(if exists > 0 {
+                    StoreError::Conflict("request changed since it was read".into())
+                } else {
+                    StoreError::NotFound
+                }
+                .into())
             })
             .await
     }
@@ -277,25 +288,10 @@ impl RequestStore for SqlStore {
             .collect();
         self.db
             .write(move |conn| {
-                let mut landed = Vec::with_capacity(changes.len());
-                for (row, events) in &changes {
-                    let expected = row.version;
-                    // A lost race changes no row and raises no error, so
-                    // it cannot spoil the others in the transaction.
-                    let changed = diesel::update(
-                        requests::table
-                            .find(&row.id)
-                            .filter(requests::version.eq(expected)),
-                    )
-                    .set((row, requests::version.eq(expected + 1)))
-                    .execute(conn)?;
-                    if changed == 1 {
-                        changes::request_changed(conn, &row.id)?;
-                        outbox::append(conn, events)?;
-                    }
-                    landed.push(changed == 1);
-                }
-                Ok(landed)
+                changes
+                    .iter()
+                    .map(|(row, events)| write_if_unchanged(conn, row, events))
+                    .collect()
             })
             .await
     }

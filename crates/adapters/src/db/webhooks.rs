@@ -478,15 +478,6 @@ impl DeliveryQueue for SqlStore {
             .await
     }
 
-    async fn dispatch(
-        &self,
-        event: &EventId,
-        list: &[(Delivery, String)],
-        now: DateTime<Utc>,
-    ) -> Result<bool, StoreError> {
-        Ok(self.dispatch_all(&[(*event, list.to_vec())], now).await? == 1)
-    }
-
     async fn dispatch_all(
         &self,
         events: &[(EventId, Vec<(Delivery, String)>)],

@@ -68,14 +68,15 @@ impl RequestService {
         Ok(self.ports.loops.loop_by_id(&request.loop_id).await?)
     }
 
-    /// Loads a request with its loop and checks the caller may see it (else
-    /// 404) and, for `actor`, act on it (else 403 for a requester-only
-    /// change by a reviewer; 404 for a reviewer-side change by a stranger).
+    /// Loads a request with its loop and checks the caller may act on it
+    /// as `actor` (else 403 for a requester-only change by a reviewer; 404
+    /// for anyone who may not see it). Reads go through
+    /// [`RequestService::get`] instead.
     async fn load(
         &self,
         caller: &Principal,
         id: &RequestId,
-        actor: Option<Actor>,
+        actor: Actor,
     ) -> Result<(ReviewRequest, Loop), ServiceError> {
         let not_found = || ServiceError::NotFound(messages::REQUEST_NOT_FOUND);
         let request = self
@@ -89,12 +90,11 @@ impl RequestService {
         let is_reviewer =
             request.was_broadcast_to(&caller.user_id) && lp.is_active_member(&caller.user_id);
         match actor {
-            None if is_creator || is_reviewer => Ok((request, lp)),
-            Some(Actor::Requester) if is_creator => Ok((request, lp)),
-            Some(Actor::Requester) if is_reviewer => Err(ServiceError::Forbidden(
+            Actor::Requester if is_creator => Ok((request, lp)),
+            Actor::Requester if is_reviewer => Err(ServiceError::Forbidden(
                 messages::REQUEST_ACCESS_DENIED.into(),
             )),
-            Some(Actor::Reviewer) if is_reviewer => Ok((request, lp)),
+            Actor::Reviewer if is_reviewer => Ok((request, lp)),
             _ => Err(not_found()),
         }
     }
@@ -116,7 +116,7 @@ impl RequestService {
         ) -> Result<Option<EventType>, ServiceError>,
     {
         for _ in 0..WRITE_ATTEMPTS {
-            let (mut request, lp) = self.load(caller, id, Some(actor)).await?;
+            let (mut request, lp) = self.load(caller, id, actor).await?;
             let now = self.ports.clock.now();
             // Only an active member's claim counts: one left behind by a
             // removed member is void, so the request is open to others.
@@ -482,22 +482,17 @@ impl RequestService {
             if request.time_out(now).is_err() {
                 continue;
             }
-            let lp = match loops.get(&request.loop_id) {
-                Some(lp) => lp.clone(),
-                None => {
-                    let lp = self.loop_of(&request).await?;
-                    loops.insert(request.loop_id, lp.clone());
-                    lp
-                }
-            };
-            let Some(lp) = lp else {
+            if let std::collections::hash_map::Entry::Vacant(entry) = loops.entry(request.loop_id) {
+                entry.insert(self.loop_of(&request).await?);
+            }
+            let Some(Some(lp)) = loops.get(&request.loop_id) else {
                 continue;
             };
             let event = Event::for_request(
                 self.ports.event_id(now),
                 EventType::RequestTimeout,
                 &request,
-                &lp,
+                lp,
                 None,
                 now,
             );

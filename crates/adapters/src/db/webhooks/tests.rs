@@ -43,6 +43,16 @@ fn delivery(n: u8, event: &Event, webhook: &Webhook, due: i64) -> (Delivery, Str
     (d, format!("{{\"n\":{n}}}"))
 }
 
+/// Dispatches one event; whether this call did.
+async fn dispatch_one(
+    store: &SqlStore,
+    event: &EventId,
+    list: &[(Delivery, String)],
+    at: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    Ok(store.dispatch_all(&[(*event, list.to_vec())], at).await? == 1)
+}
+
 /// A loop, a request, its `request.created` event in the outbox, and a subscription.
 async fn setup(store: &SqlStore) -> (Event, Webhook) {
     let lp = fixtures::loop_with_members(store, 10, "ABCDEF").await;
@@ -110,14 +120,14 @@ async fn history_past_the_horizon_is_purged_and_open_work_is_kept(db: TestDb) {
         .unwrap();
     let (done, done_body) = delivery(40, &event, &hook, 0);
     let (open, open_body) = delivery(41, &event, &hook, 0);
-    store
-        .dispatch(
-            &event.id,
-            &[(done.clone(), done_body), (open.clone(), open_body)],
-            fixtures::at(0),
-        )
-        .await
-        .unwrap();
+    dispatch_one(
+        &store,
+        &event.id,
+        &[(done.clone(), done_body), (open.clone(), open_body)],
+        fixtures::at(0),
+    )
+    .await
+    .unwrap();
     record(&store, &done, 1, 0, true, None).await.unwrap();
     assert_eq!(store.number_new_events(10).await.unwrap(), 2);
 
@@ -155,13 +165,11 @@ async fn an_event_is_dispatched_once_with_its_deliveries(db: TestDb) {
     assert_eq!(pending[0].data, event.data);
 
     let list = [delivery(40, &event, &hook, 0)];
-    assert!(store
-        .dispatch(&event.id, &list, fixtures::at(1))
+    assert!(dispatch_one(&store, &event.id, &list, fixtures::at(1))
         .await
         .unwrap());
     assert!(
-        !store
-            .dispatch(&event.id, &list, fixtures::at(2))
+        !dispatch_one(&store, &event.id, &list, fixtures::at(2))
             .await
             .unwrap(),
         "a second dispatcher writes nothing"
@@ -178,8 +186,7 @@ async fn due_deliveries_are_leased_once_until_the_lease_runs_out(db: TestDb) {
         delivery(40, &event, &hook, 0),
         delivery(41, &event, &hook, 100),
     ];
-    store
-        .dispatch(&event.id, &list, fixtures::at(0))
+    dispatch_one(&store, &event.id, &list, fixtures::at(0))
         .await
         .unwrap();
 
@@ -207,14 +214,14 @@ async fn due_deliveries_are_leased_once_until_the_lease_runs_out(db: TestDb) {
 async fn deliveries_of_a_disabled_subscription_wait(db: TestDb) {
     let store = db.store();
     let (event, mut hook) = setup(&store).await;
-    store
-        .dispatch(
-            &event.id,
-            &[delivery(40, &event, &hook, 0)],
-            fixtures::at(0),
-        )
-        .await
-        .unwrap();
+    dispatch_one(
+        &store,
+        &event.id,
+        &[delivery(40, &event, &hook, 0)],
+        fixtures::at(0),
+    )
+    .await
+    .unwrap();
     hook.active = false;
     store.update_webhook(&hook).await.unwrap();
     assert!(store
@@ -248,8 +255,7 @@ async fn attempts_are_recorded_and_five_failing_days_disable_the_subscription(db
     let store = db.store();
     let (event, hook) = setup(&store).await;
     let (d, body) = delivery(40, &event, &hook, 0);
-    store
-        .dispatch(&event.id, &[(d.clone(), body)], fixtures::at(0))
+    dispatch_one(&store, &event.id, &[(d.clone(), body)], fixtures::at(0))
         .await
         .unwrap();
     let day = 24 * 3600;
@@ -335,8 +341,7 @@ async fn a_success_ends_the_failing_streak(db: TestDb) {
     let store = db.store();
     let (event, hook) = setup(&store).await;
     let (d, body) = delivery(40, &event, &hook, 0);
-    store
-        .dispatch(&event.id, &[(d.clone(), body)], fixtures::at(0))
+    dispatch_one(&store, &event.id, &[(d.clone(), body)], fixtures::at(0))
         .await
         .unwrap();
     let day = 24 * 3600;
@@ -380,8 +385,7 @@ async fn a_worker_whose_lease_ran_out_cannot_record(db: TestDb) {
     let store = db.store();
     let (event, hook) = setup(&store).await;
     let (d, body) = delivery(40, &event, &hook, 0);
-    store
-        .dispatch(&event.id, &[(d.clone(), body)], fixtures::at(0))
+    dispatch_one(&store, &event.id, &[(d.clone(), body)], fixtures::at(0))
         .await
         .unwrap();
     let first = store
@@ -425,8 +429,7 @@ async fn one_receiver_gets_only_a_few_slots(db: TestDb) {
     let mut list: Vec<(Delivery, String)> =
         (40..46).map(|n| delivery(n, &event, &hook, 0)).collect();
     list.push(delivery(50, &event, &other, 1));
-    store
-        .dispatch(&event.id, &list, fixtures::at(0))
+    dispatch_one(&store, &event.id, &list, fixtures::at(0))
         .await
         .unwrap();
     let leased = store
@@ -478,8 +481,7 @@ async fn a_backlog_at_one_receiver_does_not_starve_another(db: TestDb) {
         })
         .collect();
     list.push(delivery(50, &event, &fast, 1));
-    store
-        .dispatch(&event.id, &list, fixtures::at(0))
+    dispatch_one(&store, &event.id, &list, fixtures::at(0))
         .await
         .unwrap();
     let busy: HashMap<String, u32> = [(slow.url.clone(), 4)].into();
@@ -502,8 +504,7 @@ async fn redelivery_puts_a_delivery_back_in_the_queue(db: TestDb) {
     let store = db.store();
     let (event, hook) = setup(&store).await;
     let (d, body) = delivery(40, &event, &hook, 0);
-    store
-        .dispatch(&event.id, &[(d.clone(), body)], fixtures::at(0))
+    dispatch_one(&store, &event.id, &[(d.clone(), body)], fixtures::at(0))
         .await
         .unwrap();
     assert!(

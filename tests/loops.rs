@@ -414,18 +414,27 @@ fn the_qr_code_and_join_page_are_public() {
         "the name is escaped"
     );
     assert!(!html.contains("<Design>"));
-    assert!(html.contains(&format!("{}/v1/api/loops/join", server.base)));
+    // A person signs up (or in) from there and lands in the loop.
+    assert!(html.contains(&format!("/signup?code={code}")), "{html}");
 
-    for path in ["/v1/qr/ZZZZZZ.png", "/join/ZZZZZZ"] {
-        let missing = server
-            .http()
-            .get(format!("{}{path}", server.base))
-            .send()
-            .unwrap();
-        assert_eq!(missing.status(), 404);
-        let body: Value = missing.json().unwrap();
-        assert_eq!(body["msg"], "Invalid invite code");
-    }
+    let missing = server
+        .http()
+        .get(format!("{}/v1/qr/ZZZZZZ.png", server.base))
+        .send()
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+    let body: Value = missing.json().unwrap();
+    assert_eq!(body["msg"], "Invalid invite code");
+    let missing = server
+        .http()
+        .get(format!("{}/join/ZZZZZZ", server.base))
+        .send()
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+    assert!(missing
+        .text()
+        .unwrap()
+        .contains("This invite code is not valid"));
 }
 
 fn deleting_a_loop_with_open_requests_needs_force_and_takes_them_along() {

@@ -6,6 +6,7 @@ pub mod clock;
 pub mod db;
 pub mod http_client;
 pub mod ids;
+pub mod passwords;
 pub mod qr;
 pub mod rate_limit;
 
@@ -16,5 +17,6 @@ pub use db::{
 };
 pub use http_client::HttpWebhookClient;
 pub use ids::RandomIds;
+pub use passwords::Argon2Passwords;
 pub use qr::PngQrRenderer;
 pub use rate_limit::InMemoryRateLimiter;

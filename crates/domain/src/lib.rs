@@ -9,6 +9,7 @@ pub mod error;
 pub mod event;
 pub mod id;
 pub mod member;
+pub mod person;
 pub mod request;
 pub mod response;
 pub mod review_loop;
@@ -22,6 +23,7 @@ pub use id::{
     ApiKeyId, DeliveryId, EventId, InvalidId, LoopId, ObjectId, RequestId, UserId, WebhookId,
 };
 pub use member::{Member, MemberStatus};
+pub use person::Password;
 pub use request::{
     Audience, BroadcastEntry, ChangeError, ContentType, Feedback, Platform, Priority,
     ProcessingType, RequestInput, RequestPatch, RequestStatus, RequestView, ReviewRequest,

@@ -47,11 +47,12 @@ fn message_for(status: StatusCode) -> String {
 pub(crate) fn into_envelope<B: MessageBody>(
     response: ServiceResponse<B>,
 ) -> actix_web::Result<ErrorHandlerResponse<B>> {
-    let is_json = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
-    if is_json {
+    // JSON is already in the envelope; HTML is a page of the web
+    // application, which says what went wrong in its own way.
+    let is_rendered = response.headers().get(CONTENT_TYPE).is_some_and(|v| {
+        v.as_bytes().starts_with(b"application/json") || v.as_bytes().starts_with(b"text/html")
+    });
+    if is_rendered {
         return Ok(ErrorHandlerResponse::Response(
             response.map_into_left_body(),
         ));

@@ -36,8 +36,12 @@ pub const BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_sec
 
 /// The whole application: routes, extractor error handlers, the JSON
 /// fallback for framework errors, request ids and request logging.
+/// `pages` mounts another inbound adapter beside the API (the web
+/// application); its routes come after the API's and its pages keep their
+/// HTML, since only non-JSON, non-HTML error answers are rewritten.
 pub fn build_app(
     state: AppState,
+    pages: impl FnOnce(&mut web::ServiceConfig),
 ) -> App<
     impl ServiceFactory<
         ServiceRequest,
@@ -54,6 +58,7 @@ pub fn build_app(
         .app_data(body::path_config())
         .app_data(web::PayloadConfig::new(MAX_BODY_BYTES))
         .configure(routes::configure)
+        .configure(pages)
         .default_service(web::to(fallback::not_found))
         .wrap(ErrorHandlers::new().default_handler(fallback::into_envelope))
         .wrap(from_fn(fallback::request_id_header))

@@ -99,6 +99,8 @@ fn ports(permissions: Vec<Permission>, allowed: bool) -> Ports {
         clock: Arc::new(Fixed),
         ids: Arc::new(Ids),
         qr: Arc::new(MockQrRenderer::new()),
+        people: Arc::new(reviewloop_ports::MockPeopleStore::new()),
+        passwords: Arc::new(reviewloop_ports::MockPasswordHasher::new()),
         limiter: Arc::new(limiter),
         changes: reviewloop_service::ChangeHub::new(),
     }
@@ -108,7 +110,11 @@ async fn call(
     ports: Ports,
     req: TestRequest,
 ) -> (StatusCode, actix_web::http::header::HeaderMap, Value) {
-    let app = test::init_service(build_app(AppState::new(ports, "http://localhost:8080"))).await;
+    let app = test::init_service(build_app(
+        AppState::new(ports, "http://localhost:8080"),
+        |_| {},
+    ))
+    .await;
     let response = test::call_service(&app, req.to_request()).await;
     let status = response.status();
     let headers = response.headers().clone();
@@ -326,10 +332,14 @@ async fn public_routes_are_limited_per_client() {
     if into_minute > 57 {
         tokio::time::sleep(std::time::Duration::from_secs(61 - into_minute as u64)).await;
     }
-    let app = test::init_service(build_app(AppState::new(all(), "http://localhost:8080"))).await;
+    let app = test::init_service(build_app(
+        AppState::new(all(), "http://localhost:8080"),
+        |_| {},
+    ))
+    .await;
     let from = |ip: &str| {
         TestRequest::get()
-            .uri("/join/ABCDEF")
+            .uri("/v1/qr/ABCDEF.png")
             .peer_addr(format!("{ip}:4000").parse().unwrap())
             .to_request()
     };

@@ -5,6 +5,7 @@
 
 mod error;
 mod idempotency;
+mod people;
 mod stores;
 mod system;
 pub mod tally;
@@ -12,7 +13,10 @@ mod webhooks;
 
 pub use error::StoreError;
 pub use idempotency::{IdempotencyBegin, IdempotencyStore};
-pub use stores::{AccountStore, LoopStore, RequestPage, RequestQuery, RequestSort, RequestStore};
+pub use people::{HashError, PasswordHasher, PeopleStore, Session};
+pub use stores::{
+    AccountStore, InboxView, LoopStore, RequestPage, RequestQuery, RequestSort, RequestStore,
+};
 pub use system::{Clock, IdSource, QrError, QrRenderer, RateLimitStatus, RateLimiter};
 pub use webhooks::{
     DeliveryQueue, EventFeed, LeasedDelivery, Outgoing, SendOutcome, TargetGuard, WebhookHealth,
@@ -21,6 +25,8 @@ pub use webhooks::{
 
 #[cfg(feature = "mock")]
 pub use idempotency::MockIdempotencyStore;
+#[cfg(feature = "mock")]
+pub use people::{MockPasswordHasher, MockPeopleStore};
 #[cfg(feature = "mock")]
 pub use stores::{MockAccountStore, MockLoopStore, MockRequestStore};
 #[cfg(feature = "mock")]

@@ -51,6 +51,9 @@ pub trait LoopStore: Send + Sync {
     async fn loop_by_invite_code(&self, code: &InviteCode) -> Result<Option<Loop>, StoreError>;
     /// Loops the account created, newest first.
     async fn loops_created_by(&self, user: &UserId) -> Result<Vec<Loop>, StoreError>;
+    /// Loops where the account is an active member (its own included),
+    /// by name.
+    async fn loops_joined_by(&self, user: &UserId) -> Result<Vec<Loop>, StoreError>;
     /// Writes name, description, icon and `updated_at` (not the invite
     /// code, so an edit cannot bring back a code regenerated meanwhile);
     /// `NotFound` when the loop is gone.
@@ -84,6 +87,21 @@ pub trait LoopStore: Send + Sync {
         previous: Option<MemberStatus>,
         events: &[Event],
     ) -> Result<(), StoreError>;
+}
+
+/// Which requests of a reviewer's inbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InboxView {
+    /// What the reviewer can still act on: pending requests broadcast to
+    /// it, and those it claimed (the API's inbox).
+    #[default]
+    Actionable,
+    /// Pending requests broadcast to it.
+    Available,
+    /// Requests it claimed and has not answered.
+    Claimed,
+    /// Requests it answered.
+    Answered,
 }
 
 /// Orders of the request lists.
@@ -171,12 +189,13 @@ pub trait RequestStore: Send + Sync {
         &self,
         loop_id: &LoopId,
     ) -> Result<Vec<ReviewRequest>, StoreError>;
-    /// What `user` can still act on: requests broadcast to it that are
-    /// pending, or claimed by it, in loops where it is still an active
-    /// member; most urgent first, then oldest first.
+    /// One view of `user`'s inbox (see [`InboxView`]), in loops where it is
+    /// still an active member. Open views: most urgent first, then oldest
+    /// first; `Done`: most recently answered first.
     async fn inbox(
         &self,
         user: &UserId,
+        view: InboxView,
         limit: u32,
         offset: u32,
     ) -> Result<Vec<ReviewRequest>, StoreError>;

@@ -2,7 +2,7 @@
 //! stdout is exactly one JSON object; otherwise a short human summary.
 
 use reviewloop_domain::ApiKey;
-use reviewloop_service::{AccountService, NewKey};
+use reviewloop_service::{AccountService, NewKey, PeopleService};
 use serde_json::{json, Value};
 
 use crate::cli::{AccountCommand, KeyCommand, UserCommand};
@@ -43,6 +43,23 @@ pub async fn user(config: &Config, command: UserCommand) -> anyhow::Result<()> {
                 output.json,
                 json!({"user_id": user.id, "email": user.email}),
                 format!("created user {} ({})", user.email, user.id),
+            );
+        }
+        UserCommand::SetPassword { email, output } => {
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line)?;
+            let password = line.trim_end_matches(['\r', '\n']);
+            let (db, _) = open_database(config).await?;
+            let people = PeopleService::new(
+                ports(db, config)?.0,
+                config.public_url.as_deref().unwrap_or(""),
+                config.signup,
+            );
+            let user = people.set_password(&email, password).await?;
+            print(
+                output.json,
+                json!({"user_id": user.id, "email": user.email}),
+                format!("password set for {}", user.email),
             );
         }
     }

@@ -66,6 +66,11 @@ pub struct Cli {
     #[arg(long, env = "REVIEWLOOP_RETENTION_DAYS", global = true)]
     pub retention_days: Option<u32>,
 
+    /// Who may create an account in the web application: `invite` (with a
+    /// loop's invite code, the default) or `open` (anyone).
+    #[arg(long, env = "REVIEWLOOP_SIGNUP", global = true)]
+    pub signup: Option<String>,
+
     /// What to do; `serve` when omitted.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -110,6 +115,15 @@ pub enum AccountCommand {
 pub enum UserCommand {
     /// Create an account.
     Create {
+        /// The account's email.
+        #[arg(long)]
+        email: String,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Set an account's password for the web application, read from
+    /// stdin (one line). Signs the account out everywhere.
+    SetPassword {
         /// The account's email.
         #[arg(long)]
         email: String,

@@ -8,6 +8,7 @@ use anyhow::{bail, Context};
 use reviewloop_adapters::PoolOptions;
 use reviewloop_domain::webhook::{parse_retry_schedule, DEFAULT_RETRY_SCHEDULE};
 use reviewloop_http_actix::TrustedProxies;
+use reviewloop_service::SignupPolicy;
 
 use crate::cli::Cli;
 
@@ -30,6 +31,8 @@ pub struct Config {
     pub pool: PoolOptions,
     /// How long history (finished deliveries, dispatched events) is kept.
     pub retention_days: u32,
+    /// Who may sign up in the web application.
+    pub signup: SignupPolicy,
 }
 
 /// The pool settings, checked: at least one connection, at most 1,000;
@@ -87,6 +90,11 @@ impl Config {
             trusted_proxies: TrustedProxies::parse(cli.trusted_proxies.as_deref().unwrap_or(""))
                 .map_err(|why| anyhow::anyhow!("REVIEWLOOP_TRUSTED_PROXIES: {why}"))?,
             pool: pool_options(cli)?,
+            signup: match cli.signup.as_deref().map(str::trim) {
+                None | Some("") | Some("invite") => SignupPolicy::InviteOnly,
+                Some("open") => SignupPolicy::Open,
+                Some(other) => bail!("REVIEWLOOP_SIGNUP must be 'invite' or 'open', not '{other}'"),
+            },
             retention_days: match cli.retention_days {
                 None => 30,
                 Some(days @ 1..=3650) => days,

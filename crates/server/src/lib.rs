@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use reviewloop_adapters::{
-    redacted_url, Database, HttpWebhookClient, InMemoryRateLimiter, PngQrRenderer, RandomIds,
-    SharedRateLimiter, SqlStore, SystemClock,
+    redacted_url, Argon2Passwords, Database, HttpWebhookClient, InMemoryRateLimiter, PngQrRenderer,
+    RandomIds, SharedRateLimiter, SqlStore, SystemClock,
 };
 use reviewloop_ports::RateLimiter;
 use reviewloop_service::{ChangeHub, Ports};
@@ -56,7 +56,9 @@ pub(crate) fn ports(
         idempotency: store.clone(),
         webhooks: store.clone(),
         feed: store.clone(),
+        people: store.clone(),
         deliveries: store,
+        passwords: Arc::new(Argon2Passwords),
         sender: http.clone(),
         guard: http,
         clock: Arc::new(SystemClock),

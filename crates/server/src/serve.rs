@@ -9,8 +9,10 @@ use anyhow::Context;
 use reviewloop_adapters::Change;
 use reviewloop_http_actix::{build_app, AppState};
 use reviewloop_service::{
-    AccountService, DeliveryService, EventStream, IdempotencyService, RequestService,
+    AccountService, DeliveryService, EventStream, IdempotencyService, Ports, RequestService,
 };
+use reviewloop_web::WebState;
+use std::sync::Arc;
 use tokio::sync::watch;
 use tracing_subscriber::EnvFilter;
 
@@ -25,6 +27,26 @@ fn init_logging() {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .try_init();
+}
+
+/// The web application's state, sharing the API's key cache (a key revoked
+/// in the dashboard stops at once), its per-address limit of public pages
+/// and its rule for finding the client behind trusted proxies.
+fn web_state(api: &AppState, ports: Ports, public_url: &str, config: &Config) -> WebState {
+    let (limiter, proxies) = (api.public_limiter.clone(), api.trusted_proxies.clone());
+    let gate_proxies = proxies.clone();
+    WebState::new(ports, public_url, config.signup, api.auth.key_cache())
+        .with_client_address(Arc::new(move |peer, headers| proxies.client(peer, headers)))
+        .with_public_gate(Arc::new(move |req| {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or_default();
+            match gate_proxies.client(req.peer_addr().map(|a| a.ip()), req.headers()) {
+                Some(client) => limiter.hit(client, now),
+                None => Ok(()),
+            }
+        }))
 }
 
 /// Runs the service until SIGINT or SIGTERM.
@@ -43,9 +65,13 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         Change::EventsNumbered => hub.events_numbered(),
         Change::Resumed => hub.wake_everyone(),
     });
-    if let Some(created) = AccountService::new(ports.clone()).bootstrap().await? {
-        eprintln!("reviewloop: bootstrap API key: {}", created.plain);
-    }
+    let bootstrapped = match AccountService::new(ports.clone()).bootstrap().await? {
+        Some(created) => {
+            eprintln!("reviewloop: bootstrap API key: {}", created.plain);
+            Some(created.user.id)
+        }
+        None => None,
+    };
 
     let listener = TcpListener::bind(config.bind)
         .with_context(|| format!("cannot listen on {}", config.bind))?;
@@ -53,10 +79,18 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let public_url = config.public_url_for(bound);
     let state = AppState::new(ports.clone(), &public_url)
         .with_trusted_proxies(config.trusted_proxies.clone());
-    let server = HttpServer::new(move || build_app(state.clone()))
-        .listen(listener)?
-        .shutdown_timeout(10)
-        .run();
+    let pages = web_state(&state, ports.clone(), &public_url, &config);
+    if let Some(user) = bootstrapped {
+        let link = pages.people().password_link(&user).await?;
+        eprintln!("reviewloop: set the admin password at: {public_url}/setup/{link}");
+    }
+    let server = HttpServer::new(move || {
+        let pages = pages.clone();
+        build_app(state.clone(), move |cfg| reviewloop_web::mount(cfg, pages))
+    })
+    .listen(listener)?
+    .shutdown_timeout(10)
+    .run();
     eprintln!("reviewloop: listening on http://{bound}");
     tracing::info!(%bound, %public_url, "reviewloop started");
 

@@ -190,6 +190,53 @@ impl AccountService {
         Ok(key)
     }
 
+    /// Refuses unless the caller is a person signed in (not a program with
+    /// a key): a key must not mint or revoke keys.
+    fn require_person(caller: &Principal) -> Result<(), ServiceError> {
+        match caller.api_key_id {
+            None => Ok(()),
+            Some(_) => Err(ServiceError::Forbidden(
+                "API keys are managed by a person signed in to the web application".into(),
+            )),
+        }
+    }
+
+    /// The signed-in person's own keys, newest first.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn own_keys(&self, caller: &Principal) -> Result<Vec<ApiKey>, ServiceError> {
+        Self::require_person(caller)?;
+        Ok(self.ports.accounts.api_keys_of(&caller.user_id).await?)
+    }
+
+    /// A new key of the signed-in person's account.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn create_own_key(
+        &self,
+        caller: &Principal,
+        mut new: NewKey,
+    ) -> Result<CreatedKey, ServiceError> {
+        Self::require_person(caller)?;
+        new.email = caller.email.to_string();
+        self.create_key(new).await
+    }
+
+    /// Revokes one of the signed-in person's keys; another account's key
+    /// is "not found", as if it did not exist.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn revoke_own_key(
+        &self,
+        caller: &Principal,
+        id: &str,
+    ) -> Result<ApiKey, ServiceError> {
+        Self::require_person(caller)?;
+        let mine = ApiKeyId::parse(id).map_err(|_| ServiceError::NotFound("API key not found"))?;
+        let keys = self.ports.accounts.api_keys_of(&caller.user_id).await?;
+        if !keys.iter().any(|k| k.id == mine) {
+            return Err(ServiceError::NotFound("API key not found"));
+        }
+        self.revoke_key(id).await
+    }
+
     /// The secret that signs the caller's callbacks.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn signing_secret(&self, caller: &Principal) -> Result<String, ServiceError> {

@@ -94,11 +94,16 @@ impl IdempotencyService {
                 "Idempotency-Key must be 1 to {MAX_KEY_LEN} characters"
             )));
         }
+        // Only programs retry with keys; a person's session has no API key
+        // to file the record under.
+        let api_key = caller
+            .api_key_id
+            .ok_or_else(|| ServiceError::Refused("Idempotency-Key needs an API key".into()))?;
         let now = self.ports.clock.now();
         let fingerprint = fingerprint(operation, body);
         let begin = |fp: String| {
             let store = self.ports.idempotency.clone();
-            let (api_key, key) = (caller.api_key_id, key.to_owned());
+            let key = key.to_owned();
             async move {
                 store
                     .begin(
@@ -119,7 +124,7 @@ impl IdempotencyService {
         };
         match outcome {
             IdempotencyBegin::Started { since } => Ok(Idempotent::Run(IdempotencyTicket {
-                api_key: caller.api_key_id,
+                api_key,
                 key: key.to_owned(),
                 since,
             })),

@@ -10,6 +10,7 @@ mod error;
 mod events;
 mod idempotency;
 mod loops;
+mod people;
 mod ports;
 mod principal;
 mod requests;
@@ -27,6 +28,10 @@ pub use error::{messages, ServiceError};
 pub use events::EventStream;
 pub use idempotency::{IdempotencyService, IdempotencyTicket, Idempotent};
 pub use loops::{LoopInvite, LoopPatch, LoopService, RemovedMember};
+pub use people::{
+    PeopleService, SignInThrottle, SignedIn, SignedUp, SignupPolicy, WebSession, ACCOUNT_EXISTS,
+    BAD_LINK, SESSION_DAYS, SETUP_LINK_DAYS, WRONG_CREDENTIALS,
+};
 pub use ports::Ports;
 pub use principal::Principal;
 pub use requests::{CreatedRequest, ListRequestsInput, RequestService};

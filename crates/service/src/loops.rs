@@ -184,6 +184,13 @@ impl LoopService {
         Ok(self.ports.loops.loops_created_by(&caller.user_id).await?)
     }
 
+    /// The loops where the caller reviews (is an active member), by name.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn joined(&self, caller: &Principal) -> Result<Vec<Loop>, ServiceError> {
+        caller.require(Permission::LoopsRead)?;
+        Ok(self.ports.loops.loops_joined_by(&caller.user_id).await?)
+    }
+
     /// One loop, with its members.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get(&self, caller: &Principal, id: &LoopId) -> Result<Loop, ServiceError> {

@@ -7,7 +7,8 @@ use reviewloop_domain::EventId;
 use crate::watch::ChangeHub;
 use reviewloop_ports::{
     AccountStore, Clock, DeliveryQueue, EventFeed, IdSource, IdempotencyStore, LoopStore,
-    QrRenderer, RateLimiter, RequestStore, TargetGuard, WebhookSender, WebhookStore,
+    PasswordHasher, PeopleStore, QrRenderer, RateLimiter, RequestStore, TargetGuard, WebhookSender,
+    WebhookStore,
 };
 
 /// Every port, behind `Arc`s so services clone it cheaply.
@@ -39,6 +40,10 @@ pub struct Ports {
     pub qr: Arc<dyn QrRenderer>,
     /// Per-key call counting.
     pub limiter: Arc<dyn RateLimiter>,
+    /// Passwords, sessions and password links of the web application.
+    pub people: Arc<dyn PeopleStore>,
+    /// Slow password hashing.
+    pub passwords: Arc<dyn PasswordHasher>,
     /// Wakes waiting readers when what they wait for changes.
     pub changes: Arc<ChangeHub>,
 }

@@ -13,11 +13,11 @@ pub struct Principal {
     pub email: Email,
     /// The account's status.
     pub account_status: AccountStatus,
-    /// The key used.
-    pub api_key_id: ApiKeyId,
+    /// The key used; `None` for a person signed in to the web application.
+    pub api_key_id: Option<ApiKeyId>,
     /// What the key may do.
     pub permissions: Vec<Permission>,
-    /// The key's hourly limit.
+    /// The key's hourly limit (0 for a web session, which has none).
     pub rate_limit: u32,
 }
 

@@ -11,8 +11,8 @@ use reviewloop_domain::{
 };
 use reviewloop_ports::{
     Clock, IdSource, MockAccountStore, MockDeliveryQueue, MockEventFeed, MockIdempotencyStore,
-    MockLoopStore, MockQrRenderer, MockRateLimiter, MockRequestStore, MockTargetGuard,
-    MockWebhookSender, MockWebhookStore,
+    MockLoopStore, MockPasswordHasher, MockPeopleStore, MockQrRenderer, MockRateLimiter,
+    MockRequestStore, MockTargetGuard, MockWebhookSender, MockWebhookStore,
 };
 
 use crate::ports::Ports;
@@ -72,6 +72,8 @@ pub(crate) struct Kit {
     pub guard: MockTargetGuard,
     pub limiter: MockRateLimiter,
     pub qr: MockQrRenderer,
+    pub people: MockPeopleStore,
+    pub passwords: MockPasswordHasher,
     pub now: DateTime<Utc>,
     pub codes: Vec<&'static str>,
     pub changes: Arc<crate::ChangeHub>,
@@ -91,6 +93,8 @@ impl Kit {
             guard: MockTargetGuard::new(),
             limiter: MockRateLimiter::new(),
             qr: MockQrRenderer::new(),
+            people: MockPeopleStore::new(),
+            passwords: MockPasswordHasher::new(),
             now: DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default(),
             codes: vec!["ABCDEF"],
             changes: crate::ChangeHub::new(),
@@ -115,6 +119,8 @@ impl Kit {
                 next_code: AtomicU8::new(0),
             }),
             qr: Arc::new(self.qr),
+            people: Arc::new(self.people),
+            passwords: Arc::new(self.passwords),
             changes: self.changes,
             limiter: Arc::new(self.limiter),
         }
@@ -179,7 +185,7 @@ impl Kit {
             user_id: self.user_id(n),
             email: Self::email(n),
             account_status: AccountStatus::Active,
-            api_key_id: reviewloop_domain::ApiKeyId::new(self.oid(200 + n)),
+            api_key_id: Some(reviewloop_domain::ApiKeyId::new(self.oid(200 + n))),
             permissions: reviewloop_domain::Permission::ALL.to_vec(),
             rate_limit: 100,
         }

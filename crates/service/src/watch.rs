@@ -58,6 +58,7 @@ pub struct ChangeHub {
     requests: Mutex<HashMap<RequestId, (Arc<Watched>, usize)>>,
     events: Notify,
     outbox: Notify,
+    pages: Notify,
 }
 
 /// A waiter's registration for one request; it unregisters when dropped.
@@ -123,6 +124,7 @@ impl ChangeHub {
         if let Some((watched, _)) = self.requests().get(id) {
             watched.changed_elsewhere();
         }
+        self.pages.notify_waiters();
     }
 
     /// This process wrote `request`'s new state: hands it to whoever
@@ -133,6 +135,7 @@ impl ChangeHub {
             watched.publish(Arc::new(request.clone()));
             watched.notify.notify_waiters();
         }
+        self.pages.notify_waiters();
     }
 
     /// Something may have changed unseen (a lost connection to the other
@@ -142,11 +145,20 @@ impl ChangeHub {
             watched.changed_elsewhere();
         }
         self.events.notify_waiters();
+        self.pages.notify_waiters();
     }
 
     /// New events may be readable: wakes every event stream.
     pub fn events_numbered(&self) {
         self.events.notify_waiters();
+        self.pages.notify_waiters();
+    }
+
+    /// What open pages wait on: some request changed or was created, here
+    /// or (on PostgreSQL) on another instance. A page then reads again
+    /// what it shows, so nothing of another account's reaches it.
+    pub fn pages(&self) -> &Notify {
+        &self.pages
     }
 
     /// What event streams wait on.

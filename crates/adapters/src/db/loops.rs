@@ -145,6 +145,22 @@ impl LoopStore for SqlStore {
             .await
     }
 
+    async fn loops_joined_by(&self, user: &UserId) -> Result<Vec<Loop>, StoreError> {
+        let user = user.to_string();
+        self.db
+            .run(move |conn| {
+                let rows = loops::table
+                    .inner_join(loop_members::table)
+                    .filter(loop_members::user_id.eq(user))
+                    .filter(loop_members::status.eq("active"))
+                    .order((loops::name.asc(), loops::id.asc()))
+                    .select(LoopRow::as_select())
+                    .load(conn)?;
+                with_members(conn, rows)
+            })
+            .await
+    }
+
     async fn update_loop(&self, lp: &Loop) -> Result<(), StoreError> {
         let row = LoopRow::from_domain(lp);
         self.db

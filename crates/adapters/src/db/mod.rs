@@ -12,6 +12,7 @@ mod idempotency;
 mod loops;
 mod models;
 mod outbox;
+mod people;
 mod rate_limits;
 mod requests;
 pub mod schema;

@@ -6,12 +6,15 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::dsl::sql;
+use diesel::expression::IntoSql;
 use diesel::prelude::*;
 use diesel::query_builder::QueryFragment;
 use diesel::query_dsl::LoadQuery;
 use diesel::sql_types::Bool;
 use reviewloop_domain::{BroadcastEntry, Event, LoopId, RequestId, ReviewRequest, UserId};
-use reviewloop_ports::{RequestPage, RequestQuery, RequestSort, RequestStore, StoreError};
+use reviewloop_ports::{
+    InboxView, RequestPage, RequestQuery, RequestSort, RequestStore, StoreError,
+};
 
 use super::convert::to_db_time;
 use super::models::{BroadcastRow, RequestRow};
@@ -128,6 +131,7 @@ fn filtered(query: &RequestQuery) -> requests::BoxedQuery<'static, Backend> {
 /// follows the open work in those loops, not everything ever sent.
 fn inbox_query(
     user: String,
+    view: InboxView,
     limit: u32,
     offset: u32,
 ) -> impl LoadQuery<'static, Conn, RequestRow>
@@ -135,6 +139,10 @@ fn inbox_query(
        + QueryFragment<diesel::sqlite::Sqlite>
        + Send
        + 'static {
+    // One statement shape for every open view (so it is prepared once):
+    // the view only switches its two halves on or off.
+    let pending = matches!(view, InboxView::Actionable | InboxView::Available);
+    let claimed = matches!(view, InboxView::Actionable | InboxView::Claimed);
     loop_members::table
         .inner_join(requests::table.on(requests::loop_id.eq(loop_members::loop_id)))
         .inner_join(
@@ -148,13 +156,42 @@ fn inbox_query(
         .filter(
             requests::status
                 .eq("pending")
-                .or(requests::claimed_by.eq(user)),
+                .and(pending.into_sql::<Bool>())
+                .or(requests::claimed_by
+                    .eq(user)
+                    .and(claimed.into_sql::<Bool>())),
         )
         .order((
             requests::priority_rank.desc(),
             requests::created_at.asc(),
             requests::id.asc(),
         ))
+        .limit(i64::from(limit))
+        .offset(i64::from(offset))
+        .select(requests::all_columns)
+}
+
+/// What `user` answered in loops where it is still an active member, most
+/// recent first (through `requests_by_responder`).
+fn answered_query(
+    user: String,
+    limit: u32,
+    offset: u32,
+) -> impl LoadQuery<'static, Conn, RequestRow>
+       + QueryFragment<Backend>
+       + QueryFragment<diesel::sqlite::Sqlite>
+       + Send
+       + 'static {
+    requests::table
+        .inner_join(
+            loop_members::table.on(loop_members::loop_id
+                .eq(requests::loop_id)
+                .and(loop_members::user_id.eq(user.clone()))),
+        )
+        .filter(requests::response_by.eq(user))
+        .filter(requests::status.eq("completed"))
+        .filter(loop_members::status.eq("active"))
+        .order((requests::response_at.desc(), requests::id.desc()))
         .limit(i64::from(limit))
         .offset(i64::from(offset))
         .select(requests::all_columns)
@@ -354,13 +391,19 @@ impl RequestStore for SqlStore {
     async fn inbox(
         &self,
         user: &UserId,
+        view: InboxView,
         limit: u32,
         offset: u32,
     ) -> Result<Vec<ReviewRequest>, StoreError> {
-        let query = inbox_query(user.to_string(), limit, offset);
+        let user = user.to_string();
         self.db
             .run(move |conn| {
-                let rows = query.load::<RequestRow>(conn)?;
+                let rows = match view {
+                    InboxView::Answered => {
+                        answered_query(user, limit, offset).load::<RequestRow>(conn)?
+                    }
+                    open => inbox_query(user, open, limit, offset).load::<RequestRow>(conn)?,
+                };
                 with_broadcasts(conn, rows)
             })
             .await

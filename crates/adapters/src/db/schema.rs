@@ -8,6 +8,25 @@ diesel::table! {
         status -> Text,
         signing_secret -> Text,
         created_at -> Timestamp,
+        password_hash -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    web_sessions (token_hash) {
+        token_hash -> Text,
+        user_id -> Text,
+        csrf_token -> Text,
+        created_at -> Timestamp,
+        expires_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    password_tokens (token_hash) {
+        token_hash -> Text,
+        user_id -> Text,
+        expires_at -> Timestamp,
     }
 }
 
@@ -180,6 +199,7 @@ diesel::table! {
 }
 
 diesel::joinable!(api_keys -> users (user_id));
+diesel::joinable!(web_sessions -> users (user_id));
 diesel::joinable!(loop_members -> loops (loop_id));
 diesel::joinable!(request_broadcasts -> requests (request_id));
 diesel::joinable!(deliveries -> webhooks (webhook_id));
@@ -188,6 +208,7 @@ diesel::joinable!(delivery_attempts -> deliveries (delivery_id));
 diesel::allow_tables_to_appear_in_same_query!(
     users,
     api_keys,
+    web_sessions,
     loops,
     loop_members,
     requests,

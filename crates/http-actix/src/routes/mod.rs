@@ -21,11 +21,6 @@ use crate::{auth, public_limit};
 pub(crate) fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/health", web::get().to(public::health))
         .service(
-            web::resource("/join/{code}")
-                .wrap(from_fn(public_limit::limit))
-                .get(public::join_page),
-        )
-        .service(
             web::resource("/v1/qr/{file}")
                 .wrap(from_fn(public_limit::limit))
                 .get(public::qr_png),

@@ -39,7 +39,12 @@ pub(super) async fn inbox(
     let offset = whole("offset", page.offset.as_deref())?;
     let requests = state
         .requests
-        .inbox(&caller.principal, limit, offset)
+        .inbox(
+            &caller.principal,
+            reviewloop_ports::InboxView::Actionable,
+            limit,
+            offset,
+        )
         .await?;
     Ok(ok(
         StatusCode::OK,

@@ -75,7 +75,7 @@ impl KeyCache {
     /// Forgets a key at once (it was revoked here).
     pub fn forget_key(&self, id: &ApiKeyId) {
         self.entries()
-            .retain(|_, (principal, _)| principal.api_key_id != *id);
+            .retain(|_, (principal, _)| principal.api_key_id != Some(*id));
     }
 
     /// Entries held now.

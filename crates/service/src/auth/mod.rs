@@ -68,7 +68,7 @@ impl Authenticator {
                     user_id: user.id,
                     email: user.email,
                     account_status: user.status,
-                    api_key_id: key.id,
+                    api_key_id: Some(key.id),
                     permissions: key.permissions,
                     rate_limit: key.rate_limit,
                 };
@@ -79,10 +79,13 @@ impl Authenticator {
         if principal.account_status == AccountStatus::Suspended {
             return Err(ServiceError::Forbidden(messages::ACCOUNT_SUSPENDED.into()));
         }
+        let key = principal
+            .api_key_id
+            .ok_or_else(|| ServiceError::Unexpected("a key's principal without its key".into()))?;
         let status = self
             .ports
             .limiter
-            .hit(&principal.api_key_id, principal.rate_limit, now)
+            .hit(&key, principal.rate_limit, now)
             .await?;
         if !status.allowed {
             return Err(ServiceError::RateLimited(status));
@@ -220,7 +223,7 @@ mod tests {
             user_id: kit.user(1, "a@x.io").id,
             email: kit.user(1, "a@x.io").email,
             account_status: AccountStatus::Active,
-            api_key_id: key_for(&kit, false).id,
+            api_key_id: Some(key_for(&kit, false).id),
             permissions: vec![],
             rate_limit: 1,
         };

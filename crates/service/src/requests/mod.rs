@@ -17,7 +17,7 @@ use reviewloop_domain::{
     Event, EventType, Loop, LoopId, ObjectId, Permission, RequestId, RequestInput, RequestPatch,
     RequestStatus, ReviewRequest,
 };
-use reviewloop_ports::{RequestPage, RequestQuery, StoreError};
+use reviewloop_ports::{InboxView, RequestPage, RequestQuery, StoreError};
 use serde_json::Value;
 
 use crate::error::{messages, ServiceError};
@@ -191,7 +191,7 @@ impl RequestService {
             id,
             lp.id,
             caller.user_id,
-            Some(caller.api_key_id),
+            caller.api_key_id,
             fields,
             broadcasts,
             now,
@@ -205,7 +205,10 @@ impl RequestService {
             now,
         );
         match self.ports.requests.insert_request(&request, &[event]).await {
-            Ok(()) => self.ports.changes.outbox_written(),
+            Ok(()) => {
+                self.ports.changes.request_written(&request);
+                self.ports.changes.outbox_written();
+            }
             // The loop was deleted between reading it and writing the request.
             Err(StoreError::NotFound) => {
                 return Err(ServiceError::NotFound(messages::LOOP_NOT_FOUND))
@@ -393,11 +396,13 @@ impl RequestService {
         .await
     }
 
-    /// What the caller can still act on, most urgent first, then oldest.
+    /// One view of the caller's inbox ([`InboxView::Actionable`] is what it
+    /// can still act on), most urgent first, then oldest.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn inbox(
         &self,
         caller: &Principal,
+        view: InboxView,
         limit: Option<u32>,
         offset: Option<u32>,
     ) -> Result<Vec<ReviewRequest>, ServiceError> {
@@ -413,7 +418,7 @@ impl RequestService {
         Ok(self
             .ports
             .requests
-            .inbox(&caller.user_id, limit, offset.unwrap_or(0))
+            .inbox(&caller.user_id, view, limit, offset.unwrap_or(0))
             .await?)
     }
 

@@ -96,7 +96,7 @@ async fn create_broadcasts_to_active_members_with_a_created_event() {
         .await
         .unwrap();
     assert_eq!(created.request.timeout_at, now + Duration::seconds(60));
-    assert_eq!(created.request.api_key_id, Some(caller.api_key_id));
+    assert_eq!(created.request.api_key_id, caller.api_key_id);
     assert_eq!(
         created.polling_url,
         format!("{URL}/v1/api/requests/{}", created.request.id)
@@ -140,7 +140,7 @@ async fn create_needs_requests_write() {
     let err = service(kit)
         .create(
             &caller,
-            &LoopId::new(caller.api_key_id.object_id()),
+            &LoopId::new(caller.user_id.object_id()),
             input(),
             None,
         )

@@ -18,6 +18,19 @@ async fn a_loop_round_trips_with_members_creator_first(db: TestDb) {
         .unwrap()
         .unwrap();
     assert_eq!(by_code.id, lp.id);
+    // Active members (the creator too) see it among their loops; the
+    // pending member does not yet.
+    for (n, joined) in [(1u8, true), (2, true), (4, false)] {
+        let user = reviewloop_domain::UserId::new(fixtures::oid(n));
+        let ids: Vec<_> = store
+            .loops_joined_by(&user)
+            .await
+            .unwrap()
+            .iter()
+            .map(|l| l.id)
+            .collect();
+        assert_eq!(ids == vec![lp.id], joined, "user {n}");
+    }
     assert!(store
         .loop_by_invite_code(&InviteCode::parse("ZZZZZZ").unwrap())
         .await

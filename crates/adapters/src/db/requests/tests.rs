@@ -288,17 +288,46 @@ async fn the_inbox_holds_what_a_reviewer_can_still_act_on(db: TestDb) {
 
     let ids = |list: Vec<ReviewRequest>| list.iter().map(|r| r.id.object_id()).collect::<Vec<_>>();
     assert_eq!(
-        ids(store.inbox(&u2, 50, 0).await.unwrap()),
+        ids(store
+            .inbox(&u2, InboxView::Actionable, 50, 0)
+            .await
+            .unwrap()),
         [22, 21, 20].map(fixtures::oid)
     );
     assert_eq!(
-        ids(store.inbox(&u3, 50, 0).await.unwrap()),
+        ids(store
+            .inbox(&u3, InboxView::Actionable, 50, 0)
+            .await
+            .unwrap()),
         [23, 22, 21, 20].map(fixtures::oid)
     );
     assert_eq!(
-        ids(store.inbox(&u2, 1, 1).await.unwrap()),
+        ids(store.inbox(&u2, InboxView::Actionable, 1, 1).await.unwrap()),
         [fixtures::oid(21)]
     );
+    // The web inbox's tabs: what is free, what I hold, what I answered.
+    assert_eq!(
+        ids(store.inbox(&u3, InboxView::Available, 50, 0).await.unwrap()),
+        [22, 21, 20].map(fixtures::oid)
+    );
+    assert_eq!(
+        ids(store.inbox(&u3, InboxView::Claimed, 50, 0).await.unwrap()),
+        [fixtures::oid(23)]
+    );
+    assert!(store
+        .inbox(&u2, InboxView::Claimed, 50, 0)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        ids(store.inbox(&u3, InboxView::Answered, 50, 0).await.unwrap()),
+        [fixtures::oid(24)]
+    );
+    assert!(store
+        .inbox(&u2, InboxView::Answered, 50, 0)
+        .await
+        .unwrap()
+        .is_empty());
 
     // A member added after the requests were created received none of them.
     let late_user = fixtures::user(8, "late@x.io");
@@ -313,7 +342,11 @@ async fn the_inbox_holds_what_a_reviewer_can_still_act_on(db: TestDb) {
         )
         .await
         .unwrap();
-    assert!(store.inbox(&late_user.id, 50, 0).await.unwrap().is_empty());
+    assert!(store
+        .inbox(&late_user.id, InboxView::Actionable, 50, 0)
+        .await
+        .unwrap()
+        .is_empty());
 
     // A removed member's inbox empties.
     let mut member = store.member(&lp.id, &u2).await.unwrap().unwrap();
@@ -322,7 +355,11 @@ async fn the_inbox_holds_what_a_reviewer_can_still_act_on(db: TestDb) {
         .save_member(&member, Some(reviewloop_domain::MemberStatus::Active), &[])
         .await
         .unwrap();
-    assert!(store.inbox(&u2, 50, 0).await.unwrap().is_empty());
+    assert!(store
+        .inbox(&u2, InboxView::Actionable, 50, 0)
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 async fn due_requests_are_the_open_ones_past_their_timeout_soonest_first(db: TestDb) {
@@ -441,7 +478,11 @@ async fn the_timeout_sweep_reads_only_due_rows_through_its_index() {
 #[tokio::test]
 async fn the_inbox_starts_from_memberships_and_reads_open_requests_only() {
     let db = TestDb::sqlite();
-    let plan = plan_of(&db, inbox_query(fixtures::oid(2).to_string(), 50, 0)).await;
+    let plan = plan_of(
+        &db,
+        inbox_query(fixtures::oid(2).to_string(), InboxView::Actionable, 50, 0),
+    )
+    .await;
     assert!(
         plan.iter()
             .any(|d| d.contains("loop_members") && d.contains("loop_members_by_user")),
@@ -475,3 +516,17 @@ on_every_backend!(
     the_inbox_holds_what_a_reviewer_can_still_act_on,
     due_requests_are_the_open_ones_past_their_timeout_soonest_first,
 );
+
+#[tokio::test]
+async fn the_done_tab_reads_what_the_reviewer_answered_through_its_index() {
+    let db = TestDb::sqlite();
+    let plan = plan_of(&db, answered_query(fixtures::oid(2).to_string(), 50, 0)).await;
+    assert!(
+        plan.iter().any(|d| d.contains("requests_by_responder")),
+        "{plan:?}"
+    );
+    assert!(
+        !plan.iter().any(|d| d.starts_with("SCAN")),
+        "no full scan: {plan:?}"
+    );
+}

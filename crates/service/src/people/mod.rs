@@ -1,0 +1,397 @@
+//! People in the web application: passwords, sign-in, sessions, sign-up by
+//! invitation and one-time password links. A signed-in person acts as its
+//! account with every permission, exactly as the account's owner would
+//! through the API: the pages call the same services with a [`Principal`].
+
+mod throttle;
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+use reviewloop_domain::{
+    AccountStatus, Email, Loop, MemberStatus, Password, Permission, User, UserId, ValidationError,
+};
+use reviewloop_ports::{Session, StoreError};
+
+use crate::accounts::{hash_key, new_user};
+use crate::error::{messages, ServiceError};
+use crate::loops::LoopService;
+use crate::ports::Ports;
+use crate::principal::Principal;
+
+pub use throttle::SignInThrottle;
+
+/// How long a session lasts without use.
+pub const SESSION_DAYS: i64 = 30;
+/// How long the first-start password link stays valid.
+pub const SETUP_LINK_DAYS: i64 = 7;
+/// The answer to every failed sign-in, whether the email is unknown, has
+/// no password or the password is wrong: no account enumeration.
+pub const WRONG_CREDENTIALS: &str = "Email or password is incorrect";
+/// A link that is unknown, expired or used.
+pub const BAD_LINK: &str = "This link is invalid, expired or already used";
+/// Sign-up with an email that already has an account.
+pub const ACCOUNT_EXISTS: &str =
+    "An account with this email already exists: sign in with it instead";
+
+/// Who may create an account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SignupPolicy {
+    /// Only with a loop's invite code (the default).
+    #[default]
+    InviteOnly,
+    /// Anyone (`REVIEWLOOP_SIGNUP=open`).
+    Open,
+}
+
+/// A browser just signed in: the token goes into its cookie, once.
+#[derive(Debug, Clone)]
+pub struct SignedIn {
+    /// The session token (only its hash is stored).
+    pub token: String,
+    /// The account.
+    pub user: User,
+}
+
+/// A live session: who it is, and the token its forms must carry.
+#[derive(Debug, Clone)]
+pub struct WebSession {
+    /// The account, with every permission.
+    pub principal: Principal,
+    /// Anti-CSRF token of this session.
+    pub csrf_token: String,
+}
+
+/// What sign-up produced: the session and the loop joined, if any.
+#[derive(Debug, Clone)]
+pub struct SignedUp {
+    /// The new session.
+    pub signed_in: SignedIn,
+    /// The loop whose code was used, with the person now active in it.
+    pub joined: Option<Loop>,
+}
+
+/// People use cases.
+#[derive(Clone)]
+pub struct PeopleService {
+    ports: Ports,
+    loops: LoopService,
+    throttle: Arc<SignInThrottle>,
+    signup: SignupPolicy,
+}
+
+impl PeopleService {
+    /// A service whose join links start with `public_url`.
+    pub fn new(ports: Ports, public_url: &str, signup: SignupPolicy) -> Self {
+        Self {
+            loops: LoopService::new(ports.clone(), public_url),
+            ports,
+            throttle: Arc::new(SignInThrottle::default()),
+            signup,
+        }
+    }
+
+    /// A fresh random token for a form shown before sign-in (its
+    /// anti-forgery token lives in a cookie until there is a session).
+    pub fn form_token(&self) -> String {
+        self.ports.ids.secret_hex(32)
+    }
+
+    /// Whether anyone may sign up without a code.
+    pub fn signup_is_open(&self) -> bool {
+        self.signup == SignupPolicy::Open
+    }
+
+    fn principal(user: User) -> Principal {
+        Principal {
+            user_id: user.id,
+            email: user.email,
+            account_status: user.status,
+            api_key_id: None,
+            permissions: Permission::ALL.to_vec(),
+            rate_limit: 0,
+        }
+    }
+
+    async fn hash(&self, password: &Password) -> Result<String, ServiceError> {
+        let (hasher, password) = (self.ports.passwords.clone(), password.expose().to_owned());
+        tokio::task::spawn_blocking(move || hasher.hash(&password))
+            .await
+            .map_err(|e| ServiceError::Unexpected(format!("hashing task failed: {e}")))?
+            .map_err(|e| ServiceError::Unexpected(e.to_string()))
+    }
+
+    async fn verify(&self, password: &str, hash: Option<String>) -> Result<bool, ServiceError> {
+        let (hasher, password) = (self.ports.passwords.clone(), password.to_owned());
+        tokio::task::spawn_blocking(move || match hash {
+            Some(hash) => hasher.verify(&password, &hash),
+            // No account or no password: spend the same time on a hash
+            // anyway, so timing does not tell which it was.
+            None => {
+                let _ = hasher.hash(&password);
+                false
+            }
+        })
+        .await
+        .map_err(|e| ServiceError::Unexpected(format!("hashing task failed: {e}")))
+    }
+
+    async fn start_session(&self, user: User) -> Result<SignedIn, ServiceError> {
+        let now = self.ports.clock.now();
+        let token = self.ports.ids.secret_hex(32);
+        let session = Session {
+            token_hash: hash_key(&token),
+            user_id: user.id,
+            csrf_token: self.ports.ids.secret_hex(32),
+            created_at: now,
+            expires_at: now + Duration::days(SESSION_DAYS),
+        };
+        self.ports.people.insert_session(&session).await?;
+        Ok(SignedIn { token, user })
+    }
+
+    /// Signs a person in. Every failure reads the same; failures are
+    /// throttled per email and per client address.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn sign_in(
+        &self,
+        email: &str,
+        password: &str,
+        client: &str,
+    ) -> Result<SignedIn, ServiceError> {
+        let now = self.ports.clock.now();
+        let email_key = email.trim().to_lowercase();
+        self.throttle.check(&email_key, client, now)?;
+        let user = match Email::parse(email) {
+            Ok(email) => self.ports.accounts.user_by_email(&email).await?,
+            Err(_) => None,
+        };
+        let hash = match &user {
+            Some(user) => self.ports.people.password_hash(&user.id).await?,
+            None => None,
+        };
+        let matches = self.verify(password, hash).await?;
+        let Some(user) = user.filter(|_| matches) else {
+            self.throttle.failed(&email_key, client, now);
+            return Err(ServiceError::Unauthenticated(WRONG_CREDENTIALS));
+        };
+        self.throttle.succeeded(&email_key);
+        if user.status == AccountStatus::Suspended {
+            return Err(ServiceError::Forbidden(messages::ACCOUNT_SUSPENDED.into()));
+        }
+        self.start_session(user).await
+    }
+
+    /// The session behind a cookie's token, or `None` when it is unknown,
+    /// expired or its account is suspended. Use slides its end forward
+    /// (written at most once a day).
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn session(&self, token: &str) -> Result<Option<WebSession>, ServiceError> {
+        if token.is_empty() || token.len() > 128 {
+            return Ok(None);
+        }
+        let now = self.ports.clock.now();
+        let hash = hash_key(token);
+        let Some((session, user)) = self.ports.people.session(&hash, now).await? else {
+            return Ok(None);
+        };
+        if user.status == AccountStatus::Suspended {
+            return Ok(None);
+        }
+        let full = now + Duration::days(SESSION_DAYS);
+        if full - session.expires_at > Duration::days(1) {
+            self.ports.people.extend_session(&hash, full).await?;
+        }
+        Ok(Some(WebSession {
+            principal: Self::principal(user),
+            csrf_token: session.csrf_token,
+        }))
+    }
+
+    /// Ends the session behind a cookie's token.
+    pub async fn sign_out(&self, token: &str) -> Result<(), ServiceError> {
+        Ok(self.ports.people.delete_session(&hash_key(token)).await?)
+    }
+
+    /// Changes the signed-in person's password after checking the current
+    /// one; every session of the account ends, and a new one starts here.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn change_password(
+        &self,
+        who: &Principal,
+        current: &str,
+        new: &str,
+    ) -> Result<SignedIn, ServiceError> {
+        let new = Password::parse(new)?;
+        let hash = self.ports.people.password_hash(&who.user_id).await?;
+        if !self.verify(current, hash).await? {
+            return Err(ValidationError::field(
+                "current_password",
+                "current password is incorrect",
+            )
+            .into());
+        }
+        let user = self.user(&who.user_id).await?;
+        let hash = self.hash(&new).await?;
+        self.ports.people.set_password(&user.id, &hash).await?;
+        self.start_session(user).await
+    }
+
+    async fn user(&self, id: &UserId) -> Result<User, ServiceError> {
+        self.ports
+            .accounts
+            .user_by_id(id)
+            .await?
+            .ok_or(ServiceError::NotFound("User not found"))
+    }
+
+    /// Sets an account's password from the command line (ends its sessions).
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn set_password(&self, email: &str, password: &str) -> Result<User, ServiceError> {
+        let email = Email::parse(email)?;
+        let password = Password::parse(password)?;
+        let user = self
+            .ports
+            .accounts
+            .user_by_email(&email)
+            .await?
+            .ok_or(ServiceError::NotFound("User not found"))?;
+        let hash = self.hash(&password).await?;
+        self.ports.people.set_password(&user.id, &hash).await?;
+        Ok(user)
+    }
+
+    /// A one-time link token that lets its holder set the account's
+    /// password within [`SETUP_LINK_DAYS`].
+    pub async fn password_link(&self, user: &UserId) -> Result<String, ServiceError> {
+        let now = self.ports.clock.now();
+        let token = self.ports.ids.secret_hex(32);
+        self.ports
+            .people
+            .insert_password_token(
+                &hash_key(&token),
+                user,
+                now + Duration::days(SETUP_LINK_DAYS),
+            )
+            .await?;
+        Ok(token)
+    }
+
+    /// The account a password link is for, if the link is still good.
+    pub async fn password_link_account(&self, token: &str) -> Result<User, ServiceError> {
+        let now = self.ports.clock.now();
+        let user = self
+            .ports
+            .people
+            .password_token(&hash_key(token), now)
+            .await?
+            .ok_or(ServiceError::NotFound(BAD_LINK))?;
+        self.user(&user).await
+    }
+
+    /// Uses a password link: sets the password and signs the person in.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn redeem_password_link(
+        &self,
+        token: &str,
+        password: &str,
+    ) -> Result<SignedIn, ServiceError> {
+        let password = Password::parse(password)?;
+        // Checked before the slow hash, so a dead link answers at once.
+        self.password_link_account(token).await?;
+        let hash = self.hash(&password).await?;
+        let now = self.ports.clock.now();
+        let user = self
+            .ports
+            .people
+            .redeem_password_token(&hash_key(token), &hash, now)
+            .await?
+            .ok_or(ServiceError::NotFound(BAD_LINK))?;
+        let user = self.user(&user).await?;
+        self.start_session(user).await
+    }
+
+    /// Creates an account (or claims one a loop owner invited by email)
+    /// and signs it in. With a code, the person lands in that loop,
+    /// active. Without one, only when sign-up is open.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn sign_up(
+        &self,
+        email: &str,
+        password: &str,
+        code: Option<&str>,
+    ) -> Result<SignedUp, ServiceError> {
+        let code = code.map(str::trim).filter(|c| !c.is_empty());
+        if code.is_none() && !self.signup_is_open() {
+            return Err(ValidationError::field(
+                "invite_code",
+                "an invite code is needed to sign up: ask a loop owner for its join link",
+            )
+            .into());
+        }
+        let mut errors = ValidationError::default();
+        let email = errors.collect(Email::parse(email));
+        let password = errors.collect(Password::parse(password));
+        errors.into_result()?;
+        let (Some(email), Some(password)) = (email, password) else {
+            return Err(ServiceError::Unexpected("validated input missing".into()));
+        };
+        let lp = match code {
+            Some(code) => Some(self.loops.loop_for_code(code).await?),
+            None => None,
+        };
+        let user = match self.ports.accounts.user_by_email(&email).await? {
+            None => {
+                let user = new_user(&self.ports, email);
+                match self.ports.accounts.insert_user(&user).await {
+                    Ok(()) => user,
+                    Err(StoreError::Conflict(_)) => {
+                        return Err(ServiceError::Conflict(ACCOUNT_EXISTS.into()))
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            // An account a loop owner invited by email has no password
+            // yet; the invitation's own code lets that person claim it.
+            // Any other existing account is refused.
+            Some(user) => {
+                let invited_here = match &lp {
+                    Some(lp) => lp
+                        .member(&user.id)
+                        .is_some_and(|m| m.status == MemberStatus::Pending),
+                    None => false,
+                };
+                let has_password = self.ports.people.password_hash(&user.id).await?.is_some();
+                if has_password || !invited_here {
+                    return Err(ServiceError::Conflict(ACCOUNT_EXISTS.into()));
+                }
+                user
+            }
+        };
+        let hash = self.hash(&password).await?;
+        self.ports.people.set_password(&user.id, &hash).await?;
+        let principal = Self::principal(user.clone());
+        let joined = match lp {
+            Some(lp) => Some(
+                self.loops
+                    .join(&principal, lp.invite_code.as_str())
+                    .await?
+                    .0,
+            ),
+            None => None,
+        };
+        Ok(SignedUp {
+            signed_in: self.start_session(user).await?,
+            joined,
+        })
+    }
+
+    /// Deletes expired sessions and password links.
+    pub async fn purge_expired(&self) -> Result<u64, ServiceError> {
+        let now: DateTime<Utc> = self.ports.clock.now();
+        Ok(self.ports.people.purge_expired_sessions(now).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests;

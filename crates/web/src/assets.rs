@@ -1,0 +1,65 @@
+//! The stylesheet and the script, embedded in the binary and served under
+//! names that carry a hash of their content, so browsers may keep them
+//! for a year and still get a new version the moment it changes.
+
+use std::sync::OnceLock;
+
+use actix_web::http::header::{CacheControl, CacheDirective};
+use actix_web::{web, HttpResponse};
+use sha2::{Digest, Sha256};
+
+use crate::error::PageError;
+
+const CSS: &str = include_str!("../assets/app.css");
+const JS: &str = include_str!("../assets/app.js");
+
+struct Asset {
+    name: String,
+    body: &'static str,
+    content_type: &'static str,
+}
+
+fn named(stem: &str, ext: &str, body: &'static str, content_type: &'static str) -> Asset {
+    let hash = hex::encode(Sha256::digest(body.as_bytes()));
+    Asset {
+        name: format!("{stem}.{}.{ext}", &hash[..12]),
+        body,
+        content_type,
+    }
+}
+
+fn assets() -> &'static [Asset; 2] {
+    static ASSETS: OnceLock<[Asset; 2]> = OnceLock::new();
+    ASSETS.get_or_init(|| {
+        [
+            named("app", "css", CSS, "text/css; charset=utf-8"),
+            named("app", "js", JS, "text/javascript; charset=utf-8"),
+        ]
+    })
+}
+
+/// `/static/app.<hash>.css`
+pub(crate) fn css_path() -> String {
+    format!("/static/{}", assets()[0].name)
+}
+
+/// `/static/app.<hash>.js`
+pub(crate) fn js_path() -> String {
+    format!("/static/{}", assets()[1].name)
+}
+
+pub(crate) async fn serve(name: web::Path<String>) -> Result<HttpResponse, PageError> {
+    let asset = assets()
+        .iter()
+        .find(|a| a.name == *name)
+        .ok_or_else(|| PageError::NotFound("No such file".into()))?;
+    Ok(HttpResponse::Ok()
+        .content_type(asset.content_type)
+        .insert_header(CacheControl(vec![
+            CacheDirective::Public,
+            CacheDirective::MaxAge(31_536_000),
+            CacheDirective::Extension("immutable".into(), None),
+        ]))
+        .insert_header(("x-content-type-options", "nosniff"))
+        .body(asset.body))
+}

@@ -1,0 +1,81 @@
+//! reviewloop's web application: pages for people, beside the JSON API
+//! in the same binary. Reviewers get an inbox and a review page with one
+//! answer widget per response type; owners get loops, requests, API keys
+//! and their account. Pages are rendered on the server (maud, checked at
+//! compile time); CSS and one small script of our own are embedded. Every
+//! flow works with JavaScript off; the script only makes pages live.
+//!
+//! An inbound adapter like the JSON API: it depends on the services, never
+//! on the stores, and a page may do exactly what the API lets its account
+//! do, because it calls the same use cases.
+
+mod assets;
+mod csrf;
+mod error;
+mod form;
+mod layout;
+mod markdown;
+mod pages;
+mod session;
+mod state;
+mod stream;
+
+pub use state::{ClientAddress, PublicGate, WebState};
+
+use actix_web::web;
+
+/// Mounts the application's routes (`/`, `/login`, `/app/...`, `/join/...`,
+/// `/static/...`) on an actix-web app.
+pub fn mount(cfg: &mut web::ServiceConfig, state: WebState) {
+    cfg.app_data(web::Data::new(state))
+        .service(web::resource("/").get(pages::auth::root))
+        .service(web::resource("/static/{name}").get(assets::serve))
+        .service(
+            web::resource("/login")
+                .get(pages::auth::login_page)
+                .post(pages::auth::login),
+        )
+        .service(web::resource("/logout").post(pages::auth::logout))
+        .service(
+            web::resource("/signup")
+                .get(pages::auth::signup_page)
+                .post(pages::auth::signup),
+        )
+        .service(
+            web::resource("/setup/{token}")
+                .get(pages::auth::setup_page)
+                .post(pages::auth::setup),
+        )
+        .service(
+            web::resource("/join/{code}")
+                .get(pages::join::page)
+                .post(pages::join::join),
+        )
+        .service(
+            web::scope("/app")
+                .service(web::resource("").get(pages::inbox::page))
+                .service(web::resource("/stream").get(stream::events))
+                .service(web::resource("/requests").get(pages::requests::list))
+                .service(web::resource("/requests/{id}").get(pages::review::page))
+                .service(web::resource("/requests/{id}/{action}").post(pages::review::act))
+                .service(
+                    web::resource("/loops")
+                        .get(pages::loops::list)
+                        .post(pages::loops::create),
+                )
+                .service(web::resource("/loops/{id}").get(pages::loops::page))
+                .service(web::resource("/loops/{id}/{action}").post(pages::loops::act))
+                .service(
+                    web::resource("/keys")
+                        .get(pages::keys::page)
+                        .post(pages::keys::create),
+                )
+                .service(web::resource("/keys/{id}/revoke").post(pages::keys::revoke))
+                .service(
+                    web::resource("/account")
+                        .get(pages::account::page)
+                        .post(pages::account::act),
+                )
+                .default_service(web::to(pages::not_found)),
+        );
+}

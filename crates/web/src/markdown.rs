@@ -1,0 +1,91 @@
+//! Request text from automations, rendered as Markdown for people, safely:
+//! raw HTML is dropped, links may only be http(s) or mailto and open with
+//! `rel="noopener nofollow"`, and nothing can run.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use maud::PreEscaped;
+use pulldown_cmark::{html, Event, Options, Parser};
+
+fn cleaner() -> &'static ammonia::Builder<'static> {
+    static CLEANER: OnceLock<ammonia::Builder<'static>> = OnceLock::new();
+    CLEANER.get_or_init(|| {
+        let mut b = ammonia::Builder::default();
+        b.link_rel(Some("noopener nofollow noreferrer"))
+            .url_schemes(HashSet::from(["http", "https", "mailto"]))
+            // Images from the text could track who opened the request;
+            // the request's own image_url is shown on its own.
+            .rm_tags(["img"]);
+        b
+    })
+}
+
+/// Markdown to HTML that is safe to place in a page.
+pub(crate) fn render(text: &str) -> PreEscaped<String> {
+    let mut options = Options::empty();
+    options.insert(Options::ENABLE_TABLES);
+    options.insert(Options::ENABLE_STRIKETHROUGH);
+    options.insert(Options::ENABLE_TASKLISTS);
+    // Raw HTML in the source is shown as text, never interpreted; the
+    // cleaner below is the second line of defence.
+    let events = Parser::new_ext(text, options).map(|event| match event {
+        Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
+        other => other,
+    });
+    let mut out = String::with_capacity(text.len() * 3 / 2);
+    html::push_html(&mut out, events);
+    PreEscaped(cleaner().clean(&out).to_string())
+}
+
+/// The first line of a text, as plain words (for lists), at most `max` characters.
+pub(crate) fn first_line(text: &str, max: usize) -> String {
+    let line = text
+        .lines()
+        .map(|l| {
+            l.trim()
+                .trim_start_matches(['#', '>', '-', '*', ' '])
+                .trim()
+        })
+        .find(|l| !l.is_empty())
+        .unwrap_or_default();
+    if line.chars().count() > max {
+        let cut: String = line.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    } else {
+        line.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_renders_and_scripts_do_not() {
+        let out = render("# Title\n\n**bold** [site](https://example.com)\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(1)>").0;
+        assert!(out.contains("<h1>Title</h1>"), "{out}");
+        assert!(out.contains("<strong>bold</strong>"));
+        assert!(out.contains(r#"href="https://example.com""#));
+        assert!(out.contains(r#"rel="noopener nofollow noreferrer""#));
+        assert!(!out.contains("<script"), "{out}");
+        assert!(!out.contains("<img"), "{out}");
+        assert!(
+            out.contains("&lt;script&gt;"),
+            "raw HTML is shown as text: {out}"
+        );
+    }
+
+    #[test]
+    fn dangerous_links_lose_their_target() {
+        let out = render("[x](javascript:alert(1)) [y](data:text/html,hi)").0;
+        assert!(!out.contains("javascript:"), "{out}");
+        assert!(!out.contains("data:"), "{out}");
+    }
+
+    #[test]
+    fn first_lines_are_plain_and_short() {
+        assert_eq!(first_line("\n## Refund #42\nmore", 80), "Refund #42");
+        assert_eq!(first_line("abcdef", 4), "abc…");
+    }
+}

@@ -1,0 +1,327 @@
+//! `/app/loops`: the loops I own and the ones I review in; a loop's page
+//! with its invite code and QR code shown large for scanning, its members,
+//! invitations by email, and (for its owner) edit, new code and delete.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpResponse};
+use base64::Engine as _;
+use maud::{html, Markup};
+use reviewloop_domain::{Loop, LoopId, MemberStatus, UserId};
+use reviewloop_service::LoopPatch;
+
+use crate::csrf::PersonForm;
+use crate::error::PageError;
+use crate::form::FormData;
+use crate::layout::{self, csrf_field, Nav};
+use crate::pages::Problems;
+use crate::session::Person;
+use crate::state::WebState;
+
+fn parse_id(raw: &str) -> Result<LoopId, PageError> {
+    LoopId::parse(raw).map_err(|_| PageError::NotFound("Loop not found".into()))
+}
+
+fn loop_fields(previous: &FormData, lp: Option<&Loop>) -> Markup {
+    let name = previous
+        .get("name")
+        .map(str::to_owned)
+        .or_else(|| lp.map(|l| l.name.as_str().to_owned()))
+        .unwrap_or_default();
+    let description = previous
+        .get("description")
+        .map(str::to_owned)
+        .or_else(|| lp.and_then(|l| l.description.as_ref().map(|d| d.as_str().to_owned())))
+        .unwrap_or_default();
+    let icon = previous
+        .get("icon")
+        .map(str::to_owned)
+        .or_else(|| lp.map(|l| l.icon.as_str().to_owned()))
+        .unwrap_or_default();
+    html! {
+        label { "Name" input type="text" name="name" value=(name) maxlength="100" required; }
+        label { "Description " small { "(optional)" }
+            textarea name="description" rows="2" maxlength="500" { (description) } }
+        label { "Icon " small { "(an emoji, optional)" }
+            input type="text" name="icon" value=(icon) maxlength="10" placeholder="📋"; }
+    }
+}
+
+fn list_page(
+    person: &Person,
+    owned: &[Loop],
+    joined: &[Loop],
+    problems: &Problems,
+    previous: &FormData,
+) -> HttpResponse {
+    let me = person.principal().user_id;
+    let body = html! {
+        h1 { "Loops" }
+        p.hint { "A loop is a group of reviewers. Requests sent to a loop go to all of its active members." }
+        section.card {
+            h2 { "Your loops" }
+            @if owned.is_empty() { p.empty { "You have not created a loop yet." } }
+            ul.loops {
+                @for lp in owned {
+                    li { a href={ "/app/loops/" (lp.id) } { span.icon { (lp.icon.as_str()) } " " (lp.name.as_str()) }
+                        span.hint { " · " (lp.active_count()) " active, " (lp.pending_count()) " invited" } }
+                }
+            }
+        }
+        @let reviewing: Vec<&Loop> = joined.iter().filter(|l| l.creator_id != me).collect();
+        @if !reviewing.is_empty() {
+            section.card {
+                h2 { "Loops you review in" }
+                ul.loops {
+                    @for lp in reviewing {
+                        li { a href={ "/app/loops/" (lp.id) } { span.icon { (lp.icon.as_str()) } " " (lp.name.as_str()) } }
+                    }
+                }
+            }
+        }
+        section.card #new-loop {
+            h2 { "New loop" }
+            (problems.show())
+            form method="post" action="/app/loops" {
+                (csrf_field(person.csrf()))
+                (loop_fields(previous, None))
+                button.primary type="submit" { "Create loop" }
+            }
+        }
+    };
+    layout::respond(
+        problems.status,
+        layout::page("Loops", Some(person), Nav::Loops, body),
+    )
+}
+
+/// `GET /app/loops`
+pub(crate) async fn list(
+    state: web::Data<WebState>,
+    person: Person,
+) -> Result<HttpResponse, PageError> {
+    let owned = state.loops.list(person.principal()).await?;
+    let joined = state.loops.joined(person.principal()).await?;
+    Ok(list_page(
+        &person,
+        &owned,
+        &joined,
+        &Problems::none(),
+        &FormData::default(),
+    ))
+}
+
+/// `POST /app/loops`
+pub(crate) async fn create(
+    state: web::Data<WebState>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let (person, f) = (&posted.person, &posted.form);
+    let optional = |name: &str| f.get(name).map(str::trim).filter(|v| !v.is_empty());
+    match state
+        .loops
+        .create(
+            person.principal(),
+            Some(f.text("name")),
+            optional("description"),
+            optional("icon"),
+            None,
+        )
+        .await
+    {
+        Ok(created) => Ok(layout::redirect(&format!("/app/loops/{}", created.lp.id))),
+        Err(error) => {
+            let problems = Problems::from_service(error)?;
+            let owned = state.loops.list(person.principal()).await?;
+            let joined = state.loops.joined(person.principal()).await?;
+            Ok(list_page(person, &owned, &joined, &problems, f))
+        }
+    }
+}
+
+async fn loop_page(
+    state: &WebState,
+    person: &Person,
+    lp: &Loop,
+    problems: Problems,
+    previous: &FormData,
+    notice: Option<&str>,
+) -> Result<HttpResponse, PageError> {
+    let owner = lp.is_creator(&person.principal().user_id);
+    let join_url = state.loops.join_url(&lp.invite_code);
+    let qr = state.loops.qr_png(lp.invite_code.as_str()).await?;
+    let qr = format!(
+        "data:image/png;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(qr)
+    );
+    let action = |what: &str| format!("/app/loops/{}/{what}", lp.id);
+    let body = html! {
+        nav.crumbs { a href="/app/loops" { "← Loops" } }
+        @if let Some(n) = notice { p.notice role="status" { (n) } }
+        h1 { span.icon { (lp.icon.as_str()) } " " (lp.name.as_str()) }
+        @if let Some(d) = &lp.description { p { (d.as_str()) } }
+        (problems.show())
+        section.card.invite {
+            h2 { "Invite reviewers" }
+            p { "Reviewers scan this code with their phone, or open the link, to join." }
+            img.qr src=(qr) alt={ "QR code for " (join_url) } width="300" height="300";
+            p.code { "Invite code " strong.invite-code { (lp.invite_code.as_str()) } }
+            p { input.copy-source #join-url type="text" readonly value=(join_url) aria-label="Join link";
+                button.secondary type="button" data-copy="join-url" hidden { "Copy link" } }
+            @if owner {
+                form method="post" action=(action("regenerate")) {
+                    (csrf_field(person.csrf()))
+                    button.secondary type="submit" { "Make a new code" }
+                    span.hint { " The old code and link stop working." }
+                }
+            }
+        }
+        section.card {
+            h2 { "Members" }
+            table.members {
+                thead { tr { th { "Email" } th { "Status" } @if owner { th { } } } }
+                tbody {
+                    @for m in &lp.members {
+                        @if m.status != MemberStatus::Removed {
+                            tr {
+                                td { (m.email.as_str()) @if m.user_id == lp.creator_id { " (owner)" } }
+                                td { span class={ "badge member-" (m.status.as_str()) } { (m.status.as_str()) } }
+                                @if owner {
+                                    td {
+                                        @if m.user_id != lp.creator_id {
+                                            form.inline method="post" action=(action("remove")) {
+                                                (csrf_field(person.csrf()))
+                                                input type="hidden" name="user_id" value=(m.user_id);
+                                                button.link type="submit" { "Remove" }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            @if owner {
+                form method="post" action=(action("invite")) {
+                    (csrf_field(person.csrf()))
+                    label { "Invite by email"
+                        input type="email" name="email" value=(previous.text("email")) placeholder="reviewer@example.com" required; }
+                    button.secondary type="submit" { "Invite" }
+                    p.hint { "They become a pending member, and active once they join with the link." }
+                }
+            }
+        }
+        @if owner {
+            section.card {
+                h2 { "Edit" }
+                form method="post" action=(action("edit")) {
+                    (csrf_field(person.csrf()))
+                    (loop_fields(previous, Some(lp)))
+                    button.primary type="submit" { "Save" }
+                }
+            }
+            section.card.danger-zone {
+                h2 { "Delete" }
+                form method="post" action=(action("delete")) {
+                    (csrf_field(person.csrf()))
+                    label.check { input type="checkbox" name="force" value="true"; " Also cancel its pending and claimed requests" }
+                    button.danger type="submit" { "Delete loop" }
+                }
+            }
+        }
+    };
+    Ok(layout::respond(
+        problems.status,
+        layout::page(lp.name.as_str(), Some(person), Nav::Loops, body),
+    ))
+}
+
+/// `GET /app/loops/{id}`
+pub(crate) async fn page(
+    state: web::Data<WebState>,
+    person: Person,
+    id: web::Path<String>,
+    query: web::Query<std::collections::HashMap<String, String>>,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&id)?;
+    let lp = state.loops.get(person.principal(), &id).await?;
+    let notice = query.get("done").map(|d| match d.as_str() {
+        "regenerated" => "New invite code made. The old one no longer works.",
+        "invited" => "Invitation added.",
+        "removed" => "Member removed.",
+        "saved" => "Saved.",
+        _ => "Done.",
+    });
+    loop_page(
+        &state,
+        &person,
+        &lp,
+        Problems::none(),
+        &FormData::default(),
+        notice,
+    )
+    .await
+}
+
+/// `POST /app/loops/{id}/{edit|regenerate|invite|remove|delete}`
+pub(crate) async fn act(
+    state: web::Data<WebState>,
+    path: web::Path<(String, String)>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let (id, action) = path.into_inner();
+    let id = parse_id(&id)?;
+    let (person, f) = (&posted.person, &posted.form);
+    let who = person.principal();
+    let result = match action.as_str() {
+        "edit" => {
+            let description = f.get("description").map(str::trim);
+            let patch = LoopPatch {
+                name: Some(f.text("name").to_owned()),
+                description: Some(description.filter(|d| !d.is_empty()).map(str::to_owned)),
+                icon: f
+                    .get("icon")
+                    .map(str::trim)
+                    .filter(|i| !i.is_empty())
+                    .map(str::to_owned),
+            };
+            state.loops.update(who, &id, patch).await.map(|_| "saved")
+        }
+        "regenerate" => state
+            .loops
+            .regenerate_code(who, &id)
+            .await
+            .map(|_| "regenerated"),
+        "invite" => state
+            .loops
+            .invite(who, &id, f.text("email"))
+            .await
+            .map(|_| "invited"),
+        "remove" => {
+            let user = UserId::parse(f.text("user_id")).map_err(|_| {
+                PageError::Status(StatusCode::BAD_REQUEST, "No member was chosen".into())
+            })?;
+            state
+                .loops
+                .remove_member(who, &id, &user)
+                .await
+                .map(|_| "removed")
+        }
+        "delete" => {
+            let force = f.checked("force");
+            match state.loops.delete(who, &id, force).await {
+                Ok(_) => return Ok(layout::redirect("/app/loops")),
+                Err(e) => Err(e),
+            }
+        }
+        _ => return Err(PageError::NotFound("There is no such action".into())),
+    };
+    match result {
+        Ok(done) => Ok(layout::redirect(&format!("/app/loops/{id}?done={done}"))),
+        Err(error) => {
+            let problems = Problems::from_service(error)?;
+            let lp = state.loops.get(who, &id).await?;
+            loop_page(&state, person, &lp, problems, f, None).await
+        }
+    }
+}

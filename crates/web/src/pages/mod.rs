@@ -1,0 +1,87 @@
+//! The pages, one module per area of the application.
+
+pub(crate) mod account;
+pub(crate) mod auth;
+pub(crate) mod inbox;
+pub(crate) mod join;
+pub(crate) mod keys;
+pub(crate) mod loops;
+pub(crate) mod requests;
+pub(crate) mod review;
+mod widgets;
+
+use actix_web::HttpResponse;
+use maud::{html, Markup};
+use reviewloop_domain::ValidationError;
+use reviewloop_service::ServiceError;
+
+use crate::error::PageError;
+
+/// No page here.
+pub(crate) async fn not_found() -> Result<HttpResponse, PageError> {
+    Err(PageError::NotFound(
+        "There is no page at this address".into(),
+    ))
+}
+
+/// What went wrong with a form, to show above it. Validation errors name
+/// their fields; errors that are not about the form become error pages.
+pub(crate) struct Problems {
+    pub messages: Vec<String>,
+    pub status: actix_web::http::StatusCode,
+}
+
+impl Problems {
+    pub fn none() -> Self {
+        Self {
+            messages: Vec::new(),
+            status: actix_web::http::StatusCode::OK,
+        }
+    }
+
+    pub fn one(status: actix_web::http::StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            messages: vec![message.into()],
+            status,
+        }
+    }
+
+    /// The messages of a failure a person can fix in the form (invalid
+    /// input, a refusal, a conflict, a wrong password, too many tries);
+    /// other failures (not found, the store down) stay errors.
+    pub fn from_service(error: ServiceError) -> Result<Self, PageError> {
+        use actix_web::http::StatusCode;
+        let status = match &error {
+            ServiceError::Invalid(ValidationError { errors }) => {
+                return Ok(Self {
+                    messages: errors.iter().map(|e| e.message.clone()).collect(),
+                    status: StatusCode::BAD_REQUEST,
+                })
+            }
+            ServiceError::Refused(_) => StatusCode::BAD_REQUEST,
+            ServiceError::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
+            ServiceError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ServiceError::Conflict(_) => StatusCode::CONFLICT,
+            ServiceError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ServiceError::RateLimited(status) => {
+                let minutes = (status.reset_at - chrono::Utc::now()).num_minutes().max(1);
+                return Ok(Self::one(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    format!("Too many attempts. Try again in {minutes} min."),
+                ));
+            }
+            _ => return Err(error.into()),
+        };
+        Ok(Self::one(status, error.to_string()))
+    }
+
+    pub fn show(&self) -> Markup {
+        html! {
+            @if !self.messages.is_empty() {
+                div.problems role="alert" {
+                    @for m in &self.messages { p { (m) } }
+                }
+            }
+        }
+    }
+}

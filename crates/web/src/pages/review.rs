@@ -1,0 +1,316 @@
+//! `/app/requests/{id}`: one request. Reviewers read it (Markdown rendered
+//! safely, the image, the context), claim or release it and answer it
+//! with the widget of its response type; its requester sees the answer,
+//! cancels it while open and rates it once answered.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpResponse};
+use chrono::Utc;
+use maud::{html, Markup};
+use reviewloop_domain::{ContentType, RequestId, RequestStatus, ReviewRequest};
+use reviewloop_ports::InboxView;
+use serde_json::Value;
+
+use crate::csrf::PersonForm;
+use crate::error::PageError;
+use crate::form::FormData;
+use crate::layout::{self, csrf_field, priority_badge, status_badge, Nav};
+use crate::markdown;
+use crate::pages::{widgets, Problems};
+use crate::session::Person;
+use crate::state::WebState;
+
+fn parse_id(raw: &str) -> Result<RequestId, PageError> {
+    RequestId::parse(raw).map_err(|_| PageError::NotFound("Request not found".into()))
+}
+
+fn context(value: &Value) -> Markup {
+    html! {
+        @match value {
+            Value::Object(map) => {
+                dl.context {
+                    @for (key, v) in map {
+                        dt { (key) }
+                        dd {
+                            @match v {
+                                Value::String(s) => { (s) }
+                                Value::Null => { em { "none" } }
+                                other => { code { (other.to_string()) } }
+                            }
+                        }
+                    }
+                }
+            }
+            other => { pre { code { (serde_json::to_string_pretty(other).unwrap_or_default()) } } }
+        }
+    }
+}
+
+fn answer_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Bool(true) => "Approved (true)".into(),
+        Value::Bool(false) => "Rejected (false)".into(),
+        Value::Array(items) => items
+            .iter()
+            .map(|i| {
+                i.as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| i.to_string())
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        other => other.to_string(),
+    }
+}
+
+/// Neighbours of this request in the reviewer's Available list, for `j`/`k`
+/// and the "next request" button.
+async fn neighbours(
+    state: &WebState,
+    person: &Person,
+    id: &RequestId,
+) -> Result<(Option<RequestId>, Option<RequestId>), PageError> {
+    let list = state
+        .requests
+        .inbox(person.principal(), InboxView::Available, Some(200), None)
+        .await?;
+    let ids: Vec<RequestId> = list.iter().map(|r| r.id).collect();
+    Ok(match ids.iter().position(|i| i == id) {
+        Some(at) => (
+            at.checked_sub(1).and_then(|p| ids.get(p)).copied(),
+            ids.get(at + 1).copied(),
+        ),
+        None => (None, ids.first().copied()),
+    })
+}
+
+struct View<'a> {
+    problems: Problems,
+    previous: FormData,
+    notice: Option<&'a str>,
+}
+
+async fn render(
+    state: &WebState,
+    person: &Person,
+    r: &ReviewRequest,
+    view: View<'_>,
+) -> Result<HttpResponse, PageError> {
+    let me = person.principal().user_id;
+    let now = Utc::now();
+    let loop_name = state
+        .loops
+        .get(person.principal(), &r.loop_id)
+        .await
+        .ok()
+        .map(|l| l.name.as_str().to_owned());
+    let (prev, next) = neighbours(state, person, &r.id).await?;
+    let reviewer = r.was_broadcast_to(&me);
+    let requester = r.creator_id == me;
+    let mine = r.claimed_by == Some(me) && r.status == RequestStatus::Claimed;
+    let can_answer = reviewer && (r.status == RequestStatus::Pending || mine);
+    let action = |what: &str| format!("/app/requests/{}/{what}", r.id);
+    let config = r.config().ok();
+    let body = html! {
+        nav.crumbs {
+            a href="/app" { "← Inbox" }
+            @if let Some(p) = prev { a href={ "/app/requests/" (p) } rel="prev" data-key="k" { "Previous" } }
+            @if let Some(n) = next { a href={ "/app/requests/" (n) } rel="next" data-key="j" { "Next request →" } }
+        }
+        @if let Some(notice) = view.notice { p.notice role="status" { (notice) } }
+        article.review data-request=(r.id) data-stream="/app/stream" {
+            header {
+                (priority_badge(r.priority)) " " (status_badge(r.status))
+                @if let Some(name) = &loop_name { span.loop-name { (name) } }
+                p.deadline {
+                    @if r.status.is_open() {
+                        "Times out " (layout::time(r.timeout_at, now))
+                    } @else {
+                        "Deadline was " (layout::time(r.timeout_at, now))
+                    }
+                }
+            }
+            @if r.content_type == ContentType::Image {
+                @if let Some(url) = &r.image_url {
+                    figure { img src=(url) alt="The image to review" referrerpolicy="no-referrer"; }
+                }
+            }
+            div.text { (markdown::render(&r.request_text)) }
+            @if let Some(ctx) = &r.context {
+                details open {
+                    summary { "Context" }
+                    (context(ctx))
+                }
+            }
+        }
+        section.answer #answer-box {
+            @if let Some(answer) = &r.response_data {
+                h2 { @if r.status == RequestStatus::Timeout { "Default answer (timed out)" } @else { "Answer" } }
+                p.answer-value { (answer_text(answer)) }
+                @if r.response_by == Some(me) { p.hint { "You answered this request." } }
+            } @else if r.status == RequestStatus::Cancelled {
+                p { "The requester cancelled this request." }
+            } @else if reviewer {
+                @if r.status == RequestStatus::Claimed && !mine {
+                    p { "Another reviewer is working on this request." }
+                } @else {
+                    h2 { "Your answer" }
+                    (view.problems.show())
+                    @if mine {
+                        form.inline method="post" action=(action("release")) {
+                            (csrf_field(person.csrf()))
+                            span.hint { "You hold this request. " }
+                            button.link type="submit" { "Release it" }
+                        }
+                    } @else {
+                        form.inline method="post" action=(action("claim")) {
+                            (csrf_field(person.csrf()))
+                            button.secondary type="submit" { "Claim" }
+                            span.hint { " so that others see you are on it, or answer right away." }
+                        }
+                    }
+                    @if can_answer {
+                        @if let Some(config) = &config {
+                            form.widget method="post" action=(action("respond")) data-type=(r.response_type.as_str()) {
+                                (csrf_field(person.csrf()))
+                                (widgets::widget(config, &view.previous))
+                            }
+                        }
+                    }
+                }
+            }
+            @if r.status == RequestStatus::Completed && next.is_some() {
+                @if let Some(n) = next { a.button.primary href={ "/app/requests/" (n) } { "Next request →" } }
+            }
+        }
+        @if requester {
+            section.owner {
+                h2 { "Your request" }
+                @if !reviewer { (view.problems.show()) }
+                p.hint { "Sent to " (r.broadcasted_to.len()) " reviewer" @if r.broadcasted_to.len() != 1 { "s" } "." }
+                @if r.status.is_open() {
+                    form method="post" action=(action("cancel")) {
+                        (csrf_field(person.csrf()))
+                        button.danger type="submit" { "Cancel request" }
+                    }
+                }
+                @if r.status == RequestStatus::Completed {
+                    form.feedback method="post" action=(action("feedback")) {
+                        (csrf_field(person.csrf()))
+                        h3 { "Rate this answer" }
+                        @let current = r.feedback.as_ref().and_then(|f| f.rating).map(|x| x.to_string());
+                        label { "Rating (1 to 5)"
+                            input type="number" name="rating" min="1" max="5" step="1"
+                                value=[view.previous.get("rating").map(str::to_owned).or(current)]; }
+                        label { "Comment"
+                            textarea name="comment" rows="2" {
+                                (view.previous.get("comment").map(str::to_owned)
+                                    .or_else(|| r.feedback.as_ref().and_then(|f| f.comment.clone()))
+                                    .unwrap_or_default())
+                            } }
+                        button.secondary type="submit" { "Save feedback" }
+                    }
+                }
+            }
+        }
+    };
+    Ok(layout::respond(
+        view.problems.status,
+        layout::page("Request", Some(person), Nav::Inbox, body),
+    ))
+}
+
+/// `GET /app/requests/{id}`
+pub(crate) async fn page(
+    state: web::Data<WebState>,
+    person: Person,
+    id: web::Path<String>,
+    query: web::Query<std::collections::HashMap<String, String>>,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&id)?;
+    let r = state.requests.get(person.principal(), &id).await?;
+    let notice = query.get("done").map(|d| match d.as_str() {
+        "answered" => "Answer sent.",
+        "claimed" => "You claimed this request.",
+        "released" => "Released: others can take it now.",
+        "cancelled" => "Request cancelled.",
+        "feedback" => "Feedback saved.",
+        _ => "Done.",
+    });
+    let view = View {
+        problems: Problems::none(),
+        previous: FormData::default(),
+        notice,
+    };
+    render(&state, &person, &r, view).await
+}
+
+/// `POST /app/requests/{id}/{claim|release|respond|cancel|feedback}`
+pub(crate) async fn act(
+    state: web::Data<WebState>,
+    path: web::Path<(String, String)>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let (id, action) = path.into_inner();
+    let id = parse_id(&id)?;
+    let (person, form) = (&posted.person, &posted.form);
+    let who = person.principal();
+    let result = match action.as_str() {
+        "claim" => state.requests.claim(who, &id).await.map(|_| "claimed"),
+        "release" => state.requests.release(who, &id).await.map(|_| "released"),
+        "cancel" => state.requests.cancel(who, &id).await.map(|_| "cancelled"),
+        "respond" => {
+            let r = state.requests.get(who, &id).await?;
+            let config = r.config().map_err(reviewloop_service::ServiceError::from)?;
+            let answer = widgets::answer(&config, form);
+            state
+                .requests
+                .respond(who, &id, Some(answer))
+                .await
+                .map(|_| "answered")
+        }
+        "feedback" => {
+            let rating = form.get("rating").map(str::trim).filter(|r| !r.is_empty());
+            let rating = match rating.map(str::parse::<f64>) {
+                Some(Ok(n)) => Some(n),
+                Some(Err(_)) => {
+                    let r = state.requests.get(who, &id).await?;
+                    let view = View {
+                        problems: Problems::one(
+                            StatusCode::BAD_REQUEST,
+                            "rating must be a number from 1 to 5",
+                        ),
+                        previous: form.clone(),
+                        notice: None,
+                    };
+                    return render(&state, person, &r, view).await;
+                }
+                None => None,
+            };
+            let comment = form
+                .get("comment")
+                .map(|c| c.replace("\r\n", "\n"))
+                .filter(|c| !c.trim().is_empty());
+            state
+                .requests
+                .feedback(who, &id, rating, comment)
+                .await
+                .map(|_| "feedback")
+        }
+        _ => return Err(PageError::NotFound("There is no such action".into())),
+    };
+    match result {
+        Ok(done) => Ok(layout::redirect(&format!("/app/requests/{id}?done={done}"))),
+        Err(error) => {
+            let problems = Problems::from_service(error)?;
+            let r = state.requests.get(who, &id).await?;
+            let view = View {
+                problems,
+                previous: form.clone(),
+                notice: None,
+            };
+            render(&state, person, &r, view).await
+        }
+    }
+}

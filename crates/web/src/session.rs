@@ -1,0 +1,125 @@
+//! Who is looking at a page: the session cookie, read into a [`Person`].
+
+use actix_web::cookie::{Cookie, SameSite};
+use actix_web::dev::Payload;
+use actix_web::{web, FromRequest, HttpRequest};
+use futures_util::future::LocalBoxFuture;
+use reviewloop_service::{Principal, WebSession, SESSION_DAYS};
+
+use crate::error::PageError;
+use crate::state::WebState;
+
+/// The session cookie's name.
+pub(crate) const SESSION_COOKIE: &str = "rl_session";
+/// The cookie holding the anti-forgery token of forms shown before sign-in.
+pub(crate) const FORM_COOKIE: &str = "rl_form";
+
+pub(crate) fn state(req: &HttpRequest) -> Result<web::Data<WebState>, PageError> {
+    req.app_data::<web::Data<WebState>>()
+        .cloned()
+        .ok_or_else(|| {
+            PageError::Status(
+                actix_web::http::StatusCode::INTERNAL_SERVER_ERROR,
+                "The application is not configured".into(),
+            )
+        })
+}
+
+/// A signed-in person.
+#[derive(Debug, Clone)]
+pub(crate) struct Person {
+    pub session: WebSession,
+    /// The cookie's token (to end this session at sign-out).
+    pub token: String,
+}
+
+impl Person {
+    pub fn principal(&self) -> &Principal {
+        &self.session.principal
+    }
+
+    pub fn csrf(&self) -> &str {
+        &self.session.csrf_token
+    }
+}
+
+async fn read_session(
+    state: web::Data<WebState>,
+    token: Option<String>,
+) -> Result<Option<Person>, PageError> {
+    let Some(token) = token else { return Ok(None) };
+    Ok(state
+        .people
+        .session(&token)
+        .await?
+        .map(|session| Person { session, token }))
+}
+
+impl FromRequest for Person {
+    type Error = PageError;
+    type Future = LocalBoxFuture<'static, Result<Self, PageError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let state = state(req);
+        let token = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned());
+        // After signing in, come back here; a form post comes back to the
+        // page it was sent from instead.
+        let next = if req.method() == actix_web::http::Method::GET {
+            req.uri()
+                .path_and_query()
+                .map(|p| p.as_str().to_owned())
+                .unwrap_or_else(|| "/app".into())
+        } else {
+            "/app".into()
+        };
+        Box::pin(async move {
+            read_session(state?, token)
+                .await?
+                .ok_or(PageError::SignIn { next })
+        })
+    }
+}
+
+/// Someone who may or may not be signed in.
+pub(crate) struct MaybePerson(pub Option<Person>);
+
+impl FromRequest for MaybePerson {
+    type Error = PageError;
+    type Future = LocalBoxFuture<'static, Result<Self, PageError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let state = state(req);
+        let token = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned());
+        Box::pin(async move { Ok(MaybePerson(read_session(state?, token).await?)) })
+    }
+}
+
+/// The cookie that carries a new session's token.
+pub(crate) fn session_cookie(token: &str, secure: bool) -> Cookie<'static> {
+    Cookie::build(SESSION_COOKIE, token.to_owned())
+        .path("/")
+        .http_only(true)
+        // Lax: a link from an email or chat opens the page signed in;
+        // forms are guarded by their tokens and the Origin check.
+        .same_site(SameSite::Lax)
+        .secure(secure)
+        .max_age(actix_web::cookie::time::Duration::days(SESSION_DAYS))
+        .finish()
+}
+
+/// A cookie that removes the session cookie.
+pub(crate) fn expired_session_cookie(secure: bool) -> Cookie<'static> {
+    let mut cookie = session_cookie("", secure);
+    cookie.make_removal();
+    cookie
+}
+
+/// The anti-forgery cookie of forms shown before sign-in.
+pub(crate) fn form_cookie(token: &str, secure: bool) -> Cookie<'static> {
+    Cookie::build(FORM_COOKIE, token.to_owned())
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .secure(secure)
+        .finish()
+}

@@ -1,0 +1,72 @@
+//! What every page handler can reach: the services and where the site lives.
+
+use reviewloop_service::{
+    AccountService, KeyCache, LoopService, PeopleService, Ports, RequestService, SignupPolicy,
+};
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use actix_web::http::header::HeaderMap;
+use actix_web::HttpRequest;
+
+/// Finds the client's address from the peer and the forwarding headers
+/// (the server passes the API's rule, which trusts only known proxies).
+pub type ClientAddress = Arc<dyn Fn(Option<IpAddr>, &HeaderMap) -> Option<IpAddr> + Send + Sync>;
+
+/// Counts one call of a page that needs no sign-in (the join page) against
+/// the caller's per-address allowance: `Err(seconds to wait)` when spent.
+/// The server passes the API's limiter, so both share one allowance.
+pub type PublicGate = Arc<dyn Fn(&HttpRequest) -> Result<(), u64> + Send + Sync>;
+
+/// The services the pages call, built once at start.
+#[derive(Clone)]
+pub struct WebState {
+    pub(crate) people: PeopleService,
+    pub(crate) loops: LoopService,
+    pub(crate) requests: RequestService,
+    pub(crate) accounts: AccountService,
+    pub(crate) changes: Arc<reviewloop_service::ChangeHub>,
+    /// `https://…` or `http://…`, without a trailing slash.
+    pub(crate) public_url: String,
+    /// Cookies get `Secure` when the public URL is https.
+    pub(crate) secure_cookies: bool,
+    pub(crate) client_address: ClientAddress,
+    pub(crate) public_gate: PublicGate,
+}
+
+impl WebState {
+    /// Builds the services over `ports`. `keys` is the API's key cache, so
+    /// that a key revoked in the dashboard stops working at once here too.
+    pub fn new(ports: Ports, public_url: &str, signup: SignupPolicy, keys: Arc<KeyCache>) -> Self {
+        let public_url = public_url.trim_end_matches('/').to_owned();
+        Self {
+            people: PeopleService::new(ports.clone(), &public_url, signup),
+            loops: LoopService::new(ports.clone(), &public_url),
+            accounts: AccountService::new(ports.clone()).forgetting_revoked_keys_in(keys),
+            changes: ports.changes.clone(),
+            requests: RequestService::new(ports, &public_url),
+            secure_cookies: public_url.starts_with("https://"),
+            client_address: Arc::new(|peer, _| peer),
+            public_gate: Arc::new(|_| Ok(())),
+            public_url,
+        }
+    }
+
+    /// Counts sign-in attempts under the address `rule` finds (by default
+    /// the peer's, which behind a proxy is the proxy's).
+    pub fn with_client_address(mut self, rule: ClientAddress) -> Self {
+        self.client_address = rule;
+        self
+    }
+
+    /// Limits the pages anyone may open (by default, nothing is limited).
+    pub fn with_public_gate(mut self, gate: PublicGate) -> Self {
+        self.public_gate = gate;
+        self
+    }
+
+    /// The people service (the server uses it for the first-start link).
+    pub fn people(&self) -> &PeopleService {
+        &self.people
+    }
+}

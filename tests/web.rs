@@ -1,0 +1,330 @@
+//! The web application over plain HTTP, as a person's browser speaks it:
+//! sign-in and its throttle, the first-start link, sign-up through a join
+//! link, answering through a widget, keys made in the dashboard, forged
+//! forms refused, and one account's pages closed to another.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::people::{csrf_of, Person};
+use common::{id_of, Server};
+use serde_json::{json, Value};
+
+const PASSWORD: &str = "correct horse battery";
+
+fn first_start_link_sets_the_admin_password_once() {
+    let server = Server::start();
+    let link = server.setup_link();
+    let path = link
+        .strip_prefix(&server.base)
+        .expect("a link to this server");
+    let admin = Person::new(&server);
+    let (status, html) = admin.page(path);
+    assert_eq!(status, 200);
+    assert!(html.contains("admin@localhost"));
+
+    let short = admin.submit(path, path, &[("password", "short")]);
+    assert_eq!(short.status(), 400);
+    assert!(short
+        .text()
+        .unwrap()
+        .contains("password must be at least 8 characters"));
+
+    let done = admin.submit(path, path, &[("password", PASSWORD)]);
+    assert_eq!(done.url().path(), "/app");
+    assert!(done.text().unwrap().contains("<h1>Inbox</h1>"));
+
+    let again = Person::new(&server);
+    let (status, html) = again.page(path);
+    assert_eq!(status, 404, "the link works once");
+    assert!(html.contains("invalid, expired or already used"));
+    again.sign_in("admin@localhost", PASSWORD);
+}
+
+fn a_wrong_password_and_an_unknown_email_read_the_same_and_are_throttled() {
+    let server = Server::start();
+    server.set_password("admin@localhost", PASSWORD);
+    let person = Person::new(&server);
+    let wrong = person.submit(
+        "/login",
+        "/login",
+        &[("email", "admin@localhost"), ("password", "not the one")],
+    );
+    assert_eq!(wrong.status(), 401);
+    let wrong = wrong.text().unwrap();
+    let unknown = person.submit(
+        "/login",
+        "/login",
+        &[("email", "nobody@example.com"), ("password", "not the one")],
+    );
+    assert_eq!(unknown.status(), 401);
+    let unknown = unknown.text().unwrap();
+    assert!(wrong.contains("Email or password is incorrect"));
+    assert!(unknown.contains("Email or password is incorrect"));
+    assert!(
+        wrong.contains("value=\"admin@localhost\""),
+        "the email is kept"
+    );
+
+    for _ in 0..4 {
+        person.submit(
+            "/login",
+            "/login",
+            &[("email", "admin@localhost"), ("password", "x")],
+        );
+    }
+    let locked = person.submit(
+        "/login",
+        "/login",
+        &[("email", "admin@localhost"), ("password", PASSWORD)],
+    );
+    assert_eq!(
+        locked.status(),
+        429,
+        "five failures lock the email for a while"
+    );
+    assert!(locked.text().unwrap().contains("Too many attempts"));
+}
+
+fn forged_forms_are_refused_and_pages_carry_a_strict_policy() {
+    let server = Server::start();
+    server.set_password("admin@localhost", PASSWORD);
+    let admin = Person::new(&server);
+    admin.sign_in("admin@localhost", PASSWORD);
+    let (_, html) = admin.page("/app/loops");
+    let token = csrf_of(&html);
+
+    let no_token = admin.post_raw("/app/loops", &[("name", "A")], Some(&server.base));
+    assert_eq!(no_token.status(), 403);
+    let other_site = admin.post_raw(
+        "/app/loops",
+        &[("csrf", &token), ("name", "A")],
+        Some("https://evil.example"),
+    );
+    assert_eq!(other_site.status(), 403);
+    let ok = admin.post_raw(
+        "/app/loops",
+        &[("csrf", &token), ("name", "A")],
+        Some(&server.base),
+    );
+    assert_eq!(ok.status(), 200);
+    assert!(ok.url().path().starts_with("/app/loops/"), "{}", ok.url());
+
+    let page = admin.get("/app");
+    let csp = page.headers()["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"));
+    assert_eq!(page.headers()["x-frame-options"], "DENY");
+    let (status, _) = Person::new(&server).page("/app");
+    assert_eq!(status, 200, "signed out: the sign-in page");
+    assert!(Person::new(&server)
+        .get("/app")
+        .url()
+        .path()
+        .starts_with("/login"));
+}
+
+/// Owner makes a loop through the API; a new person opens its join link,
+/// signs up, lands in the inbox as an active member, sees a request and
+/// answers it through the widget; the API reads the exact answer.
+fn a_new_reviewer_signs_up_from_the_join_link_and_answers_in_the_browser() {
+    let server = Server::start();
+    let owner = &server.admin_key;
+    let created = server.create_loop(owner, "Refunds");
+    let loop_id = id_of(&created["loop"]);
+    let code = created["invite_code"].as_str().unwrap().to_owned();
+
+    let reviewer = Person::new(&server);
+    let (status, join) = reviewer.page(&format!("/join/{code}"));
+    assert_eq!(status, 200);
+    assert!(join.contains("Refunds") && join.contains("Create an account and join"));
+    let signup = format!("/signup?code={code}");
+    let bad = reviewer.submit(
+        &signup,
+        "/signup",
+        &[("email", "nope"), ("password", "short"), ("code", &code)],
+    );
+    assert_eq!(bad.status(), 400);
+    let bad = bad.text().unwrap();
+    assert!(bad.contains("email must be a valid email address"));
+    assert!(bad.contains("password must be at least 8 characters"));
+    assert!(bad.contains("value=\"nope\""), "what was typed is kept");
+
+    let landed = reviewer.submit(
+        &signup,
+        "/signup",
+        &[
+            ("email", "rita@example.com"),
+            ("password", PASSWORD),
+            ("code", &code),
+        ],
+    );
+    assert_eq!(landed.url().path(), "/app");
+    assert!(landed
+        .text()
+        .unwrap()
+        .contains("You joined <strong>Refunds</strong>"));
+    let members = server.get(owner, &format!("/v1/api/loops/{loop_id}/members"));
+    let rita = members.data(200)["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["email"] == "rita@example.com")
+        .cloned()
+        .expect("rita is a member");
+    assert_eq!(rita["status"], "active");
+
+    let body = json!({
+        "processing_type": "time-sensitive", "type": "markdown", "priority": "high",
+        "request_text": "Refund **$40**?\n\n<script>alert(1)</script>",
+        "response_type": "multi_select",
+        "response_config": {"options": ["Refund", "Apologise", "<b>Escalate</b>"]},
+        "timeout_seconds": 600, "platform": "api"
+    });
+    let id = id_of(
+        &server
+            .post(owner, &format!("/v1/api/loops/{loop_id}/requests"), body)
+            .data(201)["request"],
+    );
+    let (_, inbox) = reviewer.page("/app");
+    assert!(
+        inbox.contains(&format!("/app/requests/{id}")),
+        "the request is in the inbox"
+    );
+    let (_, review) = reviewer.page(&format!("/app/requests/{id}"));
+    assert!(
+        review.contains("<strong>$40</strong>"),
+        "Markdown is rendered"
+    );
+    assert!(!review.contains("<script>alert"), "raw HTML is not");
+    assert!(!review.contains("<b>Escalate</b>") && review.contains("&lt;b&gt;Escalate&lt;/b&gt;"));
+
+    let page = format!("/app/requests/{id}");
+    let action = format!("/app/requests/{id}/respond");
+    let refused = reviewer.submit(&page, &action, &[]);
+    assert_eq!(refused.status(), 400);
+    let refused = refused.text().unwrap();
+    assert!(
+        refused.contains("response_data"),
+        "the API's own message: {refused}"
+    );
+
+    let answered = reviewer.submit(
+        &page,
+        &action,
+        &[("answer", "Refund"), ("answer", "<b>Escalate</b>")],
+    );
+    assert!(
+        answered.url().as_str().contains("done=answered"),
+        "{}",
+        answered.url()
+    );
+    let seen = server.get(owner, &format!("/v1/api/requests/{id}"));
+    assert_eq!(seen.data(200)["request"]["status"], "completed");
+    assert_eq!(
+        seen.data(200)["request"]["response_data"],
+        json!(["Refund", "<b>Escalate</b>"])
+    );
+    let (_, done) = reviewer.page("/app?tab=done");
+    assert!(done.contains(&format!("/app/requests/{id}")));
+}
+
+fn a_key_made_in_the_dashboard_works_until_revoked_there() {
+    let server = Server::start();
+    server.set_password("admin@localhost", PASSWORD);
+    let admin = Person::new(&server);
+    admin.sign_in("admin@localhost", PASSWORD);
+    let made = admin.submit(
+        "/app/keys",
+        "/app/keys",
+        &[
+            ("name", "n8n"),
+            ("permissions", "requests:read"),
+            ("rate_limit", "50"),
+        ],
+    );
+    assert_eq!(made.status(), 200);
+    let html = made.text().unwrap();
+    let marker = "id=\"new-key\" type=\"text\" readonly value=\"";
+    let start = html.find(marker).expect("the new key is shown") + marker.len();
+    let key = html[start..].split('"').next().unwrap().to_owned();
+    let check = server.get(&key, "/v1/test");
+    assert_eq!(check.data(200)["permissions"], json!(["requests:read"]));
+    assert_eq!(check.data(200)["rate_limit"]["limit"], 50);
+    assert_eq!(check.data(200)["email"], "admin@localhost");
+
+    let bad = admin.submit(
+        "/app/keys",
+        "/app/keys",
+        &[("name", "x"), ("rate_limit", "lots")],
+    );
+    assert_eq!(bad.status(), 400);
+    assert!(bad
+        .text()
+        .unwrap()
+        .contains("rate_limit must be a whole number"));
+
+    let key_id = check.data(200)["api_key_id"].as_str().unwrap().to_owned();
+    let revoked = admin.submit("/app/keys", &format!("/app/keys/{key_id}/revoke"), &[]);
+    assert_eq!(revoked.status(), 200);
+    assert_eq!(server.get(&key, "/v1/test").status, 401, "revoked at once");
+}
+
+/// A stranger signed in to another account sees none of it: every page of
+/// another account's loop and request is a 404, and so is every action.
+fn a_strangers_session_sees_none_of_another_accounts_pages() {
+    let server = Server::start_with(&[("REVIEWLOOP_SIGNUP", "open")]);
+    let owner = &server.admin_key;
+    let created = server.create_loop(owner, "Private");
+    let loop_id = id_of(&created["loop"]);
+    let request = server.create_request(owner, &loop_id);
+
+    let stranger = Person::new(&server);
+    let landed = stranger.submit(
+        "/signup",
+        "/signup",
+        &[("email", "eve@example.com"), ("password", PASSWORD)],
+    );
+    assert_eq!(landed.url().path(), "/app");
+    let (_, inbox) = stranger.page("/app");
+    assert!(!inbox.contains(&request));
+    for path in [
+        format!("/app/requests/{request}"),
+        format!("/app/loops/{loop_id}"),
+    ] {
+        let (status, html) = stranger.page(&path);
+        assert_eq!(status, 404, "{path}");
+        assert!(!html.contains("Private"), "{path}");
+    }
+    for action in ["claim", "respond", "cancel", "feedback"] {
+        let r = stranger.submit(
+            "/app",
+            &format!("/app/requests/{request}/{action}"),
+            &[("answer", "x")],
+        );
+        assert_eq!(r.status(), 404, "{action}");
+    }
+    for action in ["edit", "regenerate", "invite", "delete"] {
+        let r = stranger.submit(
+            "/app",
+            &format!("/app/loops/{loop_id}/{action}"),
+            &[("name", "mine")],
+        );
+        assert_eq!(r.status(), 404, "{action}");
+    }
+    let (_, requests) = stranger.page("/app/requests");
+    assert!(!requests.contains(&request));
+    let seen: Value = server
+        .get(owner, &format!("/v1/api/loops/{loop_id}"))
+        .data(200)
+        .clone();
+    assert_eq!(seen["loop"]["name"], "Private", "nothing changed");
+}
+
+on_every_backend!(
+    first_start_link_sets_the_admin_password_once,
+    a_wrong_password_and_an_unknown_email_read_the_same_and_are_throttled,
+    forged_forms_are_refused_and_pages_carry_a_strict_policy,
+    a_new_reviewer_signs_up_from_the_join_link_and_answers_in_the_browser,
+    a_key_made_in_the_dashboard_works_until_revoked_there,
+    a_strangers_session_sees_none_of_another_accounts_pages,
+);

@@ -1,0 +1,345 @@
+//! The web application in a real browser: Debian's headless Chromium,
+//! driven through chromedriver from `cargo test`. An owner signs in,
+//! makes a loop and sees its QR code; a new reviewer opens the join link,
+//! signs up and lands in the inbox; the API sends one request of each
+//! response type and each appears without a reload; the reviewer answers
+//! each through its widget and the API reads exactly those answers; a key
+//! made in the dashboard works; a stranger sees none of it. Screenshots
+//! at phone and desktop sizes go to `target/screenshots/`.
+//!
+//! A missing browser fails this test: it never passes by skipping.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::future::Future;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::{id_of, Server};
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{json, Value};
+
+const PASSWORD: &str = "correct horse battery";
+const SIZES: [(u32, u32, &str); 2] = [(390, 844, "phone"), (1280, 800, "desktop")];
+
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+    })
+}
+
+/// Runs one browser step to completion (the rest of the test is blocking).
+fn b<F: Future>(step: F) -> F::Output {
+    runtime().block_on(step)
+}
+
+/// chromedriver on a free port, stopped when dropped.
+struct Driver {
+    child: Child,
+    url: String,
+}
+
+impl Driver {
+    fn start() -> Self {
+        let chromedriver = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(&chromedriver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("cannot start {chromedriver} (install Debian's chromium and chromium-driver): {e}")
+            });
+        // Dropped (killed and waited for) on every path from here.
+        let driver = Self {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        };
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return driver;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("chromedriver did not listen on {}", driver.url);
+    }
+
+    fn browser(&self) -> Client {
+        let mut caps = serde_json::Map::new();
+        let binary = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+        caps.insert(
+            "goog:chromeOptions".into(),
+            json!({
+                "binary": binary,
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
+                         "--disable-dev-shm-usage", "--window-size=1280,800"]
+            }),
+        );
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        b(ClientBuilder::new(connector)
+            .capabilities(caps)
+            .connect(&self.url))
+        .expect("a Chromium session through chromedriver")
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn shots_dir() -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Screenshots of the current page at both sizes.
+fn screenshot(c: &Client, name: &str) {
+    for (w, h, size) in SIZES {
+        b(c.set_window_size(w, h)).unwrap();
+        let png = b(c.screenshot()).unwrap();
+        std::fs::write(shots_dir().join(format!("{name}-{size}.png")), png).unwrap();
+    }
+    b(c.set_window_size(1280, 800)).unwrap();
+}
+
+fn goto(c: &Client, base: &str, path: &str) {
+    b(c.goto(&format!("{base}{path}"))).unwrap();
+}
+
+fn fill(c: &Client, css: &str, text: &str) {
+    let field = b(c.find(Locator::Css(css))).unwrap_or_else(|e| panic!("{css}: {e}"));
+    b(field.clear()).unwrap();
+    b(field.send_keys(text)).unwrap();
+}
+
+fn click(c: &Client, css: &str) {
+    b(b(c.find(Locator::Css(css)))
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
+        .click())
+    .unwrap();
+}
+
+fn text_of(c: &Client, css: &str) -> String {
+    b(b(c.find(Locator::Css(css)))
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
+        .text())
+    .unwrap()
+}
+
+fn path_of(c: &Client) -> String {
+    b(c.current_url()).unwrap().path().to_owned()
+}
+
+fn wait_for(c: &Client, css: &str) {
+    b(c.wait()
+        .at_most(Duration::from_secs(15))
+        .for_element(Locator::Css(css)))
+    .unwrap_or_else(|e| panic!("{css} never appeared: {e}"));
+}
+
+fn sign_in(c: &Client, base: &str, email: &str) {
+    goto(c, base, "/login");
+    fill(c, "input[name=email]", email);
+    fill(c, "input[name=password]", PASSWORD);
+    click(c, "button.primary");
+    assert_eq!(path_of(c), "/app");
+}
+
+/// One request of each response type, and what the reviewer does with it.
+fn requests() -> Vec<(&'static str, Value, Value)> {
+    vec![
+        ("boolean", json!({}), json!(true)),
+        (
+            "single_select",
+            json!({"options": ["Approve", "Reject", "Escalate"]}),
+            json!("Reject"),
+        ),
+        (
+            "multi_select",
+            json!({"options": ["Spam", "Harassment", "Off-topic"]}),
+            json!(["Spam", "Off-topic"]),
+        ),
+        ("rating", json!({"scale_min": 1, "scale_max": 5}), json!(4)),
+        ("number", json!({"min": 0, "max": 500}), json!(42.5)),
+        (
+            "text",
+            json!({"max_length": 200}),
+            json!("Looks fine.\nShip it."),
+        ),
+    ]
+}
+
+fn answer(c: &Client, kind: &str) {
+    match kind {
+        // The shortcut, as a reviewer triaging with the keyboard would.
+        "boolean" => b(b(c.find(Locator::Css("body"))).unwrap().send_keys("a")).unwrap(),
+        "single_select" => click(c, "button.choice[value=Reject]"),
+        "multi_select" => {
+            click(c, "input[value=Spam]");
+            click(c, "input[value=Off-topic]");
+            click(c, "form.widget button.primary");
+        }
+        "rating" => click(c, "button.choice[value='4']"),
+        "number" => {
+            fill(c, "#answer", "42.5");
+            click(c, "form.widget button.primary");
+        }
+        "text" => {
+            fill(c, "#answer", "Looks fine.\nShip it.");
+            assert_eq!(
+                text_of(c, "#answer-count"),
+                "20",
+                "the counter follows typing"
+            );
+            click(c, "form.widget button.primary");
+        }
+        other => panic!("no widget for {other}"),
+    }
+    // The page after answering says so.
+    for _ in 0..100 {
+        if b(c.current_url())
+            .unwrap()
+            .query()
+            .is_some_and(|q| q.contains("done=answered"))
+        {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!(
+        "{kind}: the answer was not taken; the page says: {}",
+        text_of(c, "main")
+    );
+}
+
+#[test]
+fn people_use_reviewloop_in_a_real_browser() {
+    let server = Server::start_with(&[("REVIEWLOOP_SIGNUP", "open")]);
+    server.set_password("admin@localhost", PASSWORD);
+    let base = server.base.clone();
+    let driver = Driver::start();
+
+    // The owner makes a loop and sees its QR code.
+    let owner = driver.browser();
+    sign_in(&owner, &base, "admin@localhost");
+    goto(&owner, &base, "/app/loops");
+    fill(&owner, "#new-loop input[name=name]", "Content moderation");
+    fill(
+        &owner,
+        "#new-loop textarea[name=description]",
+        "Posts the classifier flagged",
+    );
+    click(&owner, "#new-loop button.primary");
+    assert!(path_of(&owner).starts_with("/app/loops/"));
+    let loop_id = path_of(&owner).rsplit('/').next().unwrap().to_owned();
+    let qr_width = b(owner.execute(
+        "return document.querySelector('img.qr').naturalWidth",
+        vec![],
+    ))
+    .unwrap();
+    assert!(
+        qr_width.as_u64().unwrap() > 100,
+        "the QR code is an image: {qr_width}"
+    );
+    let code = text_of(&owner, ".invite-code");
+    screenshot(&owner, "loop");
+
+    // A new reviewer opens the join link, signs up, lands in the inbox.
+    let reviewer = driver.browser();
+    goto(&reviewer, &base, &format!("/join/{code}"));
+    click(&reviewer, "a.button.primary");
+    fill(&reviewer, "input[name=email]", "rita@example.com");
+    fill(&reviewer, "input[name=password]", PASSWORD);
+    click(&reviewer, "button.primary");
+    assert_eq!(path_of(&reviewer), "/app");
+    assert!(text_of(&reviewer, ".notice").contains("You joined Content moderation"));
+
+    // Requests sent by the API appear in the open inbox without a reload.
+    let mut sent = Vec::new();
+    for (kind, config, expected) in requests() {
+        let body = json!({
+            "processing_type": "time-sensitive", "type": "markdown",
+            "priority": if kind == "boolean" { "critical" } else { "medium" },
+            "request_text": format!("## Check post ({kind})\n\nA user wrote: *great product*, see [the post](https://example.com/p/1)."),
+            "response_type": kind, "response_config": config,
+            "context": {"author": "jane", "score": 0.82},
+            "timeout_seconds": 3600, "platform": "api"
+        });
+        let reply = server.post(
+            &server.admin_key,
+            &format!("/v1/api/loops/{loop_id}/requests"),
+            body,
+        );
+        let id = id_of(&reply.data(201)["request"]);
+        wait_for(
+            &reviewer,
+            &format!("#live-list a[href='/app/requests/{id}']"),
+        );
+        sent.push((kind, id, expected));
+    }
+    assert_eq!(path_of(&reviewer), "/app", "no navigation happened");
+    screenshot(&reviewer, "inbox");
+
+    // Each is answered through its widget; the API reads exactly that.
+    for (kind, id, expected) in &sent {
+        goto(&reviewer, &base, &format!("/app/requests/{id}"));
+        screenshot(&reviewer, &format!("review-{kind}"));
+        answer(&reviewer, kind);
+        let seen = server.get(&server.admin_key, &format!("/v1/api/requests/{id}"));
+        let request = &seen.data(200)["request"];
+        assert_eq!(request["status"], "completed", "{kind}");
+        assert_eq!(&request["response_data"], expected, "{kind}");
+    }
+
+    // A key made in the dashboard works on /v1/test.
+    goto(&owner, &base, "/app/keys");
+    fill(&owner, "input[name=name]", "n8n");
+    click(&owner, "form[action='/app/keys'] button.primary");
+    let key = b(b(owner.find(Locator::Css("#new-key")))
+        .unwrap()
+        .prop("value"))
+    .unwrap()
+    .expect("the new key");
+    assert_eq!(
+        server.get(&key, "/v1/test").data(200)["email"],
+        "admin@localhost"
+    );
+
+    // A stranger's session sees none of it.
+    let stranger = driver.browser();
+    goto(&stranger, &base, "/signup");
+    fill(&stranger, "input[name=email]", "eve@example.com");
+    fill(&stranger, "input[name=password]", PASSWORD);
+    click(&stranger, "button.primary");
+    assert_eq!(path_of(&stranger), "/app");
+    assert!(text_of(&stranger, "#live-list").contains("Nothing to review"));
+    for path in [
+        format!("/app/requests/{}", sent[0].1),
+        format!("/app/loops/{loop_id}"),
+    ] {
+        goto(&stranger, &base, &path);
+        let page = text_of(&stranger, "main");
+        assert!(page.contains("Not found"), "{path}: {page}");
+        assert!(!page.contains("Content moderation"), "{path}");
+    }
+    goto(&stranger, &base, "/app/requests");
+    assert!(text_of(&stranger, "main").contains("No requests match"));
+
+    for c in [owner, reviewer, stranger] {
+        let _ = b(c.close());
+    }
+}

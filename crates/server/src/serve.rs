@@ -84,6 +84,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         let link = pages.people().password_link(&user).await?;
         eprintln!("reviewloop: set the admin password at: {public_url}/setup/{link}");
     }
+    let people = pages.people().clone();
     let server = HttpServer::new(move || {
         let pages = pages.clone();
         build_app(state.clone(), move |cfg| reviewloop_web::mount(cfg, pages))
@@ -107,6 +108,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let purger = tokio::spawn(workers::purge_old_records(
         IdempotencyService::new(ports.clone()),
         DeliveryService::with_schedule(ports.clone(), config.retry_schedule.clone()),
+        people,
         config.retention_days,
         stopped.clone(),
     ));

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use reviewloop_adapters::SharedRateLimiter;
 use reviewloop_service::{
-    ChangeHub, DeliveryService, EventStream, IdempotencyService, RequestService, ServiceError,
+    ChangeHub, DeliveryService, EventStream, IdempotencyService, PeopleService, RequestService,
+    ServiceError,
 };
 use tokio::sync::watch;
 use tokio::sync::Semaphore;
@@ -117,6 +118,7 @@ const PURGE_EVERY: Duration = Duration::from_secs(3600);
 pub(crate) async fn purge_old_records(
     idempotency: IdempotencyService,
     deliveries: DeliveryService,
+    people: PeopleService,
     retention_days: u32,
     mut stop: watch::Receiver<bool>,
 ) {
@@ -131,6 +133,11 @@ pub(crate) async fn purge_old_records(
             Ok(0) => {}
             Ok(purged) => tracing::info!(purged, "history past the retention horizon deleted"),
             Err(error) => tracing::warn!(%error, "history purge failed; retrying later"),
+        }
+        match people.purge_expired().await {
+            Ok(0) => {}
+            Ok(purged) => tracing::info!(purged, "expired sessions and password links deleted"),
+            Err(error) => tracing::warn!(%error, "session purge failed; retrying later"),
         }
         tokio::select! {
             _ = tokio::time::sleep(PURGE_EVERY) => {}

@@ -133,6 +133,23 @@ fn click(c: &Client, css: &str) {
     .unwrap();
 }
 
+/// Clicks something that leads to another address, and waits until the
+/// browser is there (a click returns before the navigation it starts ends).
+fn click_through(c: &Client, css: &str) {
+    let before = b(c.current_url()).unwrap();
+    click(c, css);
+    for _ in 0..150 {
+        if b(c.current_url()).unwrap() != before {
+            let ready = b(c.execute("return document.readyState", vec![])).unwrap();
+            if ready == "complete" {
+                return;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("clicking {css} on {before} led nowhere");
+}
+
 fn text_of(c: &Client, css: &str) -> String {
     b(b(c.find(Locator::Css(css)))
         .unwrap_or_else(|e| panic!("{css}: {e}"))
@@ -155,7 +172,7 @@ fn sign_in(c: &Client, base: &str, email: &str) {
     goto(c, base, "/login");
     fill(c, "input[name=email]", email);
     fill(c, "input[name=password]", PASSWORD);
-    click(c, "button.primary");
+    click_through(c, "button.primary");
     assert_eq!(path_of(c), "/app");
 }
 
@@ -243,7 +260,7 @@ fn people_use_reviewloop_in_a_real_browser() {
         "#new-loop textarea[name=description]",
         "Posts the classifier flagged",
     );
-    click(&owner, "#new-loop button.primary");
+    click_through(&owner, "#new-loop button.primary");
     assert!(path_of(&owner).starts_with("/app/loops/"));
     let loop_id = path_of(&owner).rsplit('/').next().unwrap().to_owned();
     let qr_width = b(owner.execute(
@@ -261,10 +278,10 @@ fn people_use_reviewloop_in_a_real_browser() {
     // A new reviewer opens the join link, signs up, lands in the inbox.
     let reviewer = driver.browser();
     goto(&reviewer, &base, &format!("/join/{code}"));
-    click(&reviewer, "a.button.primary");
+    click_through(&reviewer, "a.button.primary");
     fill(&reviewer, "input[name=email]", "rita@example.com");
     fill(&reviewer, "input[name=password]", PASSWORD);
-    click(&reviewer, "button.primary");
+    click_through(&reviewer, "button.primary");
     assert_eq!(path_of(&reviewer), "/app");
     assert!(text_of(&reviewer, ".notice").contains("You joined Content moderation"));
 
@@ -305,10 +322,18 @@ fn people_use_reviewloop_in_a_real_browser() {
         assert_eq!(&request["response_data"], expected, "{kind}");
     }
 
+    // The owner's analytics count the six answers, all Rita's.
+    goto(&owner, &base, "/app/analytics");
+    let figures = text_of(&owner, ".figures");
+    assert!(figures.starts_with('6'), "{figures}");
+    assert!(text_of(&owner, "main").contains("rita@example.com"));
+    screenshot(&owner, "analytics");
+
     // A key made in the dashboard works on /v1/test.
     goto(&owner, &base, "/app/keys");
     fill(&owner, "input[name=name]", "n8n");
     click(&owner, "form[action='/app/keys'] button.primary");
+    wait_for(&owner, "#new-key");
     let key = b(b(owner.find(Locator::Css("#new-key")))
         .unwrap()
         .prop("value"))
@@ -324,7 +349,7 @@ fn people_use_reviewloop_in_a_real_browser() {
     goto(&stranger, &base, "/signup");
     fill(&stranger, "input[name=email]", "eve@example.com");
     fill(&stranger, "input[name=password]", PASSWORD);
-    click(&stranger, "button.primary");
+    click_through(&stranger, "button.primary");
     assert_eq!(path_of(&stranger), "/app");
     assert!(text_of(&stranger, "#live-list").contains("Nothing to review"));
     for path in [

@@ -320,7 +320,52 @@ fn a_strangers_session_sees_none_of_another_accounts_pages() {
     assert_eq!(seen["loop"]["name"], "Private", "nothing changed");
 }
 
+/// The analytics page counts what happened, for the owner's loops only.
+fn analytics_count_the_owners_requests() {
+    let server = Server::start_with(&[("REVIEWLOOP_SIGNUP", "open")]);
+    server.set_password("admin@localhost", PASSWORD);
+    let owner = &server.admin_key;
+    let loop_id = id_of(&server.create_loop(owner, "Counted")["loop"]);
+    let answered = server.create_request(owner, &loop_id);
+    server.create_request(owner, &loop_id);
+    server
+        .post(
+            owner,
+            &format!("/v1/api/requests/{answered}/respond"),
+            json!({"response_data": "approve"}),
+        )
+        .data(200);
+    let admin = Person::new(&server);
+    admin.sign_in("admin@localhost", PASSWORD);
+    let (status, html) = admin.page("/app/analytics?days=30");
+    assert_eq!(status, 200);
+    assert!(
+        html.contains("<span class=\"value\">2</span>"),
+        "two requests: {html}"
+    );
+    assert!(
+        html.contains("admin@localhost"),
+        "the one answer is the admin's"
+    );
+    assert!(html.contains("<svg"), "charts are drawn on the server");
+    let (status, html) = admin.page("/app/analytics?days=9");
+    assert_eq!(status, 400);
+    assert!(html.contains("days must be 7 or 30"));
+
+    let stranger = Person::new(&server);
+    stranger.submit(
+        "/signup",
+        "/signup",
+        &[("email", "eve@example.com"), ("password", PASSWORD)],
+    );
+    let (status, _) = stranger.page(&format!("/app/analytics?loop={loop_id}"));
+    assert_eq!(status, 404);
+    let (_, html) = stranger.page("/app/analytics");
+    assert!(html.contains("<span class=\"value\">0</span>"));
+}
+
 on_every_backend!(
+    analytics_count_the_owners_requests,
     first_start_link_sets_the_admin_password_once,
     a_wrong_password_and_an_unknown_email_read_the_same_and_are_throttled,
     forged_forms_are_refused_and_pages_carry_a_strict_policy,

@@ -15,7 +15,8 @@ pub use error::StoreError;
 pub use idempotency::{IdempotencyBegin, IdempotencyStore};
 pub use people::{HashError, PasswordHasher, PeopleStore, Session};
 pub use stores::{
-    AccountStore, InboxView, LoopStore, RequestPage, RequestQuery, RequestSort, RequestStore,
+    AccountStore, InboxView, LoopStore, RequestFacts, RequestPage, RequestQuery, RequestSort,
+    RequestStore,
 };
 pub use system::{Clock, IdSource, QrError, QrRenderer, RateLimitStatus, RateLimiter};
 pub use webhooks::{

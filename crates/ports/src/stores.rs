@@ -104,6 +104,21 @@ pub enum InboxView {
     Answered,
 }
 
+/// What analytics need of one request: no text, no JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestFacts {
+    /// Its loop.
+    pub loop_id: LoopId,
+    /// Where it stands.
+    pub status: RequestStatus,
+    /// Who answered (a reviewer), if anyone did.
+    pub response_by: Option<UserId>,
+    /// Seconds from creation to a reviewer's answer.
+    pub response_time_seconds: Option<f64>,
+    /// When it was created.
+    pub created_at: DateTime<Utc>,
+}
+
 /// Orders of the request lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RequestSort {
@@ -184,6 +199,14 @@ pub trait RequestStore: Send + Sync {
     ) -> Result<Vec<bool>, StoreError>;
     /// A filtered, ordered page of an account's requests.
     async fn list_requests(&self, query: &RequestQuery) -> Result<RequestPage, StoreError>;
+    /// The facts of every request `creator` created since `since`
+    /// (optionally in one loop), for analytics.
+    async fn request_facts(
+        &self,
+        creator: &UserId,
+        loop_id: Option<LoopId>,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<RequestFacts>, StoreError>;
     /// Pending and claimed requests of a loop.
     async fn open_requests_in_loop(
         &self,

@@ -4,6 +4,7 @@
 //! surface gets it for free.
 
 mod accounts;
+mod analytics;
 mod auth;
 mod delivery;
 mod error;
@@ -22,6 +23,7 @@ mod webhooks;
 mod testkit;
 
 pub use accounts::{AccountService, CreatedKey, NewKey};
+pub use analytics::{Analytics, AnalyticsService, ANALYTICS_WINDOWS};
 pub use auth::{Authenticator, KeyCache};
 pub use delivery::DeliveryService;
 pub use error::{messages, ServiceError};

@@ -20,6 +20,7 @@ pub(crate) enum Nav {
     Loops,
     Requests,
     Keys,
+    Analytics,
     Account,
 }
 
@@ -78,6 +79,7 @@ pub(crate) fn page(title: &str, person: Option<&Person>, nav: Nav, body: Markup)
                             (item("/app", "Inbox", nav == Nav::Inbox))
                             (item("/app/loops", "Loops", nav == Nav::Loops))
                             (item("/app/requests", "Requests", nav == Nav::Requests))
+                            (item("/app/analytics", "Analytics", nav == Nav::Analytics))
                             (item("/app/keys", "API keys", nav == Nav::Keys))
                             (item("/app/account", "Account", nav == Nav::Account))
                         }

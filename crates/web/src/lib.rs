@@ -71,6 +71,7 @@ pub fn mount(cfg: &mut web::ServiceConfig, state: WebState) {
                         .post(pages::keys::create),
                 )
                 .service(web::resource("/keys/{id}/revoke").post(pages::keys::revoke))
+                .service(web::resource("/analytics").get(pages::analytics::page))
                 .service(
                     web::resource("/account")
                         .get(pages::account::page)

@@ -1,7 +1,8 @@
 //! What every page handler can reach: the services and where the site lives.
 
 use reviewloop_service::{
-    AccountService, KeyCache, LoopService, PeopleService, Ports, RequestService, SignupPolicy,
+    AccountService, AnalyticsService, KeyCache, LoopService, PeopleService, Ports, RequestService,
+    SignupPolicy,
 };
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -25,6 +26,7 @@ pub struct WebState {
     pub(crate) loops: LoopService,
     pub(crate) requests: RequestService,
     pub(crate) accounts: AccountService,
+    pub(crate) analytics: AnalyticsService,
     pub(crate) changes: Arc<reviewloop_service::ChangeHub>,
     /// `https://…` or `http://…`, without a trailing slash.
     pub(crate) public_url: String,
@@ -44,6 +46,7 @@ impl WebState {
             loops: LoopService::new(ports.clone(), &public_url),
             accounts: AccountService::new(ports.clone()).forgetting_revoked_keys_in(keys),
             changes: ports.changes.clone(),
+            analytics: AnalyticsService::new(ports.clone()),
             requests: RequestService::new(ports, &public_url),
             secure_cookies: public_url.starts_with("https://"),
             client_address: Arc::new(|peer, _| peer),

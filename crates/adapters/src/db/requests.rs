@@ -11,12 +11,14 @@ use diesel::prelude::*;
 use diesel::query_builder::QueryFragment;
 use diesel::query_dsl::LoadQuery;
 use diesel::sql_types::Bool;
-use reviewloop_domain::{BroadcastEntry, Event, LoopId, RequestId, ReviewRequest, UserId};
+use reviewloop_domain::{
+    BroadcastEntry, Event, LoopId, RequestId, RequestStatus, ReviewRequest, UserId,
+};
 use reviewloop_ports::{
-    InboxView, RequestPage, RequestQuery, RequestSort, RequestStore, StoreError,
+    InboxView, RequestFacts, RequestPage, RequestQuery, RequestSort, RequestStore, StoreError,
 };
 
-use super::convert::to_db_time;
+use super::convert::{corrupt, from_db_time, parse, parse_opt, to_db_time};
 use super::models::{BroadcastRow, RequestRow};
 use super::schema::{loop_members, request_broadcasts, request_sweeps, requests};
 use super::{changes, outbox, Conn, DbError, SqlStore};
@@ -405,6 +407,57 @@ impl RequestStore for SqlStore {
                     open => inbox_query(user, open, limit, offset).load::<RequestRow>(conn)?,
                 };
                 with_broadcasts(conn, rows)
+            })
+            .await
+    }
+
+    async fn request_facts(
+        &self,
+        creator: &UserId,
+        loop_id: Option<LoopId>,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<RequestFacts>, StoreError> {
+        type Row = (
+            String,
+            String,
+            Option<String>,
+            Option<f64>,
+            chrono::NaiveDateTime,
+        );
+        let (creator, since) = (creator.to_string(), to_db_time(since));
+        // "Any loop" is the creator's own index range; one loop narrows it.
+        let loop_id = loop_id.map(|l| l.to_string());
+        self.db
+            .run(move |conn| {
+                let rows: Vec<Row> = requests::table
+                    .filter(requests::creator_id.eq(creator))
+                    .filter(requests::created_at.ge(since))
+                    .filter(
+                        requests::loop_id
+                            .nullable()
+                            .eq(loop_id.clone())
+                            .or(loop_id.is_none().into_sql::<Bool>()),
+                    )
+                    .select((
+                        requests::loop_id,
+                        requests::status,
+                        requests::response_by,
+                        requests::response_time_seconds,
+                        requests::created_at,
+                    ))
+                    .load(conn)?;
+                rows.into_iter()
+                    .map(|(lp, status, by, seconds, created)| {
+                        Ok(RequestFacts {
+                            loop_id: parse("loop id", &lp)?,
+                            status: RequestStatus::parse(&status)
+                                .map_err(|_| corrupt("request status", &status))?,
+                            response_by: parse_opt("user id", by.as_deref())?,
+                            response_time_seconds: seconds,
+                            created_at: from_db_time(created),
+                        })
+                    })
+                    .collect()
             })
             .await
     }

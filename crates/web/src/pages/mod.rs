@@ -1,6 +1,7 @@
 //! The pages, one module per area of the application.
 
 pub(crate) mod account;
+pub(crate) mod analytics;
 pub(crate) mod auth;
 pub(crate) mod inbox;
 pub(crate) mod join;

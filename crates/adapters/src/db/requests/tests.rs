@@ -504,7 +504,52 @@ async fn the_inbox_starts_from_memberships_and_reads_open_requests_only() {
     );
 }
 
+async fn request_facts_are_the_creators_since_a_time_in_a_loop_or_all(db: TestDb) {
+    let store = db.store();
+    let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
+    let other = fixtures::loop_with_members(&store, 11, "GHJKMN").await;
+    let mut answered = fixtures::request(&lp, 20, "high", 5);
+    let old = fixtures::request(&lp, 21, "low", -100);
+    let elsewhere = fixtures::request(&other, 22, "low", 6);
+    for r in [&answered, &old, &elsewhere] {
+        store.insert_request(r, &[]).await.unwrap();
+    }
+    let u2 = reviewloop_domain::UserId::new(fixtures::oid(2));
+    answered.respond(u2, json!(7), fixtures::at(35)).unwrap();
+    store.update_request(&answered, &[]).await.unwrap();
+
+    let creator = lp.creator_id;
+    let all = store
+        .request_facts(&creator, None, fixtures::at(0))
+        .await
+        .unwrap();
+    let mut ids: Vec<_> = all.iter().map(|f| (f.loop_id, f.status)).collect();
+    ids.sort_by_key(|(l, _)| l.to_string());
+    assert_eq!(
+        ids,
+        vec![
+            (lp.id, RequestStatus::Completed),
+            (other.id, RequestStatus::Pending)
+        ],
+        "the old one is outside the window"
+    );
+    let one = store
+        .request_facts(&creator, Some(lp.id), fixtures::at(0))
+        .await
+        .unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0].response_by, Some(u2));
+    assert_eq!(one[0].response_time_seconds, Some(30.0));
+    let stranger = reviewloop_domain::UserId::new(fixtures::oid(3));
+    assert!(store
+        .request_facts(&stranger, None, fixtures::at(-1000))
+        .await
+        .unwrap()
+        .is_empty());
+}
+
 on_every_backend!(
+    request_facts_are_the_creators_since_a_time_in_a_loop_or_all,
     sweepers_share_the_due_requests_and_take_over_a_dead_ones,
     a_request_round_trips_with_every_field,
     a_request_is_read_with_whether_the_viewer_is_an_active_member,

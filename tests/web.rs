@@ -364,7 +364,101 @@ fn analytics_count_the_owners_requests() {
     assert!(html.contains("<span class=\"value\">0</span>"));
 }
 
+/// Webhooks are made in the dashboard; their deliveries, attempts and
+/// response codes show there, and a delivery can be made again.
+fn webhooks_are_managed_and_their_deliveries_seen_in_the_dashboard() {
+    let server = Server::start_with(&[("REVIEWLOOP_ALLOW_PRIVATE_TARGETS", "true")]);
+    server.set_password("admin@localhost", PASSWORD);
+    let receiver = common::receiver::Receiver::start();
+    let admin = Person::new(&server);
+    admin.sign_in("admin@localhost", PASSWORD);
+
+    let bad = admin.submit(
+        "/app/webhooks",
+        "/app/webhooks",
+        &[("url", "ftp://nope"), ("events", "*")],
+    );
+    assert_eq!(bad.status(), 400);
+    let bad = bad.text().unwrap();
+    assert!(bad.contains("url"), "{bad}");
+    assert!(
+        bad.contains("value=\"ftp://nope\""),
+        "the URL typed is kept"
+    );
+
+    let url = receiver.url("/hook");
+    let made = admin.submit(
+        "/app/webhooks",
+        "/app/webhooks",
+        &[("url", &url), ("events", "request.created")],
+    );
+    assert_eq!(made.status(), 200);
+    let html = made.text().unwrap();
+    assert!(
+        html.contains("id=\"webhook-secret\""),
+        "the secret is shown once"
+    );
+    let marker = "href=\"/app/webhooks/";
+    let start = html.find(marker).expect("the new webhook is listed") + marker.len();
+    let id = html[start..start + 24].to_owned();
+
+    let loop_id = id_of(&server.create_loop(&server.admin_key, "Hooked")["loop"]);
+    server.create_request(&server.admin_key, &loop_id);
+    receiver.wait_until(std::time::Duration::from_secs(15), |r| !r.is_empty());
+    let page = format!("/app/webhooks/{id}");
+    let mut seen = String::new();
+    for _ in 0..50 {
+        seen = admin.page(&page).1;
+        if seen.contains("HTTP 200") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(
+        seen.contains("request.created") && seen.contains("HTTP 200"),
+        "{seen}"
+    );
+    assert!(
+        !seen.contains("id=\"webhook-secret\""),
+        "the secret is not shown again"
+    );
+    let again = admin.submit(
+        &page,
+        &format!("{page}/redeliver"),
+        &[("delivery_id", &{
+            let m = "name=\"delivery_id\" value=\"";
+            let at = seen.find(m).expect("a delivery") + m.len();
+            seen[at..at + 24].to_owned()
+        })],
+    );
+    assert!(
+        again.url().as_str().contains("done=redelivered"),
+        "{}",
+        again.url()
+    );
+    receiver.wait_until(std::time::Duration::from_secs(15), |r| r.len() >= 2);
+
+    let stranger = Person::new(&server);
+    server.set_password(
+        &{
+            server.key("eve@example.com");
+            "eve@example.com".to_owned()
+        },
+        PASSWORD,
+    );
+    stranger.sign_in("eve@example.com", PASSWORD);
+    assert_eq!(stranger.page(&page).0, 404);
+    assert_eq!(
+        stranger
+            .submit("/app", &format!("{page}/delete"), &[])
+            .status(),
+        404
+    );
+    assert_eq!(admin.page(&page).0, 200, "still there");
+}
+
 on_every_backend!(
+    webhooks_are_managed_and_their_deliveries_seen_in_the_dashboard,
     analytics_count_the_owners_requests,
     first_start_link_sets_the_admin_password_once,
     a_wrong_password_and_an_unknown_email_read_the_same_and_are_throttled,

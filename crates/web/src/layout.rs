@@ -21,6 +21,7 @@ pub(crate) enum Nav {
     Requests,
     Keys,
     Analytics,
+    Webhooks,
     Account,
 }
 
@@ -81,6 +82,7 @@ pub(crate) fn page(title: &str, person: Option<&Person>, nav: Nav, body: Markup)
                             (item("/app/requests", "Requests", nav == Nav::Requests))
                             (item("/app/analytics", "Analytics", nav == Nav::Analytics))
                             (item("/app/keys", "API keys", nav == Nav::Keys))
+                            (item("/app/webhooks", "Webhooks", nav == Nav::Webhooks))
                             (item("/app/account", "Account", nav == Nav::Account))
                         }
                         form.signout method="post" action="/logout" {

@@ -71,6 +71,13 @@ pub fn mount(cfg: &mut web::ServiceConfig, state: WebState) {
                         .post(pages::keys::create),
                 )
                 .service(web::resource("/keys/{id}/revoke").post(pages::keys::revoke))
+                .service(
+                    web::resource("/webhooks")
+                        .get(pages::webhooks::list)
+                        .post(pages::webhooks::create),
+                )
+                .service(web::resource("/webhooks/{id}").get(pages::webhooks::page))
+                .service(web::resource("/webhooks/{id}/{action}").post(pages::webhooks::act))
                 .service(web::resource("/analytics").get(pages::analytics::page))
                 .service(
                     web::resource("/account")

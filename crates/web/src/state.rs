@@ -2,7 +2,7 @@
 
 use reviewloop_service::{
     AccountService, AnalyticsService, KeyCache, LoopService, PeopleService, Ports, RequestService,
-    SignupPolicy,
+    SignupPolicy, WebhookService,
 };
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -27,6 +27,7 @@ pub struct WebState {
     pub(crate) requests: RequestService,
     pub(crate) accounts: AccountService,
     pub(crate) analytics: AnalyticsService,
+    pub(crate) webhooks: WebhookService,
     pub(crate) changes: Arc<reviewloop_service::ChangeHub>,
     /// `https://…` or `http://…`, without a trailing slash.
     pub(crate) public_url: String,
@@ -47,6 +48,7 @@ impl WebState {
             accounts: AccountService::new(ports.clone()).forgetting_revoked_keys_in(keys),
             changes: ports.changes.clone(),
             analytics: AnalyticsService::new(ports.clone()),
+            webhooks: WebhookService::new(ports.clone()),
             requests: RequestService::new(ports, &public_url),
             secure_cookies: public_url.starts_with("https://"),
             client_address: Arc::new(|peer, _| peer),

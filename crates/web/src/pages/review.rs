@@ -187,8 +187,17 @@ async fn render(
         @if requester {
             section.owner {
                 h2 { "Your request" }
+                ol.timeline {
+                    li { "Created " (layout::time(r.created_at, now)) }
+                    @if let Some(at) = r.broadcasted_at { li { "Sent to " (r.broadcasted_to.len()) " reviewer" @if r.broadcasted_to.len() != 1 { "s" } " " (layout::time(at, now)) } }
+                    @if let Some(at) = r.claimed_at { li { "Claimed " (layout::time(at, now)) } }
+                    @if let Some(at) = r.response_at {
+                        li { @if r.status == RequestStatus::Timeout { "Timed out; the default answer stands " } @else { "Answered " } (layout::time(at, now)) }
+                    }
+                    @if let Some(at) = r.cancelled_at { li { "Cancelled " (layout::time(at, now)) } }
+                    @if let Some(f) = &r.feedback { li { "Feedback given " (layout::time(f.created_at, now)) } }
+                }
                 @if !reviewer { (view.problems.show()) }
-                p.hint { "Sent to " (r.broadcasted_to.len()) " reviewer" @if r.broadcasted_to.len() != 1 { "s" } "." }
                 @if r.status.is_open() {
                     form method="post" action=(action("cancel")) {
                         (csrf_field(person.csrf()))

@@ -1,0 +1,296 @@
+//! `/app/webhooks`: the account's webhook subscriptions. Create, edit
+//! (target, events, on/off, note), new secret, delete; each one's latest
+//! deliveries with every attempt and its response code, and redelivery.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpResponse};
+use chrono::Utc;
+use maud::{html, Markup};
+use reviewloop_domain::{DeliveryId, Webhook, WebhookId};
+use reviewloop_service::{WebhookInput, WebhookPatch, WebhookView};
+
+use crate::csrf::PersonForm;
+use crate::error::PageError;
+use crate::form::FormData;
+use crate::layout::{self, csrf_field, Nav};
+use crate::pages::Problems;
+use crate::session::Person;
+use crate::state::WebState;
+
+fn parse_id(raw: &str) -> Result<WebhookId, PageError> {
+    WebhookId::parse(raw).map_err(|_| PageError::NotFound("Webhook not found".into()))
+}
+
+fn events_of(form: &FormData) -> Option<Vec<String>> {
+    let raw = form.text("events");
+    let names: Vec<String> = raw
+        .split([',', ' ', '\n'])
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+        .collect();
+    (!names.is_empty()).then_some(names)
+}
+
+fn secret_box(view: Option<&WebhookView>) -> Markup {
+    html! {
+        @if let Some(secret) = view.and_then(|v| v.secret.as_deref()) {
+            section.card.created-key role="status" {
+                h2 { "Signing secret" }
+                p { "Receivers check each delivery's signature with it. Copy it now: it is shown only this once." }
+                p { input.copy-source #webhook-secret type="text" readonly value=(secret) aria-label="Signing secret";
+                    button.secondary type="button" data-copy="webhook-secret" hidden { "Copy" } }
+            }
+        }
+    }
+}
+
+fn list_page(
+    person: &Person,
+    hooks: &[Webhook],
+    created: Option<&WebhookView>,
+    problems: &Problems,
+    previous: &FormData,
+) -> HttpResponse {
+    let body = html! {
+        h1 { "Webhooks" }
+        p.hint { "Every event of your requests and loops is POSTed, signed, to each subscription's URL." }
+        (secret_box(created))
+        section.card {
+            h2 { "Subscriptions" }
+            @if hooks.is_empty() { p.empty { "No webhooks yet." } }
+            ul.loops {
+                @for w in hooks {
+                    li { a href={ "/app/webhooks/" (w.id) } { (w.url) }
+                        span.hint { " · " (w.events.names().join(", "))
+                            @if !w.active { " · off" @if let Some(r) = &w.disabled_reason { " (" (r) ")" } } } }
+                }
+            }
+        }
+        section.card {
+            h2 { "New webhook" }
+            (problems.show())
+            form method="post" action="/app/webhooks" {
+                (csrf_field(person.csrf()))
+                label { "URL" input type="text" name="url" value=(previous.text("url")) placeholder="https://example.com/hooks/reviewloop" required; }
+                label { "Events " small { "(comma-separated, * for all)" }
+                    input type="text" name="events" value=(previous.get("events").unwrap_or("*")); }
+                label { "Note " small { "(optional)" } input type="text" name="description" value=(previous.text("description")); }
+                button.primary type="submit" { "Create webhook" }
+            }
+        }
+    };
+    layout::respond(
+        problems.status,
+        layout::page("Webhooks", Some(person), Nav::Webhooks, body),
+    )
+}
+
+/// `GET /app/webhooks`
+pub(crate) async fn list(
+    state: web::Data<WebState>,
+    person: Person,
+) -> Result<HttpResponse, PageError> {
+    let hooks = state.webhooks.list(person.principal()).await?;
+    Ok(list_page(
+        &person,
+        &hooks,
+        None,
+        &Problems::none(),
+        &FormData::default(),
+    ))
+}
+
+/// `POST /app/webhooks`: answered directly, so the secret is shown once.
+pub(crate) async fn create(
+    state: web::Data<WebState>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let (person, f) = (&posted.person, &posted.form);
+    let input = WebhookInput {
+        url: Some(f.text("url").trim().to_owned()),
+        events: events_of(f),
+        secret: None,
+        description: f
+            .get("description")
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(str::to_owned),
+    };
+    let (created, problems, previous) = match state.webhooks.create(person.principal(), input).await
+    {
+        Ok(view) => (Some(view), Problems::none(), FormData::default()),
+        Err(error) => (None, Problems::from_service(error)?, f.clone()),
+    };
+    let hooks = state.webhooks.list(person.principal()).await?;
+    Ok(list_page(
+        person,
+        &hooks,
+        created.as_ref(),
+        &problems,
+        &previous,
+    ))
+}
+
+async fn hook_page(
+    state: &WebState,
+    person: &Person,
+    id: &WebhookId,
+    view: Option<&WebhookView>,
+    problems: Problems,
+    notice: Option<&str>,
+) -> Result<HttpResponse, PageError> {
+    let w = state.webhooks.get(person.principal(), id).await?;
+    let deliveries = state.webhooks.deliveries(person.principal(), id).await?;
+    let now = Utc::now();
+    let action = |what: &str| format!("/app/webhooks/{}/{what}", w.id);
+    let body = html! {
+        nav.crumbs { a href="/app/webhooks" { "← Webhooks" } }
+        @if let Some(n) = notice { p.notice role="status" { (n) } }
+        h1.url { (w.url) }
+        @if !w.active { p.problems { "Off" @if let Some(r) = &w.disabled_reason { ": " (r) } } }
+        (secret_box(view))
+        (problems.show())
+        section.card {
+            h2 { "Settings" }
+            form method="post" action=(action("edit")) {
+                (csrf_field(person.csrf()))
+                label { "URL" input type="text" name="url" value=(w.url) required; }
+                label { "Events " small { "(comma-separated, * for all)" }
+                    input type="text" name="events" value=(w.events.names().join(", ")); }
+                label { "Note" input type="text" name="description" value=(w.description.as_deref().unwrap_or_default()); }
+                label.check { input type="checkbox" name="active" value="true" checked[w.active]; " Deliver events" }
+                button.primary type="submit" { "Save" }
+            }
+        }
+        section.card {
+            h2 { "Deliveries" }
+            @if deliveries.is_empty() { p.empty { "Nothing delivered yet." } }
+            @for (d, attempts) in &deliveries {
+                details.delivery {
+                    summary {
+                        span class={ "badge delivery-" (d.status.as_str()) } { (d.status.as_str()) } " "
+                        strong { (d.event_type.as_str()) } " "
+                        span.hint { (d.attempts) " attempt" @if d.attempts != 1 { "s" }
+                            @if let Some(code) = d.last_status_code { " · HTTP " (code) }
+                            @if let Some(at) = d.last_attempt_at { " · " (layout::time(at, now)) } }
+                    }
+                    table {
+                        thead { tr { th { "#" } th { "When" } th { "Response" } th { "Time" } } }
+                        tbody {
+                            @for a in attempts {
+                                tr {
+                                    td { (a.attempt) }
+                                    td { (layout::time(a.attempted_at, now)) }
+                                    td { @if let Some(code) = a.status_code { "HTTP " (code) } @else { "no answer" }
+                                        @if let Some(e) = &a.error { br; small { (e) } } }
+                                    td { (a.latency_ms) " ms" }
+                                }
+                            }
+                        }
+                    }
+                    form method="post" action=(action("redeliver")) {
+                        (csrf_field(person.csrf()))
+                        input type="hidden" name="delivery_id" value=(d.id);
+                        button.secondary type="submit" { "Deliver again" }
+                    }
+                }
+            }
+        }
+        section.card.danger-zone {
+            h2 { "Secret and removal" }
+            form.inline method="post" action=(action("rotate")) {
+                (csrf_field(person.csrf()))
+                button.secondary type="submit" { "Make a new secret" }
+            }
+            " "
+            form.inline method="post" action=(action("delete")) {
+                (csrf_field(person.csrf()))
+                button.danger type="submit" { "Delete webhook" }
+            }
+        }
+    };
+    Ok(layout::respond(
+        problems.status,
+        layout::page("Webhook", Some(person), Nav::Webhooks, body),
+    ))
+}
+
+/// `GET /app/webhooks/{id}`
+pub(crate) async fn page(
+    state: web::Data<WebState>,
+    person: Person,
+    id: web::Path<String>,
+    query: web::Query<std::collections::HashMap<String, String>>,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&id)?;
+    let notice = query.get("done").map(|d| match d.as_str() {
+        "saved" => "Saved.",
+        "redelivered" => "The delivery will be made again shortly.",
+        _ => "Done.",
+    });
+    hook_page(&state, &person, &id, None, Problems::none(), notice).await
+}
+
+/// `POST /app/webhooks/{id}/{edit|rotate|redeliver|delete}`
+pub(crate) async fn act(
+    state: web::Data<WebState>,
+    path: web::Path<(String, String)>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let (id, action) = path.into_inner();
+    let id = parse_id(&id)?;
+    let (person, f) = (&posted.person, &posted.form);
+    let who = person.principal();
+    let outcome = match action.as_str() {
+        "edit" => {
+            let patch = WebhookPatch {
+                url: Some(f.text("url").trim().to_owned()),
+                events: Some(events_of(f).unwrap_or_else(|| vec!["*".into()])),
+                active: Some(f.checked("active")),
+                description: Some(
+                    f.get("description")
+                        .map(str::trim)
+                        .filter(|d| !d.is_empty())
+                        .map(str::to_owned),
+                ),
+                ..WebhookPatch::default()
+            };
+            state.webhooks.update(who, &id, patch).await.map(|_| None)
+        }
+        "rotate" => {
+            let patch = WebhookPatch {
+                rotate_secret: true,
+                ..WebhookPatch::default()
+            };
+            state.webhooks.update(who, &id, patch).await.map(Some)
+        }
+        "redeliver" => {
+            let delivery = DeliveryId::parse(f.text("delivery_id")).map_err(|_| {
+                PageError::Status(StatusCode::BAD_REQUEST, "No delivery was chosen".into())
+            })?;
+            match state.webhooks.redeliver(who, &id, &delivery).await {
+                Ok(_) => {
+                    return Ok(layout::redirect(&format!(
+                        "/app/webhooks/{id}?done=redelivered"
+                    )))
+                }
+                Err(e) => Err(e),
+            }
+        }
+        "delete" => {
+            state.webhooks.delete(who, &id).await?;
+            return Ok(layout::redirect("/app/webhooks"));
+        }
+        _ => return Err(PageError::NotFound("There is no such action".into())),
+    };
+    match outcome {
+        // A new secret is shown on this answer only.
+        Ok(Some(view)) => hook_page(&state, person, &id, Some(&view), Problems::none(), None).await,
+        Ok(None) => Ok(layout::redirect(&format!("/app/webhooks/{id}?done=saved"))),
+        Err(error) => {
+            let problems = Problems::from_service(error)?;
+            hook_page(&state, person, &id, None, problems, None).await
+        }
+    }
+}

@@ -114,6 +114,25 @@ fn forged_forms_are_refused_and_pages_carry_a_strict_policy() {
     let csp = page.headers()["content-security-policy"].to_str().unwrap();
     assert!(csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"));
     assert_eq!(page.headers()["x-frame-options"], "DENY");
+    // What the framework refuses on its own is a page here too.
+    let wrong_method = admin
+        .client
+        .put(format!("{}/login", server.base))
+        .send()
+        .unwrap();
+    assert_eq!(wrong_method.status(), 405);
+    assert!(wrong_method.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    let huge = "x".repeat(2 * 1024 * 1024);
+    let too_big = admin.post_raw(
+        "/app/loops",
+        &[("csrf", &token), ("name", &huge)],
+        Some(&server.base),
+    );
+    assert_eq!(too_big.status(), 413);
+    assert!(too_big.text().unwrap().contains("too large"));
     let (status, _) = Person::new(&server).page("/app");
     assert_eq!(status, 200, "signed out: the sign-in page");
     assert!(Person::new(&server)

@@ -111,3 +111,43 @@ impl ResponseError for PageError {
         response
     }
 }
+
+/// Rewrites an error the framework answered on its own (wrong method, a
+/// body too large, a bad path) into a page, keeping its status and headers.
+pub(crate) fn as_page<B: actix_web::body::MessageBody>(
+    response: actix_web::dev::ServiceResponse<B>,
+) -> actix_web::Result<actix_web::middleware::ErrorHandlerResponse<B>> {
+    use actix_web::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+    use actix_web::middleware::ErrorHandlerResponse;
+    let is_page = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/html"));
+    if is_page {
+        return Ok(ErrorHandlerResponse::Response(
+            response.map_into_left_body(),
+        ));
+    }
+    let (req, old) = response.into_parts();
+    let status = old.status();
+    let message = match status {
+        StatusCode::METHOD_NOT_ALLOWED => {
+            "This address does not take that kind of request.".to_owned()
+        }
+        StatusCode::PAYLOAD_TOO_LARGE => "What was sent is too large.".to_owned(),
+        StatusCode::NOT_FOUND => "There is no page at this address.".to_owned(),
+        other => other
+            .canonical_reason()
+            .unwrap_or("The request failed")
+            .to_owned(),
+    };
+    let mut page = PageError::Status(status, message).error_response();
+    for (name, value) in old.headers() {
+        if name != CONTENT_TYPE && name != CONTENT_LENGTH {
+            page.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    Ok(ErrorHandlerResponse::Response(
+        actix_web::dev::ServiceResponse::new(req, page).map_into_right_body(),
+    ))
+}

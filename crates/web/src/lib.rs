@@ -22,37 +22,50 @@ mod stream;
 
 pub use state::{ClientAddress, PublicGate, WebState};
 
+use actix_web::middleware::ErrorHandlers;
 use actix_web::web;
 
 /// Mounts the application's routes (`/`, `/login`, `/app/...`, `/join/...`,
 /// `/static/...`) on an actix-web app.
 pub fn mount(cfg: &mut web::ServiceConfig, state: WebState) {
+    // Errors the framework answers itself (wrong method, oversized body)
+    // are pages here too, not the API's JSON.
+    let pages = || ErrorHandlers::new().default_handler(error::as_page);
     cfg.app_data(web::Data::new(state))
-        .service(web::resource("/").get(pages::auth::root))
+        .service(web::resource("/").wrap(pages()).get(pages::auth::root))
         .service(web::resource("/static/{name}").get(assets::serve))
         .service(
             web::resource("/login")
+                .wrap(pages())
                 .get(pages::auth::login_page)
                 .post(pages::auth::login),
         )
-        .service(web::resource("/logout").post(pages::auth::logout))
+        .service(
+            web::resource("/logout")
+                .wrap(pages())
+                .post(pages::auth::logout),
+        )
         .service(
             web::resource("/signup")
+                .wrap(pages())
                 .get(pages::auth::signup_page)
                 .post(pages::auth::signup),
         )
         .service(
             web::resource("/setup/{token}")
+                .wrap(pages())
                 .get(pages::auth::setup_page)
                 .post(pages::auth::setup),
         )
         .service(
             web::resource("/join/{code}")
+                .wrap(pages())
                 .get(pages::join::page)
                 .post(pages::join::join),
         )
         .service(
             web::scope("/app")
+                .wrap(pages())
                 .service(web::resource("").get(pages::inbox::page))
                 .service(web::resource("/stream").get(stream::events))
                 .service(web::resource("/requests").get(pages::requests::list))

@@ -456,6 +456,14 @@ fn webhooks_are_managed_and_their_deliveries_seen_in_the_dashboard() {
         again.url()
     );
     receiver.wait_until(std::time::Duration::from_secs(15), |r| r.len() >= 2);
+    let tested = admin.submit(&page, &format!("{page}/test"), &[]);
+    assert_eq!(tested.status(), 200);
+    assert!(tested
+        .text()
+        .unwrap()
+        .contains("The test event was answered HTTP 200"));
+    let got = receiver.wait_until(std::time::Duration::from_secs(15), |r| r.len() >= 3);
+    assert!(got.iter().any(|r| r.json()["event"] == "webhook.test"));
 
     let stranger = Person::new(&server);
     server.set_password(

@@ -38,4 +38,4 @@ pub use ports::Ports;
 pub use principal::Principal;
 pub use requests::{CreatedRequest, ListRequestsInput, RequestService};
 pub use watch::{ChangeHub, RequestWatcher};
-pub use webhooks::{WebhookInput, WebhookPatch, WebhookService, WebhookView};
+pub use webhooks::{WebhookInput, WebhookPatch, WebhookService, WebhookView, TEST_EVENT};

@@ -5,12 +5,15 @@ use reviewloop_domain::{
     Delivery, DeliveryAttempt, DeliveryId, EventFilter, Permission, ValidationError, Webhook,
     WebhookId,
 };
-use reviewloop_ports::StoreError;
+use reviewloop_ports::{Outgoing, SendOutcome, StoreError};
 
 use crate::error::ServiceError;
 use crate::ports::Ports;
 use crate::principal::Principal;
-use crate::signing::new_secret;
+use crate::signing::{delivery_headers, new_secret};
+
+/// The event name of a test delivery (never stored, never in the outbox).
+pub const TEST_EVENT: &str = "webhook.test";
 
 const NOT_FOUND: &str = "Webhook not found";
 const DELIVERY_NOT_FOUND: &str = "Delivery not found";
@@ -232,6 +235,47 @@ impl WebhookService {
             .webhooks
             .deliveries_of(id, DELIVERIES_LISTED)
             .await?)
+    }
+
+    /// POSTs a `webhook.test` event to the subscription now, signed like
+    /// every delivery, and says what came of it. Nothing is recorded or
+    /// retried: it is for checking a receiver while setting it up.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn send_test(
+        &self,
+        caller: &Principal,
+        id: &WebhookId,
+    ) -> Result<SendOutcome, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        let webhook = self.own(caller, id).await?;
+        let now = self.ports.clock.now();
+        let event_id = self.ports.event_id(now).to_string();
+        let body = serde_json::json!({
+            "id": event_id,
+            "event": TEST_EVENT,
+            "created_at": now,
+            "data": {
+                "webhook_id": webhook.id,
+                "message": "A test delivery from reviewloop: the receiver is reachable and can check signatures.",
+            },
+        })
+        .to_string();
+        let headers = delivery_headers(
+            &webhook.secret,
+            &event_id,
+            TEST_EVENT,
+            now.timestamp(),
+            &body,
+        );
+        Ok(self
+            .ports
+            .sender
+            .send(&Outgoing {
+                url: webhook.url,
+                headers,
+                body,
+            })
+            .await)
     }
 
     /// Sends a delivery again, with a fresh retry schedule.

@@ -39,6 +39,19 @@ impl FormData {
             .collect()
     }
 
+    /// The query string of a page's address.
+    pub fn query(req: &actix_web::HttpRequest) -> Self {
+        Self::parse(req.query_string().as_bytes())
+    }
+
+    /// The `page` of a paged list: 1 unless a number from 1 to 10,000 is given.
+    pub fn page_number(&self) -> u32 {
+        self.get("page")
+            .and_then(|p| p.parse().ok())
+            .filter(|p| (1..=10_000).contains(p))
+            .unwrap_or(1)
+    }
+
     /// Whether a checkbox `name` was ticked.
     pub fn checked(&self, name: &str) -> bool {
         self.get(name).is_some()

@@ -227,3 +227,43 @@ async fn redelivery_needs_an_active_subscription_and_a_finished_delivery() {
         .unwrap_err();
     assert!(matches!(err, ServiceError::Conflict(m) if m.starts_with("Webhook is disabled")));
 }
+
+#[tokio::test]
+async fn a_test_send_posts_a_signed_test_event_and_reports_the_answer() {
+    let mut kit = Kit::new();
+    let mut owned = hook(&kit, 1);
+    owned.active = true;
+    let found = owned.clone();
+    kit.webhooks
+        .expect_webhook_by_id()
+        .returning(move |_| Ok(Some(found.clone())));
+    kit.sender
+        .expect_send()
+        .withf(|out| {
+            let signature = out
+                .headers
+                .iter()
+                .find(|(k, _)| k == "X-ReviewLoop-Signature-256")
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default();
+            out.url == "https://hooks.example.com/in"
+                && out.body.contains("\"event\":\"webhook.test\"")
+                && signature == crate::signing::body_signature("whsec_old", &out.body)
+        })
+        .times(1)
+        .returning(|_| reviewloop_ports::SendOutcome {
+            status: Some(204),
+            latency_ms: 3,
+            error: None,
+        });
+    let service = WebhookService::new(kit.ports());
+    let caller = Kit::new().principal(1);
+    let outcome = service.send_test(&caller, &owned.id).await.unwrap();
+    assert_eq!(outcome.status, Some(204));
+
+    let stranger = Kit::new().principal(2);
+    assert!(matches!(
+        service.send_test(&stranger, &owned.id).await,
+        Err(ServiceError::NotFound(_))
+    ));
+}

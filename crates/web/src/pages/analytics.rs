@@ -70,7 +70,7 @@ pub(crate) async fn page(
     state: web::Data<WebState>,
     person: Person,
 ) -> Result<HttpResponse, PageError> {
-    let q = FormData::parse(req.query_string().as_bytes());
+    let q = FormData::query(&req);
     let days = q.get("days").and_then(|d| d.parse().ok()).unwrap_or(7);
     let loop_id = match q.get("loop").filter(|l| !l.is_empty()) {
         Some(raw) => {

@@ -35,10 +35,6 @@ fn anon_page(
     response
 }
 
-fn query(req: &HttpRequest) -> FormData {
-    FormData::parse(req.query_string().as_bytes())
-}
-
 fn login_form(token: &str, email: &str, next: &str, problems: &Problems, open: bool) -> Markup {
     html! {
         section.card.narrow {
@@ -66,7 +62,7 @@ pub(crate) async fn login_page(
     state: web::Data<WebState>,
     person: MaybePerson,
 ) -> HttpResponse {
-    let q = query(&req);
+    let q = FormData::query(&req);
     let next = local_path(q.get("next"));
     if person.0.is_some() {
         return layout::redirect(&next);
@@ -166,7 +162,7 @@ pub(crate) async fn signup_page(
     state: web::Data<WebState>,
 ) -> Result<HttpResponse, PageError> {
     (state.public_gate)(&req).map_err(PageError::Busy)?;
-    let q = query(&req);
+    let q = FormData::query(&req);
     let code = q.get("code").map(str::to_owned);
     let lp = match &code {
         Some(code) => Some(state.loops.loop_for_code(code).await?),

@@ -63,13 +63,9 @@ pub(crate) async fn page(
     state: web::Data<WebState>,
     person: Person,
 ) -> Result<HttpResponse, PageError> {
-    let q = FormData::parse(req.query_string().as_bytes());
+    let q = FormData::query(&req);
     let (tab, view) = tab_of(q.get("tab"));
-    let page: u32 = q
-        .get("page")
-        .and_then(|p| p.parse().ok())
-        .filter(|p| (1..=10_000).contains(p))
-        .unwrap_or(1);
+    let page = q.page_number();
     let who = person.principal();
     let mut requests = state
         .requests

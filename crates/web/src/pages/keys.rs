@@ -129,10 +129,7 @@ pub(crate) async fn create(
         )
         .into()),
     };
-    let (created, problems, previous) = match outcome {
-        Ok(created) => (Some(created), Problems::none(), FormData::default()),
-        Err(error) => (None, Problems::from_service(error)?, f.clone()),
-    };
+    let (created, problems, previous) = Problems::outcome(outcome, f)?;
     let keys = state.accounts.own_keys(person.principal()).await?;
     Ok(render(
         person,

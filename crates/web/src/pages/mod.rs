@@ -77,6 +77,19 @@ impl Problems {
         Ok(Self::one(status, error.to_string()))
     }
 
+    /// What a form that answers on the same page (no redirect) shows
+    /// next: the thing made and a blank form, or the problems and the form
+    /// as it was typed.
+    pub fn outcome<T>(
+        result: Result<T, ServiceError>,
+        typed: &crate::form::FormData,
+    ) -> Result<(Option<T>, Self, crate::form::FormData), PageError> {
+        Ok(match result {
+            Ok(made) => (Some(made), Self::none(), crate::form::FormData::default()),
+            Err(error) => (None, Self::from_service(error)?, typed.clone()),
+        })
+    }
+
     pub fn show(&self) -> Markup {
         html! {
             @if !self.messages.is_empty() {

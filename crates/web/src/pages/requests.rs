@@ -24,18 +24,14 @@ pub(crate) async fn list(
     state: web::Data<WebState>,
     person: Person,
 ) -> Result<HttpResponse, PageError> {
-    let q = FormData::parse(req.query_string().as_bytes());
+    let q = FormData::query(&req);
     let pick = |name: &str| {
         q.get(name)
             .map(str::trim)
             .filter(|v| !v.is_empty())
             .map(str::to_owned)
     };
-    let page: u32 = q
-        .get("page")
-        .and_then(|p| p.parse().ok())
-        .filter(|p| (1..=10_000).contains(p))
-        .unwrap_or(1);
+    let page = q.page_number();
     let input = ListRequestsInput {
         status: pick("status"),
         priority: pick("priority"),

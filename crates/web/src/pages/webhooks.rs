@@ -117,11 +117,8 @@ pub(crate) async fn create(
             .filter(|d| !d.is_empty())
             .map(str::to_owned),
     };
-    let (created, problems, previous) = match state.webhooks.create(person.principal(), input).await
-    {
-        Ok(view) => (Some(view), Problems::none(), FormData::default()),
-        Err(error) => (None, Problems::from_service(error)?, f.clone()),
-    };
+    let (created, problems, previous) =
+        Problems::outcome(state.webhooks.create(person.principal(), input).await, f)?;
     let hooks = state.webhooks.list(person.principal()).await?;
     Ok(list_page(
         person,
@@ -198,7 +195,12 @@ async fn hook_page(
             }
         }
         section.card.danger-zone {
-            h2 { "Secret and removal" }
+            h2 { "Test, secret and removal" }
+            form.inline method="post" action=(action("test")) {
+                (csrf_field(person.csrf()))
+                button.secondary type="submit" { "Send a test event" }
+            }
+            " "
             form.inline method="post" action=(action("rotate")) {
                 (csrf_field(person.csrf()))
                 button.secondary type="submit" { "Make a new secret" }
@@ -277,6 +279,29 @@ pub(crate) async fn act(
                 }
                 Err(e) => Err(e),
             }
+        }
+        "test" => {
+            let outcome = state.webhooks.send_test(who, &id).await?;
+            // The page itself worked (200); the receiver's answer is news.
+            let failed = |m: String| Problems::one(StatusCode::OK, m);
+            let (problems, said) = match (outcome.status, &outcome.error) {
+                (Some(code), _) if outcome.succeeded() => (
+                    Problems::none(),
+                    Some(format!(
+                        "The test event was answered HTTP {code} in {} ms.",
+                        outcome.latency_ms
+                    )),
+                ),
+                (Some(code), _) => (
+                    failed(format!(
+                        "The receiver answered HTTP {code}; only a 2xx answer counts as received."
+                    )),
+                    None,
+                ),
+                (None, Some(why)) => (failed(format!("The test event got no answer: {why}")), None),
+                (None, None) => (failed("The test event got no answer.".into()), None),
+            };
+            return hook_page(&state, person, &id, None, problems, said.as_deref()).await;
         }
         "delete" => {
             state.webhooks.delete(who, &id).await?;

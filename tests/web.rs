@@ -330,6 +330,13 @@ fn a_strangers_session_sees_none_of_another_accounts_pages() {
         );
         assert_eq!(r.status(), 404, "{action}");
     }
+    let key_id = server.get(owner, "/v1/test").data(200)["api_key_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = stranger.submit("/app/keys", &format!("/app/keys/{key_id}/revoke"), &[]);
+    assert_eq!(r.status(), 404, "another account's key");
+    assert_eq!(server.get(owner, "/v1/test").status, 200, "still works");
     let (_, requests) = stranger.page("/app/requests");
     assert!(!requests.contains(&request));
     let seen: Value = server
@@ -484,7 +491,26 @@ fn webhooks_are_managed_and_their_deliveries_seen_in_the_dashboard() {
     assert_eq!(admin.page(&page).0, 200, "still there");
 }
 
+/// Sessions live in the database: a browser signed in on one instance is
+/// signed in on the other, and signing out on one ends it on both.
+fn a_session_made_on_one_instance_works_on_another() {
+    let first = Server::start();
+    first.set_password("admin@localhost", PASSWORD);
+    let second = first.another_instance();
+    let mut person = Person::new(&first);
+    person.sign_in("admin@localhost", PASSWORD);
+    person.base = second.base.clone();
+    let (status, html) = person.page("/app/account");
+    assert_eq!(status, 200);
+    assert!(html.contains("admin@localhost"));
+    let out = person.submit("/app/account", "/logout", &[]);
+    assert_eq!(out.url().path(), "/login");
+    person.base = first.base.clone();
+    assert!(person.get("/app").url().path().starts_with("/login"));
+}
+
 on_every_backend!(
+    a_session_made_on_one_instance_works_on_another,
     webhooks_are_managed_and_their_deliveries_seen_in_the_dashboard,
     analytics_count_the_owners_requests,
     first_start_link_sets_the_admin_password_once,

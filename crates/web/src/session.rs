@@ -123,3 +123,24 @@ pub(crate) fn form_cookie(token: &str, secure: bool) -> Cookie<'static> {
         .secure(secure)
         .finish()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_session_cookie_is_out_of_scripts_reach_and_secure_on_https() {
+        let plain = session_cookie("t", false).to_string();
+        assert!(
+            plain.contains("HttpOnly") && plain.contains("SameSite=Lax"),
+            "{plain}"
+        );
+        assert!(!plain.contains("Secure"), "{plain}");
+        assert!(session_cookie("t", true).to_string().contains("Secure"));
+        let gone = expired_session_cookie(true).to_string();
+        assert!(gone.contains("Max-Age=0"), "{gone}");
+        assert!(form_cookie("t", false)
+            .to_string()
+            .contains("SameSite=Strict"));
+    }
+}

@@ -3,6 +3,10 @@
 //! move them. Pure: no IO, no clock, no randomness and no async. Callers pass
 //! in the current time and random bytes, so every rule here is deterministic
 //! and can be reused by other Rust services.
+//!
+//! The crate's README, with a runnable example, follows.
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
 
 pub mod account;
 pub mod error;

@@ -236,7 +236,9 @@ fn due_query(
     requests::table
         .filter(sql::<Bool>(OPEN_CONDITION))
         .filter(requests::timeout_at.le(to_db_time(now)))
-        .order(requests::timeout_at.asc())
+        // The id breaks ties, so two sweepers lease rows in one order and
+        // cannot deadlock on PostgreSQL.
+        .order((requests::timeout_at.asc(), requests::id.asc()))
         .limit(i64::from(limit))
 }
 

@@ -509,7 +509,65 @@ fn a_session_made_on_one_instance_works_on_another() {
     assert!(person.get("/app").url().path().starts_with("/login"));
 }
 
+/// An email invited to a loop claims its account by signing up with that
+/// loop's code; an invited account that already has API keys is someone's
+/// working account and cannot be taken that way.
+fn an_invited_email_claims_its_account_but_a_working_account_is_not_taken() {
+    let server = Server::start();
+    let owner = &server.admin_key;
+    let created = server.create_loop(owner, "Invites");
+    let loop_id = id_of(&created["loop"]);
+    let code = created["invite_code"].as_str().unwrap().to_owned();
+    server.key("worker@example.com");
+    for email in ["ivy@example.com", "worker@example.com"] {
+        server
+            .post(
+                owner,
+                &format!("/v1/api/loops/{loop_id}/members"),
+                json!({"email": email}),
+            )
+            .data(201);
+    }
+    let signup = format!("/signup?code={code}");
+    let ivy = Person::new(&server);
+    let landed = ivy.submit(
+        &signup,
+        "/signup",
+        &[
+            ("email", "ivy@example.com"),
+            ("password", PASSWORD),
+            ("code", &code),
+        ],
+    );
+    assert_eq!(landed.url().path(), "/app");
+    let members = server.get(owner, &format!("/v1/api/loops/{loop_id}/members"));
+    let status_of = |email: &str| {
+        members.data(200)["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["email"] == email)
+            .map(|m| m["status"].clone())
+    };
+    assert_eq!(status_of("ivy@example.com"), Some(json!("active")));
+
+    let taker = Person::new(&server);
+    let refused = taker.submit(
+        &signup,
+        "/signup",
+        &[
+            ("email", "worker@example.com"),
+            ("password", PASSWORD),
+            ("code", &code),
+        ],
+    );
+    assert_eq!(refused.status(), 409);
+    assert!(refused.text().unwrap().contains("already exists"));
+    assert_eq!(status_of("worker@example.com"), Some(json!("pending")));
+}
+
 on_every_backend!(
+    an_invited_email_claims_its_account_but_a_working_account_is_not_taken,
     a_session_made_on_one_instance_works_on_another,
     webhooks_are_managed_and_their_deliveries_seen_in_the_dashboard,
     analytics_count_the_owners_requests,

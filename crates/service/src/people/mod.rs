@@ -353,7 +353,10 @@ impl PeopleService {
             }
             // An account a loop owner invited by email has no password
             // yet; the invitation's own code lets that person claim it.
-            // Any other existing account is refused.
+            // Only an account that is nothing but an invitation: one with
+            // API keys is someone's working account, and the code is
+            // shared, so claiming it would hand that account to anyone
+            // holding the code. Any other existing account is refused.
             Some(user) => {
                 let invited_here = match &lp {
                     Some(lp) => lp
@@ -362,7 +365,8 @@ impl PeopleService {
                     None => false,
                 };
                 let has_password = self.ports.people.password_hash(&user.id).await?.is_some();
-                if has_password || !invited_here {
+                let has_keys = !self.ports.accounts.api_keys_of(&user.id).await?.is_empty();
+                if has_password || has_keys || !invited_here {
                     return Err(ServiceError::Conflict(ACCOUNT_EXISTS.into()));
                 }
                 user

@@ -188,6 +188,7 @@ async fn an_invited_email_claims_its_account_with_the_code_and_joins() {
         .expect_user_by_email()
         .returning(move |_| Ok(Some(u.clone())));
     kit.people.expect_password_hash().returning(|_| Ok(None));
+    kit.accounts.expect_api_keys_of().returning(|_| Ok(vec![]));
     kit.people
         .expect_set_password()
         .times(1)
@@ -204,8 +205,13 @@ async fn an_invited_email_claims_its_account_with_the_code_and_joins() {
 
 #[tokio::test]
 async fn an_existing_account_cannot_be_taken_over_by_sign_up() {
-    // Not invited to this loop, or already has a password: refused.
-    for (pending, has_password) in [(false, false), (true, true)] {
+    // Not invited to this loop, already has a password, or has API keys
+    // (a working account, not only an invitation): refused.
+    for (pending, has_password, has_key) in [
+        (false, false, false),
+        (true, true, false),
+        (true, false, true),
+    ] {
         let mut kit = Kit::new();
         plain_hasher(&mut kit);
         let user = kit.user(3, "u3@x.io");
@@ -223,6 +229,23 @@ async fn an_existing_account_cannot_be_taken_over_by_sign_up() {
         kit.people
             .expect_password_hash()
             .returning(move |_| Ok(has_password.then(|| "hashed:x".to_owned())));
+        let key = has_key.then(|| {
+            let user = Kit::new().user(3, "u3@x.io");
+            reviewloop_domain::ApiKey {
+                id: reviewloop_domain::ApiKeyId::new(Kit::new().oid(9)),
+                user_id: user.id,
+                name: None,
+                key_hash: "h".into(),
+                prefix: "rl_".into(),
+                permissions: reviewloop_domain::Permission::ALL.to_vec(),
+                rate_limit: 100,
+                created_at: Kit::new().now,
+                revoked_at: None,
+            }
+        });
+        kit.accounts
+            .expect_api_keys_of()
+            .returning(move |_| Ok(key.clone().into_iter().collect()));
         kit.people.expect_set_password().times(0);
         let result = service(kit, SignupPolicy::Open)
             .sign_up("u3@x.io", "long enough", Some("ABCDEF"))

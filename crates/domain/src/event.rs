@@ -38,11 +38,14 @@ pub enum EventType {
     /// A loop was deleted.
     #[serde(rename = "loop.deleted")]
     LoopDeleted,
+    /// A template's name, description or fields changed.
+    #[serde(rename = "template.updated")]
+    TemplateUpdated,
 }
 
 impl EventType {
     /// Every event type.
-    pub const ALL: [EventType; 8] = [
+    pub const ALL: [EventType; 9] = [
         Self::RequestCreated,
         Self::RequestClaimed,
         Self::RequestCompleted,
@@ -51,6 +54,7 @@ impl EventType {
         Self::LoopMemberJoined,
         Self::LoopMemberLeft,
         Self::LoopDeleted,
+        Self::TemplateUpdated,
     ];
 
     /// The event's name, as receivers see it.
@@ -64,6 +68,7 @@ impl EventType {
             Self::LoopMemberJoined => "loop.member_joined",
             Self::LoopMemberLeft => "loop.member_left",
             Self::LoopDeleted => "loop.deleted",
+            Self::TemplateUpdated => "template.updated",
         }
     }
 
@@ -143,6 +148,26 @@ impl Event {
             account_id: lp.creator_id,
             request_id: None,
             loop_id: Some(lp.id),
+            data,
+            created_at: now,
+        }
+    }
+
+    /// An event about an account's own resource that is neither a request
+    /// nor a loop (a template): `data` is its payload as the edge shaped it.
+    pub fn for_account(
+        id: EventId,
+        event_type: EventType,
+        account_id: UserId,
+        data: Value,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            id,
+            event_type,
+            account_id,
+            request_id: None,
+            loop_id: None,
             data,
             created_at: now,
         }

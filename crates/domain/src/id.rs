@@ -157,6 +157,10 @@ typed_id!(
     /// Identifies one event's delivery to one receiver.
     DeliveryId
 );
+typed_id!(
+    /// Identifies a template (a reusable form).
+    TemplateId
+);
 
 #[cfg(test)]
 mod tests {

@@ -11,20 +11,24 @@
 pub mod account;
 pub mod error;
 pub mod event;
+pub mod form;
 pub mod id;
 pub mod member;
 pub mod person;
 pub mod request;
 pub mod response;
 pub mod review_loop;
+pub mod template;
 mod text;
 pub mod webhook;
 
 pub use account::{AccountStatus, ApiKey, Email, Permission, User};
 pub use error::{FieldError, TransitionError, ValidationError};
 pub use event::{Event, EventType};
+pub use form::{Field, FieldKind, Form};
 pub use id::{
-    ApiKeyId, DeliveryId, EventId, InvalidId, LoopId, ObjectId, RequestId, UserId, WebhookId,
+    ApiKeyId, DeliveryId, EventId, InvalidId, LoopId, ObjectId, RequestId, TemplateId, UserId,
+    WebhookId,
 };
 pub use member::{Member, MemberStatus};
 pub use person::Password;
@@ -34,6 +38,7 @@ pub use request::{
 };
 pub use response::{ResponseConfig, ResponseType};
 pub use review_loop::{Icon, InviteCode, Loop, LoopDescription, LoopName};
+pub use template::{Template, TemplateInput, TemplatePatch};
 pub use webhook::{
     Delivery, DeliveryAttempt, DeliveryStatus, DeliveryTarget, EventFilter, Webhook,
 };

@@ -105,75 +105,78 @@ pub enum ResponseConfig {
     Boolean,
 }
 
-fn config_error(field: &str, message: impl Into<String>) -> ValidationError {
-    ValidationError::field(format!("response_config.{field}"), message)
+/// Reads the settings of one response type out of an object, naming every
+/// mistake by its path under `prefix` (`response_config` for a request,
+/// `fields[2]` for a template's field).
+struct Settings<'a> {
+    prefix: &'a str,
+    map: &'a Map<String, Value>,
 }
 
-fn parse_options(config: &Map<String, Value>) -> Result<Vec<String>, ValidationError> {
-    let options = config
-        .get("options")
-        .and_then(Value::as_array)
-        .ok_or_else(|| {
-            config_error(
-                "options",
-                "response_config.options must be a non-empty array of strings",
-            )
-        })?;
-    if options.is_empty() || options.len() > MAX_OPTIONS {
-        return Err(config_error(
-            "options",
-            format!("response_config.options must have 1 to {MAX_OPTIONS} entries"),
-        ));
+impl Settings<'_> {
+    fn path(&self, key: &str) -> String {
+        format!("{}.{key}", self.prefix)
     }
-    let mut parsed: Vec<String> = Vec::with_capacity(options.len());
-    for option in options {
-        let text = option.as_str().map(str::trim).unwrap_or_default();
-        if text.is_empty() || char_len(text) > MAX_OPTION_LEN {
-            return Err(config_error(
-                "options",
-                format!(
-                    "response_config.options must be strings of 1 to {MAX_OPTION_LEN} characters"
-                ),
-            ));
+
+    fn error(&self, key: &str, message: impl std::fmt::Display) -> ValidationError {
+        let path = self.path(key);
+        ValidationError::field(path.clone(), format!("{path} {message}"))
+    }
+
+    fn options(&self) -> Result<Vec<String>, ValidationError> {
+        let options = self
+            .map
+            .get("options")
+            .and_then(Value::as_array)
+            .ok_or_else(|| self.error("options", "must be a non-empty array of strings"))?;
+        if options.is_empty() || options.len() > MAX_OPTIONS {
+            return Err(self.error("options", format!("must have 1 to {MAX_OPTIONS} entries")));
         }
-        check_line("response_config.options", text)?;
-        if parsed.iter().any(|p| p == text) {
-            return Err(config_error(
-                "options",
-                format!("response_config.options must be unique; '{text}' appears twice"),
-            ));
+        let mut parsed: Vec<String> = Vec::with_capacity(options.len());
+        for option in options {
+            let text = option.as_str().map(str::trim).unwrap_or_default();
+            if text.is_empty() || char_len(text) > MAX_OPTION_LEN {
+                return Err(self.error(
+                    "options",
+                    format!("must be strings of 1 to {MAX_OPTION_LEN} characters"),
+                ));
+            }
+            check_line(&self.path("options"), text)?;
+            if parsed.iter().any(|p| p == text) {
+                return Err(
+                    self.error("options", format!("must be unique; '{text}' appears twice"))
+                );
+            }
+            parsed.push(text.to_owned());
         }
-        parsed.push(text.to_owned());
+        Ok(parsed)
     }
-    Ok(parsed)
-}
 
-fn optional_number(config: &Map<String, Value>, key: &str) -> Result<Option<f64>, ValidationError> {
-    match config.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(value) => value
-            .as_f64()
-            .filter(|n| n.is_finite())
-            .map(Some)
-            .ok_or_else(|| config_error(key, format!("response_config.{key} must be a number"))),
+    fn number(&self, key: &str) -> Result<Option<f64>, ValidationError> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(value) => value
+                .as_f64()
+                .filter(|n| n.is_finite())
+                .map(Some)
+                .ok_or_else(|| self.error(key, "must be a number")),
+        }
     }
-}
 
-fn optional_whole(config: &Map<String, Value>, key: &str) -> Result<Option<i64>, ValidationError> {
-    match config.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(value) => value
-            .as_i64()
-            .or_else(|| {
-                value
-                    .as_f64()
-                    .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
-                    .map(|f| f as i64)
-            })
-            .map(Some)
-            .ok_or_else(|| {
-                config_error(key, format!("response_config.{key} must be a whole number"))
-            }),
+    fn whole(&self, key: &str) -> Result<Option<i64>, ValidationError> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(value) => value
+                .as_i64()
+                .or_else(|| {
+                    value
+                        .as_f64()
+                        .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
+                        .map(|f| f as i64)
+                })
+                .map(Some)
+                .ok_or_else(|| self.error(key, "must be a whole number")),
+        }
     }
 }
 
@@ -185,7 +188,7 @@ impl ResponseConfig {
         raw: Option<&Value>,
     ) -> Result<Self, ValidationError> {
         let empty = Map::new();
-        let config = match raw {
+        let map = match raw {
             None | Some(Value::Null) => &empty,
             Some(Value::Object(map)) => map,
             Some(_) => {
@@ -195,33 +198,43 @@ impl ResponseConfig {
                 ))
             }
         };
+        Self::parse_settings("response_config", response_type, map)
+    }
+
+    /// The settings of `response_type` read from `map`, where other keys
+    /// may stand too; mistakes are named by their path under `prefix`.
+    pub fn parse_settings(
+        prefix: &str,
+        response_type: ResponseType,
+        map: &Map<String, Value>,
+    ) -> Result<Self, ValidationError> {
+        let settings = Settings { prefix, map };
         match response_type {
             ResponseType::Text => {
-                let max_length =
-                    optional_whole(config, "max_length")?.unwrap_or(MAX_TEXT_ANSWER as i64);
+                let max_length = settings
+                    .whole("max_length")?
+                    .unwrap_or(MAX_TEXT_ANSWER as i64);
                 if !(1..=MAX_TEXT_ANSWER as i64).contains(&max_length) {
-                    return Err(config_error(
-                        "max_length",
-                        format!("response_config.max_length must be from 1 to {MAX_TEXT_ANSWER}"),
-                    ));
+                    return Err(settings
+                        .error("max_length", format!("must be from 1 to {MAX_TEXT_ANSWER}")));
                 }
                 Ok(Self::Text {
                     max_length: max_length as usize,
                 })
             }
             ResponseType::SingleSelect => Ok(Self::SingleSelect {
-                options: parse_options(config)?,
+                options: settings.options()?,
             }),
             ResponseType::MultiSelect => Ok(Self::MultiSelect {
-                options: parse_options(config)?,
+                options: settings.options()?,
             }),
             ResponseType::Rating => {
-                let scale_min = optional_whole(config, "scale_min")?.unwrap_or(1);
-                let scale_max = optional_whole(config, "scale_max")?.unwrap_or(5);
+                let scale_min = settings.whole("scale_min")?.unwrap_or(1);
+                let scale_max = settings.whole("scale_max")?.unwrap_or(5);
                 if scale_min >= scale_max {
-                    return Err(config_error(
+                    return Err(settings.error(
                         "scale_max",
-                        "response_config.scale_min must be less than response_config.scale_max",
+                        format!("must be greater than {}", settings.path("scale_min")),
                     ));
                 }
                 Ok(Self::Rating {
@@ -230,19 +243,42 @@ impl ResponseConfig {
                 })
             }
             ResponseType::Number => {
-                let min = optional_number(config, "min")?;
-                let max = optional_number(config, "max")?;
+                let min = settings.number("min")?;
+                let max = settings.number("max")?;
                 if let (Some(min), Some(max)) = (min, max) {
                     if min > max {
-                        return Err(config_error(
+                        return Err(settings.error(
                             "max",
-                            "response_config.min must not be greater than response_config.max",
+                            format!("must not be less than {}", settings.path("min")),
                         ));
                     }
                 }
                 Ok(Self::Number { min, max })
             }
             ResponseType::Boolean => Ok(Self::Boolean),
+        }
+    }
+
+    /// The names of the settings this type reads.
+    pub fn setting_names(response_type: ResponseType) -> &'static [&'static str] {
+        match response_type {
+            ResponseType::Text => &["max_length"],
+            ResponseType::SingleSelect | ResponseType::MultiSelect => &["options"],
+            ResponseType::Rating => &["scale_min", "scale_max"],
+            ResponseType::Number => &["min", "max"],
+            ResponseType::Boolean => &[],
+        }
+    }
+
+    /// The response type these settings are for.
+    pub fn response_type(&self) -> ResponseType {
+        match self {
+            Self::Text { .. } => ResponseType::Text,
+            Self::SingleSelect { .. } => ResponseType::SingleSelect,
+            Self::MultiSelect { .. } => ResponseType::MultiSelect,
+            Self::Rating { .. } => ResponseType::Rating,
+            Self::Number { .. } => ResponseType::Number,
+            Self::Boolean => ResponseType::Boolean,
         }
     }
 
@@ -254,6 +290,12 @@ impl ResponseConfig {
             Some(Value::Object(map)) => map.clone(),
             _ => Map::new(),
         };
+        self.write_settings(&mut map);
+        Value::Object(map)
+    }
+
+    /// Writes the effective value of every setting into `map`.
+    pub fn write_settings(&self, map: &mut Map<String, Value>) {
         match self {
             Self::Text { max_length } => {
                 map.insert("max_length".into(), Value::from(*max_length));
@@ -277,7 +319,6 @@ impl ResponseConfig {
             }
             Self::Boolean => {}
         }
-        Value::Object(map)
     }
 
     /// Checks an answer (`field` names it in messages: `response_data` or

@@ -9,6 +9,7 @@ mod people;
 mod stores;
 mod system;
 pub mod tally;
+mod templates;
 mod webhooks;
 
 pub use error::StoreError;
@@ -19,6 +20,7 @@ pub use stores::{
     RequestStore,
 };
 pub use system::{Clock, IdSource, QrError, QrRenderer, RateLimitStatus, RateLimiter};
+pub use templates::TemplateStore;
 pub use webhooks::{
     DeliveryQueue, EventFeed, LeasedDelivery, Outgoing, SendOutcome, TargetGuard, WebhookHealth,
     WebhookSender, WebhookStore,
@@ -32,6 +34,8 @@ pub use people::{MockPasswordHasher, MockPeopleStore};
 pub use stores::{MockAccountStore, MockLoopStore, MockRequestStore};
 #[cfg(feature = "mock")]
 pub use system::{MockClock, MockIdSource, MockQrRenderer, MockRateLimiter};
+#[cfg(feature = "mock")]
+pub use templates::MockTemplateStore;
 #[cfg(feature = "mock")]
 pub use webhooks::{
     MockDeliveryQueue, MockEventFeed, MockTargetGuard, MockWebhookSender, MockWebhookStore,

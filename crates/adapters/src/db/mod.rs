@@ -17,6 +17,7 @@ mod rate_limits;
 mod requests;
 pub mod schema;
 mod statements;
+mod templates;
 mod webhooks;
 mod writer;
 

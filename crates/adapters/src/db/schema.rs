@@ -198,6 +198,18 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    templates (id) {
+        id -> Text,
+        account_id -> Text,
+        name -> Text,
+        description -> Nullable<Text>,
+        fields -> Text,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
 diesel::joinable!(api_keys -> users (user_id));
 diesel::joinable!(web_sessions -> users (user_id));
 diesel::joinable!(loop_members -> loops (loop_id));
@@ -218,6 +230,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     webhooks,
     deliveries,
     delivery_attempts,
+    templates,
 );
 
 diesel::table! {

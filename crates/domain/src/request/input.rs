@@ -1,9 +1,10 @@
 //! Validation of what clients send to create or change a request.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::fields::{ContentType, Platform, Priority, ProcessingType};
 use crate::error::ValidationError;
+use crate::form::Form;
 use crate::response::{ResponseConfig, ResponseType};
 use crate::text::{char_len, check_line, check_prose};
 
@@ -215,7 +216,11 @@ impl RequestInput {
             .and_then(|t| errors.collect(ResponseConfig::parse(t, self.response_config.as_ref())));
         let default_response = self.default_response.filter(|v| !v.is_null());
         if let (Some(config), Some(default)) = (&config, &default_response) {
-            errors.collect(config.validate_answer("default_response", default));
+            errors.collect(Form::single(config.clone()).validate(
+                "default_response",
+                default,
+                &Map::new(),
+            ));
         }
 
         let context = errors

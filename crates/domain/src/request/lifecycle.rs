@@ -10,11 +10,12 @@
 //! that refuses an illegal move with a [`TransitionError`].
 
 use chrono::{DateTime, Duration, Utc};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::input::{parse_object, parse_request_text, parse_timeout_seconds, ValidRequest};
 use super::{BroadcastEntry, Feedback, Priority, RequestPatch, RequestStatus, ReviewRequest};
 use crate::error::{TransitionError, ValidationError};
+use crate::form::Form;
 use crate::id::{ApiKeyId, LoopId, RequestId, UserId};
 use crate::response::ResponseConfig;
 use crate::text::{char_len, check_prose};
@@ -155,7 +156,7 @@ impl ReviewRequest {
     ) -> Result<(), ChangeError> {
         self.ensure_open()?;
         self.ensure_not_claimed_by_other(&by)?;
-        self.config()?.validate_answer("response_data", &answer)?;
+        Form::single(self.config()?).validate("response_data", &answer, &Map::new())?;
         if self.claimed_by.is_none() {
             self.claimed_by = Some(by);
             self.claimed_at = Some(now);
@@ -292,7 +293,11 @@ impl ReviewRequest {
             None => self.default_response.clone(),
         };
         if let (Some(config), Some(default)) = (&config, &default_response) {
-            errors.collect(config.validate_answer("default_response", default));
+            errors.collect(Form::single(config.clone()).validate(
+                "default_response",
+                default,
+                &Map::new(),
+            ));
         }
         let timeout_seconds = patch
             .timeout_seconds

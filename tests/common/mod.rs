@@ -145,6 +145,39 @@ impl Reply {
         self.body["msg"].as_str().expect("msg")
     }
 
+    /// `data` of an alternate-surface success, after checking the status,
+    /// the envelope and its `meta`.
+    pub fn data_b(&self, status: u16) -> &Value {
+        assert_eq!(
+            self.status, status,
+            "unexpected status; body: {}",
+            self.body
+        );
+        assert_eq!(self.body["success"], true, "{}", self.body);
+        assert!(self.body["meta"]["request_id"].is_string(), "{}", self.body);
+        &self.body["data"]
+    }
+
+    /// `error` of an alternate-surface failure (`code`, `message`,
+    /// `details`), after checking the status, the envelope and that `meta`
+    /// names the request.
+    pub fn error_b(&self, status: u16) -> &Value {
+        assert_eq!(
+            self.status, status,
+            "unexpected status; body: {}",
+            self.body
+        );
+        assert_eq!(self.body["success"], false, "{}", self.body);
+        assert_eq!(
+            self.body["meta"]["request_id"].as_str(),
+            self.header("x-request-id"),
+            "meta.request_id is the X-Request-Id of the answer: {}",
+            self.body
+        );
+        assert!(self.body["error"]["message"].is_string(), "{}", self.body);
+        &self.body["error"]
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }

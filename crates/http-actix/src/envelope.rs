@@ -9,6 +9,28 @@ use chrono::{SecondsFormat, Utc};
 use serde::Serialize;
 use serde_json::{json, Value};
 
+tokio::task_local! {
+    static REQUEST_ID: String;
+}
+
+/// Runs `work` (the handling of one request) with its request id known to
+/// every answer built inside it, errors included.
+pub(crate) async fn with_request_id<F: std::future::Future>(id: String, work: F) -> F::Output {
+    REQUEST_ID.scope(id, work).await
+}
+
+/// The id of the request being handled, where [`with_request_id`] set one.
+fn current_request_id(given: Option<String>) -> Option<String> {
+    given.or_else(|| REQUEST_ID.try_with(Clone::clone).ok())
+}
+
+fn meta(request_id: Option<String>) -> Value {
+    json!({
+        "request_id": current_request_id(request_id),
+        "timestamp": Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true),
+    })
+}
+
 /// Which envelope a path answers in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Surface {
@@ -48,10 +70,7 @@ pub fn ok_alternate(
     HttpResponse::build(status).json(json!({
         "success": true,
         "data": data,
-        "meta": {
-            "request_id": request_id,
-            "timestamp": Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true),
-        },
+        "meta": meta(request_id),
     }))
 }
 
@@ -73,7 +92,7 @@ pub fn ok(status: StatusCode, msg: &str, data: impl Serialize) -> HttpResponse {
 }
 
 /// The code of the alternate envelope for a status.
-fn alternate_code(status: StatusCode) -> &'static str {
+pub(crate) fn alternate_code(status: StatusCode) -> &'static str {
     match status.as_u16() {
         400 | 413 | 415 | 422 => "validation_error",
         401 => "unauthorized",
@@ -106,15 +125,25 @@ pub fn failure_body(
 ) -> Value {
     match surface {
         Surface::Request => json!({"error": true, "msg": message}),
-        Surface::Alternate => json!({
-            "success": false,
-            "error": {"code": alternate_code(status), "message": message, "details": Value::Null},
-            "meta": {
-                "request_id": request_id,
-                "timestamp": Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true),
-            },
-        }),
+        Surface::Alternate => {
+            alternate_failure(alternate_code(status), message, Value::Null, request_id)
+        }
     }
+}
+
+/// A failure body of the alternate envelope: `details` lists the fields at
+/// fault (`[{"field", "message"}]`), or is null.
+pub(crate) fn alternate_failure(
+    code: &str,
+    message: &str,
+    details: Value,
+    request_id: Option<String>,
+) -> Value {
+    json!({
+        "success": false,
+        "error": {"code": code, "message": message, "details": details},
+        "meta": meta(request_id),
+    })
 }
 
 #[cfg(test)]

@@ -9,7 +9,12 @@ use chrono::Utc;
 use reviewloop_service::ServiceError;
 
 use crate::auth::rate_limit_headers;
-use crate::envelope::{failure, Surface};
+use crate::envelope::{alternate_code, alternate_failure, failure_body, Surface};
+use reviewloop_service::TEMPLATE_NOT_FOUND;
+use serde_json::{json, Value};
+
+/// What the alternate surface calls a loop it cannot find.
+pub const TEAM_NOT_FOUND: &str = "Team not found";
 
 /// A failed request: what went wrong and which envelope to answer in.
 #[derive(Debug)]
@@ -40,14 +45,31 @@ impl ApiError {
         }
     }
 
-    /// The failure body this error is answered with.
-    pub fn body(&self) -> serde_json::Value {
-        crate::envelope::failure_body(
-            self.surface,
-            self.status_code(),
-            &self.error.to_string(),
-            None,
-        )
+    /// The failure body this error is answered with. On the alternate
+    /// surface a validation error lists every field at fault in `details`,
+    /// and a missing resource has the code of its kind.
+    pub fn body(&self) -> Value {
+        let status = self.status_code();
+        let message = self.error.to_string();
+        if self.surface == Surface::Request {
+            return failure_body(self.surface, status, &message, None);
+        }
+        let code = match &self.error {
+            ServiceError::NotFound(TEMPLATE_NOT_FOUND) => "template_not_found",
+            ServiceError::NotFound(TEAM_NOT_FOUND) => "team_not_found",
+            _ => alternate_code(status),
+        };
+        let details = match &self.error {
+            ServiceError::Invalid(invalid) => Value::Array(
+                invalid
+                    .errors
+                    .iter()
+                    .map(|e| json!({"field": e.field, "message": e.message}))
+                    .collect(),
+            ),
+            _ => Value::Null,
+        };
+        alternate_failure(code, &message, details, None)
     }
 
     /// A 400 with `message`.
@@ -94,12 +116,7 @@ impl ResponseError for ApiError {
             ServiceError::Unavailable(cause) => tracing::warn!(%cause, "store unavailable"),
             _ => {}
         }
-        let mut response = failure(
-            self.surface,
-            self.status_code(),
-            &self.error.to_string(),
-            None,
-        );
+        let mut response = HttpResponse::build(self.status_code()).json(self.body());
         if let ServiceError::RateLimited(status) = &self.error {
             rate_limit_headers(response.headers_mut(), status);
             let wait = (status.reset_at - Utc::now()).num_seconds().max(1);

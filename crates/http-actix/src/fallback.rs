@@ -90,7 +90,11 @@ pub(crate) async fn request_id_header(
     let started = std::time::Instant::now();
     let (method, path) = (req.method().to_string(), req.path().to_owned());
     let tally = Arc::new(Tally::default());
-    let mut response = tally::counting(tally.clone(), next.call(req)).await?;
+    let work = tally::counting(tally.clone(), next.call(req));
+    let mut response = match id.clone() {
+        Some(id) => crate::envelope::with_request_id(id, work).await?,
+        None => work.await?,
+    };
     tracing::info!(
         %method,
         %path,

@@ -7,7 +7,7 @@ use crate::public_limit::PublicLimiter;
 
 use reviewloop_service::{
     AccountService, Authenticator, EventStream, IdempotencyService, LoopService, Ports,
-    RequestService, WebhookService,
+    RequestService, TemplateService, WebhookService,
 };
 
 /// The services, built once at start and shared by every worker.
@@ -23,6 +23,8 @@ pub struct AppState {
     pub idempotency: IdempotencyService,
     /// Webhook subscriptions.
     pub webhooks: WebhookService,
+    /// Templates (reusable forms).
+    pub templates: TemplateService,
     /// The account's own settings (callback signing secret).
     pub accounts: AccountService,
     /// The event stream.
@@ -44,6 +46,7 @@ impl AppState {
             loops: LoopService::new(ports.clone(), public_url),
             idempotency: IdempotencyService::new(ports.clone()),
             webhooks: WebhookService::new(ports.clone()),
+            templates: TemplateService::new(ports.clone()),
             events: EventStream::new(ports.clone()),
             public_limiter: Arc::new(PublicLimiter::default()),
             trusted_proxies: TrustedProxies::default(),

@@ -92,6 +92,7 @@ fn ports(permissions: Vec<Permission>, allowed: bool) -> Ports {
         requests: Arc::new(MockRequestStore::new()),
         idempotency: Arc::new(MockIdempotencyStore::new()),
         webhooks: Arc::new(MockWebhookStore::new()),
+        templates: Arc::new(reviewloop_ports::MockTemplateStore::new()),
         deliveries: Arc::new(MockDeliveryQueue::new()),
         sender: Arc::new(MockWebhookSender::new()),
         feed: Arc::new(reviewloop_ports::MockEventFeed::new()),

@@ -55,6 +55,7 @@ pub(crate) fn ports(
         requests: store.clone(),
         idempotency: store.clone(),
         webhooks: store.clone(),
+        templates: store.clone(),
         feed: store.clone(),
         people: store.clone(),
         deliveries: store,

@@ -16,6 +16,7 @@ mod ports;
 mod principal;
 mod requests;
 pub mod signing;
+mod templates;
 mod watch;
 mod webhooks;
 
@@ -37,5 +38,6 @@ pub use people::{
 pub use ports::Ports;
 pub use principal::Principal;
 pub use requests::{CreatedRequest, ListRequestsInput, RequestService};
+pub use templates::{template_json, TemplateService, TEMPLATE_NOT_FOUND};
 pub use watch::{ChangeHub, RequestWatcher};
 pub use webhooks::{WebhookInput, WebhookPatch, WebhookService, WebhookView, TEST_EVENT};

@@ -12,7 +12,7 @@ use reviewloop_domain::{
 use reviewloop_ports::{
     Clock, IdSource, MockAccountStore, MockDeliveryQueue, MockEventFeed, MockIdempotencyStore,
     MockLoopStore, MockPasswordHasher, MockPeopleStore, MockQrRenderer, MockRateLimiter,
-    MockRequestStore, MockTargetGuard, MockWebhookSender, MockWebhookStore,
+    MockRequestStore, MockTargetGuard, MockTemplateStore, MockWebhookSender, MockWebhookStore,
 };
 
 use crate::ports::Ports;
@@ -66,6 +66,7 @@ pub(crate) struct Kit {
     pub requests: MockRequestStore,
     pub idempotency: MockIdempotencyStore,
     pub webhooks: MockWebhookStore,
+    pub templates: MockTemplateStore,
     pub deliveries: MockDeliveryQueue,
     pub sender: MockWebhookSender,
     pub feed: MockEventFeed,
@@ -87,6 +88,7 @@ impl Kit {
             requests: MockRequestStore::new(),
             idempotency: MockIdempotencyStore::new(),
             webhooks: MockWebhookStore::new(),
+            templates: MockTemplateStore::new(),
             deliveries: MockDeliveryQueue::new(),
             sender: MockWebhookSender::new(),
             feed: MockEventFeed::new(),
@@ -108,6 +110,7 @@ impl Kit {
             requests: Arc::new(self.requests),
             idempotency: Arc::new(self.idempotency),
             webhooks: Arc::new(self.webhooks),
+            templates: Arc::new(self.templates),
             deliveries: Arc::new(self.deliveries),
             sender: Arc::new(self.sender),
             feed: Arc::new(self.feed),

@@ -2,6 +2,7 @@
 //! mounted under both `/v1/api` and `/v1`, so the two path forms cannot drift.
 
 mod account;
+mod alternate;
 mod events;
 mod key;
 mod loops;
@@ -10,6 +11,8 @@ mod once;
 mod public;
 mod requests;
 mod reviewer;
+mod teams;
+mod templates;
 mod views;
 mod webhooks;
 
@@ -33,8 +36,32 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig) {
         .service(
             web::scope("/v1")
                 .wrap(from_fn(auth::authenticate))
+                .configure(alternate_only)
                 .configure(operations),
         );
+}
+
+/// The alternate surface's own resources, mounted under `/v1` only; they
+/// answer in envelope B whatever happens.
+fn alternate_only(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/templates")
+            .get(templates::list)
+            .post(templates::create),
+    )
+    .service(
+        web::resource("/templates/{id}")
+            .get(templates::get)
+            .patch(templates::update)
+            .delete(templates::delete),
+    )
+    .service(web::resource("/teams").get(teams::list).post(teams::create))
+    .service(web::resource("/teams/{id}").get(teams::get))
+    .service(
+        web::resource("/teams/{id}/members")
+            .get(teams::members)
+            .post(teams::invite),
+    );
 }
 
 fn operations(cfg: &mut web::ServiceConfig) {

@@ -1,0 +1,43 @@
+//! What the handlers of the alternate surface share. They are mounted only
+//! under `/v1`, so their surface is fixed by the route table: every error
+//! they return is rendered in envelope B.
+
+use actix_web::http::StatusCode;
+use actix_web::HttpResponse;
+use reviewloop_service::ServiceError;
+use serde::Serialize;
+
+use crate::envelope::{ok_alternate, Surface};
+use crate::error::ApiError;
+
+/// An error of this surface.
+pub(super) struct AltError(ApiError);
+
+impl From<ServiceError> for AltError {
+    fn from(error: ServiceError) -> Self {
+        Self(ApiError::new(error, Surface::Alternate))
+    }
+}
+
+impl From<AltError> for actix_web::Error {
+    fn from(error: AltError) -> Self {
+        error.0.into()
+    }
+}
+
+pub(super) type Result = std::result::Result<HttpResponse, AltError>;
+
+/// A success: `{"success": true, "data", "meta"}`.
+pub(super) fn ok_b(status: StatusCode, data: impl Serialize) -> HttpResponse {
+    ok_alternate(status, data, None)
+}
+
+/// Parses a path id; anything but 24 hexadecimal characters is a 400.
+pub(super) fn parse_id<T: std::str::FromStr>(raw: &str) -> std::result::Result<T, AltError> {
+    raw.parse().map_err(|_| {
+        AltError(ApiError::new(
+            ServiceError::Refused("Invalid ID format".into()),
+            Surface::Alternate,
+        ))
+    })
+}

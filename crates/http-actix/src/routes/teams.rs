@@ -1,0 +1,120 @@
+//! Teams, on the alternate surface only (`/v1/teams`): a team is a loop, so
+//! every handler calls the loop service and renders in envelope B. A loop
+//! made on either surface is visible on both.
+
+use actix_web::http::StatusCode;
+use actix_web::web;
+use reviewloop_domain::LoopId;
+use reviewloop_service::{messages, LoopInvite, ServiceError};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::alternate::{ok_b, parse_id, Result};
+use super::views::loop_json;
+use crate::auth::Caller;
+use crate::body::Body;
+use crate::error::TEAM_NOT_FOUND;
+use crate::state::AppState;
+
+/// The loop service speaks of loops; this surface of teams.
+fn as_team(error: ServiceError) -> ServiceError {
+    match error {
+        ServiceError::NotFound(messages::LOOP_NOT_FOUND) => ServiceError::NotFound(TEAM_NOT_FOUND),
+        other => other,
+    }
+}
+
+fn created_json(invite: &LoopInvite) -> Value {
+    let mut team = loop_json(&invite.lp);
+    if let Some(map) = team.as_object_mut() {
+        map.insert("invite_code".into(), json!(invite.lp.invite_code));
+        map.insert("join_url".into(), json!(invite.join_url));
+        map.insert("qr_code_url".into(), json!(invite.qr_code_url));
+    }
+    team
+}
+
+#[derive(Deserialize)]
+pub(super) struct CreateTeam {
+    name: Option<String>,
+    description: Option<String>,
+    icon: Option<String>,
+}
+
+pub(super) async fn create(
+    state: web::Data<AppState>,
+    caller: Caller,
+    Body(body, _): Body<CreateTeam>,
+) -> Result {
+    let invite = state
+        .loops
+        .create(
+            &caller.principal,
+            body.name.as_deref(),
+            body.description.as_deref(),
+            body.icon.as_deref(),
+            None,
+        )
+        .await?;
+    Ok(ok_b(StatusCode::CREATED, created_json(&invite)))
+}
+
+pub(super) async fn list(state: web::Data<AppState>, caller: Caller) -> Result {
+    let loops = state.loops.list(&caller.principal).await?;
+    let data: Vec<Value> = loops.iter().map(loop_json).collect();
+    Ok(ok_b(StatusCode::OK, data))
+}
+
+pub(super) async fn get(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+) -> Result {
+    let id = parse_id::<LoopId>(&path)?;
+    let lp = state
+        .loops
+        .get(&caller.principal, &id)
+        .await
+        .map_err(as_team)?;
+    Ok(ok_b(StatusCode::OK, loop_json(&lp)))
+}
+
+pub(super) async fn members(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+) -> Result {
+    let id = parse_id::<LoopId>(&path)?;
+    let lp = state
+        .loops
+        .members(&caller.principal, &id)
+        .await
+        .map_err(as_team)?;
+    Ok(ok_b(StatusCode::OK, &lp.members))
+}
+
+#[derive(Deserialize)]
+pub(super) struct Invite {
+    email: Option<String>,
+}
+
+pub(super) async fn invite(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+    Body(body, _): Body<Invite>,
+) -> Result {
+    let id = parse_id::<LoopId>(&path)?;
+    let email = body.email.ok_or_else(|| {
+        ServiceError::from(reviewloop_domain::ValidationError::field(
+            "email",
+            "email is required",
+        ))
+    })?;
+    let member = state
+        .loops
+        .invite(&caller.principal, &id, &email)
+        .await
+        .map_err(as_team)?;
+    Ok(ok_b(StatusCode::CREATED, member))
+}

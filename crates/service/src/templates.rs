@@ -1,0 +1,127 @@
+//! Templates: an account's reusable forms, managed through the alternate
+//! surface. Changing one emits `template.updated`; reviews already sent
+//! keep the fields they were created with.
+
+use reviewloop_domain::{
+    Event, EventType, Permission, Template, TemplateId, TemplateInput, TemplatePatch,
+};
+use reviewloop_ports::StoreError;
+use serde_json::{json, Value};
+
+use crate::error::ServiceError;
+use crate::ports::Ports;
+use crate::principal::Principal;
+
+/// The message of every template the caller cannot see.
+pub const TEMPLATE_NOT_FOUND: &str = "Template not found";
+
+/// A template as clients see it, in answers and in `template.updated`.
+pub fn template_json(template: &Template) -> Value {
+    json!({
+        "id": template.id(),
+        "name": template.name(),
+        "description": template.description(),
+        "fields": template.form().to_value(),
+        "created_at": template.created_at(),
+        "updated_at": template.updated_at(),
+    })
+}
+
+/// Template use cases.
+#[derive(Clone)]
+pub struct TemplateService {
+    ports: Ports,
+}
+
+impl TemplateService {
+    /// A service over `ports`.
+    pub fn new(ports: Ports) -> Self {
+        Self { ports }
+    }
+
+    /// The caller's template `id`; anyone else's is not found.
+    async fn own(&self, caller: &Principal, id: &TemplateId) -> Result<Template, ServiceError> {
+        self.ports
+            .templates
+            .template_by_id(id)
+            .await?
+            .filter(|t| t.account_id() == caller.user_id)
+            .ok_or(ServiceError::NotFound(TEMPLATE_NOT_FOUND))
+    }
+
+    /// Creates a template for the caller.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn create(
+        &self,
+        caller: &Principal,
+        input: TemplateInput,
+    ) -> Result<Template, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        let now = self.ports.clock.now();
+        let id = TemplateId::new(self.ports.ids.object_id(now));
+        let template = Template::create(id, caller.user_id, input, now)?;
+        self.ports.templates.insert_template(&template).await?;
+        Ok(template)
+    }
+
+    /// The caller's templates, newest first.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn list(&self, caller: &Principal) -> Result<Vec<Template>, ServiceError> {
+        caller.require(Permission::RequestsRead)?;
+        Ok(self.ports.templates.templates_of(&caller.user_id).await?)
+    }
+
+    /// One of the caller's templates.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn get(&self, caller: &Principal, id: &TemplateId) -> Result<Template, ServiceError> {
+        caller.require(Permission::RequestsRead)?;
+        self.own(caller, id).await
+    }
+
+    /// Changes a template and emits `template.updated` with it, in one
+    /// transaction.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn update(
+        &self,
+        caller: &Principal,
+        id: &TemplateId,
+        patch: TemplatePatch,
+    ) -> Result<Template, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        let mut template = self.own(caller, id).await?;
+        let now = self.ports.clock.now();
+        template.change(patch, now)?;
+        let event = Event::for_account(
+            self.ports.event_id(now),
+            EventType::TemplateUpdated,
+            caller.user_id,
+            json!({"template": template_json(&template)}),
+            now,
+        );
+        match self
+            .ports
+            .templates
+            .update_template(&template, &[event])
+            .await
+        {
+            Ok(()) => Ok(template),
+            Err(StoreError::NotFound) => Err(ServiceError::NotFound(TEMPLATE_NOT_FOUND)),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Deletes a template. Reviews sent with it keep their own copy of its
+    /// fields.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn delete(&self, caller: &Principal, id: &TemplateId) -> Result<(), ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        self.own(caller, id).await?;
+        match self.ports.templates.delete_template(id).await {
+            Ok(()) | Err(StoreError::NotFound) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -72,8 +72,9 @@ fn templates_are_created_read_changed_and_deleted() {
     let got = receiver.wait_until(Duration::from_secs(10), |got| !got.is_empty());
     let body = got[0].json();
     assert_eq!(body["event"], "template.updated");
-    assert_eq!(body["data"]["template"]["id"], id.as_str());
-    assert_eq!(body["data"]["template"]["name"], "Blog post v2");
+    assert_eq!(body["template"]["id"], id.as_str());
+    assert_eq!(body["template"]["name"], "Blog post v2");
+    assert!(body["timestamp"].is_string() && body["id"].is_string());
 
     let deleted = server.delete(&key, &format!("/v1/templates/{id}"));
     assert_eq!(deleted.data_b(200), &json!({"id": id, "deleted": true}));

@@ -41,11 +41,26 @@ pub enum EventType {
     /// A template's name, description or fields changed.
     #[serde(rename = "template.updated")]
     TemplateUpdated,
+    /// A review was sent.
+    #[serde(rename = "review.created")]
+    ReviewCreated,
+    /// A review's assignees were set (at creation) or changed.
+    #[serde(rename = "review.assigned")]
+    ReviewAssigned,
+    /// A reviewer started a review.
+    #[serde(rename = "review.started")]
+    ReviewStarted,
+    /// A reviewer completed a review.
+    #[serde(rename = "review.completed")]
+    ReviewCompleted,
+    /// The requester cancelled a review.
+    #[serde(rename = "review.cancelled")]
+    ReviewCancelled,
 }
 
 impl EventType {
     /// Every event type.
-    pub const ALL: [EventType; 9] = [
+    pub const ALL: [EventType; 14] = [
         Self::RequestCreated,
         Self::RequestClaimed,
         Self::RequestCompleted,
@@ -55,6 +70,11 @@ impl EventType {
         Self::LoopMemberLeft,
         Self::LoopDeleted,
         Self::TemplateUpdated,
+        Self::ReviewCreated,
+        Self::ReviewAssigned,
+        Self::ReviewStarted,
+        Self::ReviewCompleted,
+        Self::ReviewCancelled,
     ];
 
     /// The event's name, as receivers see it.
@@ -69,6 +89,26 @@ impl EventType {
             Self::LoopMemberLeft => "loop.member_left",
             Self::LoopDeleted => "loop.deleted",
             Self::TemplateUpdated => "template.updated",
+            Self::ReviewCreated => "review.created",
+            Self::ReviewAssigned => "review.assigned",
+            Self::ReviewStarted => "review.started",
+            Self::ReviewCompleted => "review.completed",
+            Self::ReviewCancelled => "review.cancelled",
+        }
+    }
+
+    /// For the alternate surface's events, the key of the one object they
+    /// carry (`review`, `template`), which their deliveries put at the top
+    /// level as that surface describes; `None` for the request surface's.
+    pub fn alternate_key(&self) -> Option<&'static str> {
+        match self {
+            Self::TemplateUpdated => Some("template"),
+            Self::ReviewCreated
+            | Self::ReviewAssigned
+            | Self::ReviewStarted
+            | Self::ReviewCompleted
+            | Self::ReviewCancelled => Some("review"),
+            _ => None,
         }
     }
 
@@ -173,14 +213,24 @@ impl Event {
         }
     }
 
-    /// The body receivers get: `{"id","event","timestamp","data"}`.
+    /// The body receivers get: `{"id","event","timestamp","data"}`, or for
+    /// the alternate surface's events `{"id","event",KEY,"timestamp"}` with
+    /// KEY its object (`review`, `template`).
     pub fn body(&self) -> Value {
-        json!({
-            "id": self.id,
-            "event": self.event_type.as_str(),
-            "timestamp": self.created_at,
-            "data": self.data,
-        })
+        match self.event_type.alternate_key() {
+            Some(key) => json!({
+                "id": self.id,
+                "event": self.event_type.as_str(),
+                key: self.data[key],
+                "timestamp": self.created_at,
+            }),
+            None => json!({
+                "id": self.id,
+                "event": self.event_type.as_str(),
+                "timestamp": self.created_at,
+                "data": self.data,
+            }),
+        }
     }
 }
 

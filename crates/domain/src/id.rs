@@ -161,6 +161,10 @@ typed_id!(
     /// Identifies a template (a reusable form).
     TemplateId
 );
+typed_id!(
+    /// Identifies a review (a request of the alternate surface).
+    ReviewId
+);
 
 #[cfg(test)]
 mod tests {

@@ -17,6 +17,7 @@ pub mod member;
 pub mod person;
 pub mod request;
 pub mod response;
+pub mod review;
 pub mod review_loop;
 pub mod template;
 mod text;
@@ -27,8 +28,8 @@ pub use error::{FieldError, TransitionError, ValidationError};
 pub use event::{Event, EventType};
 pub use form::{Field, FieldKind, Form};
 pub use id::{
-    ApiKeyId, DeliveryId, EventId, InvalidId, LoopId, ObjectId, RequestId, TemplateId, UserId,
-    WebhookId,
+    ApiKeyId, DeliveryId, EventId, InvalidId, LoopId, ObjectId, RequestId, ReviewId, TemplateId,
+    UserId, WebhookId,
 };
 pub use member::{Member, MemberStatus};
 pub use person::Password;
@@ -37,6 +38,10 @@ pub use request::{
     ProcessingType, RequestInput, RequestPatch, RequestStatus, RequestView, ReviewRequest,
 };
 pub use response::{ResponseConfig, ResponseType};
+pub use review::{
+    AssigneeRef, ParsedReview, Review, ReviewInput, ReviewPatch, ReviewRecord, ReviewStatus,
+    Reviewer,
+};
 pub use review_loop::{Icon, InviteCode, Loop, LoopDescription, LoopName};
 pub use template::{Template, TemplateInput, TemplatePatch};
 pub use webhook::{

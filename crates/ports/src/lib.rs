@@ -6,6 +6,7 @@
 mod error;
 mod idempotency;
 mod people;
+mod reviews;
 mod stores;
 mod system;
 pub mod tally;
@@ -15,6 +16,7 @@ mod webhooks;
 pub use error::StoreError;
 pub use idempotency::{IdempotencyBegin, IdempotencyStore};
 pub use people::{HashError, PasswordHasher, PeopleStore, Session};
+pub use reviews::{ReviewPage, ReviewQuery, ReviewScope, ReviewStore};
 pub use stores::{
     AccountStore, InboxView, LoopStore, RequestFacts, RequestPage, RequestQuery, RequestSort,
     RequestStore,
@@ -30,6 +32,8 @@ pub use webhooks::{
 pub use idempotency::MockIdempotencyStore;
 #[cfg(feature = "mock")]
 pub use people::{MockPasswordHasher, MockPeopleStore};
+#[cfg(feature = "mock")]
+pub use reviews::MockReviewStore;
 #[cfg(feature = "mock")]
 pub use stores::{MockAccountStore, MockLoopStore, MockRequestStore};
 #[cfg(feature = "mock")]

@@ -38,13 +38,16 @@ pub struct DeliveryService {
     in_flight: Arc<Mutex<HashMap<String, u32>>>,
 }
 
+/// Where the event's own callback goes: a request's when it completes or
+/// times out, a review's when it completes.
 fn callback_url(event: &Event) -> Option<&str> {
-    matches!(
-        event.event_type,
-        EventType::RequestCompleted | EventType::RequestTimeout
-    )
-    .then(|| event.data["request"]["callback_url"].as_str())
-    .flatten()
+    match event.event_type {
+        EventType::RequestCompleted | EventType::RequestTimeout => {
+            event.data["request"]["callback_url"].as_str()
+        }
+        EventType::ReviewCompleted => event.data["callback_url"].as_str(),
+        _ => None,
+    }
 }
 
 impl DeliveryService {

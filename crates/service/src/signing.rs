@@ -74,6 +74,13 @@ pub fn delivery_headers(
             "X-ReviewLoop-Signature-256".into(),
             body_signature(secret, body),
         ),
+        // The alternate surface's header: the same HMAC, bare hex.
+        (
+            "X-ReviewLoop-Signature".into(),
+            body_signature(secret, body)
+                .trim_start_matches("sha256=")
+                .to_owned(),
+        ),
         ("webhook-id".into(), event_id.into()),
         ("webhook-timestamp".into(), timestamp.to_string()),
         (

@@ -15,6 +15,7 @@ mod outbox;
 mod people;
 mod rate_limits;
 mod requests;
+mod reviews;
 pub mod schema;
 mod statements;
 mod templates;

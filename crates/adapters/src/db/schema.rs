@@ -210,6 +210,41 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    reviews (id) {
+        id -> Text,
+        account_id -> Text,
+        template_id -> Text,
+        fields -> Text,
+        content_text -> Nullable<Text>,
+        metadata -> Text,
+        team_id -> Nullable<Text>,
+        priority -> Text,
+        due_date -> Nullable<Timestamp>,
+        callback_url -> Nullable<Text>,
+        status -> Text,
+        reviewer_id -> Nullable<Text>,
+        reviewer_email -> Nullable<Text>,
+        started_at -> Nullable<Timestamp>,
+        result -> Nullable<Text>,
+        completed_at -> Nullable<Timestamp>,
+        cancelled_at -> Nullable<Timestamp>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+        version -> BigInt,
+    }
+}
+
+diesel::table! {
+    review_assignees (review_id, user_id) {
+        review_id -> Text,
+        user_id -> Text,
+        email -> Text,
+        position -> Integer,
+    }
+}
+
+diesel::joinable!(review_assignees -> reviews (review_id));
 diesel::joinable!(api_keys -> users (user_id));
 diesel::joinable!(web_sessions -> users (user_id));
 diesel::joinable!(loop_members -> loops (loop_id));
@@ -231,6 +266,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     deliveries,
     delivery_attempts,
     templates,
+    reviews,
+    review_assignees,
 );
 
 diesel::table! {

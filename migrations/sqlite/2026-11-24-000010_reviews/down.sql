@@ -1,0 +1,2 @@
+DROP TABLE review_assignees;
+DROP TABLE reviews;

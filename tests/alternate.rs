@@ -7,10 +7,28 @@ mod common;
 
 use std::time::Duration;
 
-use common::receiver::Receiver;
+use common::receiver::{Received, Receiver};
 use common::{id_of, Server};
+use hmac::{Hmac, Mac};
 use reqwest::blocking::Client;
 use serde_json::{json, Value};
+use sha2::Sha256;
+
+/// Checks `X-ReviewLoop-Signature` as a receiver of this surface would:
+/// the lowercase hex HMAC-SHA256 of the raw body.
+fn assert_signed_b(got: &Received, secret: &str) {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(got.body.as_bytes());
+    let expected = hex::encode(mac.finalize().into_bytes());
+    assert_eq!(
+        got.header("x-reviewloop-signature"),
+        expected,
+        "{}",
+        got.body
+    );
+}
+
+const WEBHOOK_SECRET: &str = "review-receiver-secret-42";
 
 fn blog_template() -> Value {
     json!({
@@ -304,7 +322,314 @@ fn a_team_is_a_loop_on_both_surfaces() {
     assert_eq!(unknown_route.error_b(404)["code"], "not_found");
 }
 
+/// One whole review, as a user would run it: a template of several fields,
+/// a review assigned by email with an AI draft, the reviewer's start and
+/// result, the signed webhooks and the callback.
+fn a_review_round_trip_with_signed_deliveries() {
+    let server = Server::start_with(&[
+        ("REVIEWLOOP_ALLOW_PRIVATE_TARGETS", "true"),
+        ("REVIEWLOOP_WEBHOOK_RETRY_SCHEDULE", "1,1,1"),
+    ]);
+    let owner = server.key("owner@example.com");
+    let ana = server.key("ana@example.com");
+    let stranger = server.key("stranger@example.com");
+    let receiver = Receiver::start();
+    server
+        .post(
+            &owner,
+            "/v1/webhooks",
+            json!({"url": receiver.url("/hook"), "events": ["review.created", "review.assigned", "review.started", "review.completed"], "secret": WEBHOOK_SECRET}),
+        )
+        .data_b(201);
+    let template_id = id_of(
+        server
+            .post(&owner, "/v1/templates", blog_template())
+            .data_b(201),
+    );
+
+    let sent = server.post(
+        &owner,
+        "/v1/reviews",
+        json!({
+            "template_id": template_id,
+            "content": {"text": "# Launch post\nWe ship on Monday.", "metadata": {"reply": "Thanks for the post!"}},
+            "assignees": ["ana@example.com"],
+            "priority": "high",
+            "due_date": "2030-01-01T12:00:00Z",
+            "callback_url": receiver.url("/callback")
+        }),
+    );
+    let review = sent.data_b(201).clone();
+    let id = id_of(&review);
+    assert_eq!(
+        (review["status"].as_str(), review["priority"].as_str()),
+        (Some("created"), Some("high"))
+    );
+    assert_eq!(review["assignees"], json!(["ana@example.com"]));
+    assert_eq!(review["template_id"], template_id.as_str());
+    assert_eq!(
+        review["content"]["metadata"]["reply"],
+        "Thanks for the post!"
+    );
+    assert_eq!(review["fields"].as_array().unwrap().len(), 4);
+
+    // The reviewer finds it and reads it; a stranger does not.
+    let mine = server.get(&ana, "/v1/reviews?role=reviewer");
+    assert_eq!(mine.data_b(200)[0]["id"], id.as_str());
+    assert_eq!(mine.body["meta"]["pagination"]["total"], 1);
+    assert!(server
+        .get(&ana, "/v1/reviews")
+        .data_b(200)
+        .as_array()
+        .unwrap()
+        .is_empty());
+    server.get(&ana, &format!("/v1/reviews/{id}")).data_b(200);
+    let hidden = server.get(&stranger, &format!("/v1/reviews/{id}"));
+    assert_eq!(hidden.error_b(404)["code"], "review_not_found");
+    let stolen = server.post(
+        &stranger,
+        &format!("/v1/reviews/{id}/complete"),
+        json!({"result": {"approve": true}}),
+    );
+    assert_eq!(stolen.error_b(404)["code"], "review_not_found");
+
+    let started = server.post(&ana, &format!("/v1/reviews/{id}/start"), json!({}));
+    let started = started.data_b(200);
+    assert_eq!(started["status"], "started");
+    assert_eq!(started["reviewer"]["email"], "ana@example.com");
+
+    let wrong = server.post(
+        &ana,
+        &format!("/v1/reviews/{id}/complete"),
+        json!({"result": {"approve": "yes", "mood": 1}}),
+    );
+    let details = &wrong.error_b(400)["details"];
+    let fields: Vec<&str> = details
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["result.mood", "result.approve"]);
+
+    let done = server.post(
+        &ana,
+        &format!("/v1/reviews/{id}/complete"),
+        json!({"result": {"approve": true, "tone": "calm"}}),
+    );
+    let done = done.data_b(200).clone();
+    assert_eq!(done["status"], "completed");
+    // The AI draft stands where the reviewer left it as it was.
+    assert_eq!(
+        done["result"],
+        json!({"approve": true, "reply": "Thanks for the post!", "tone": "calm"})
+    );
+    let again = server.post(
+        &ana,
+        &format!("/v1/reviews/{id}/complete"),
+        json!({"result": {"approve": false}}),
+    );
+    assert_eq!(again.error_b(409)["code"], "conflict");
+    let late_cancel = server.delete(&owner, &format!("/v1/reviews/{id}"));
+    assert_eq!(late_cancel.error_b(400)["code"], "validation_error");
+
+    let completed = server.get(&owner, "/v1/reviews?status=completed&priority=high");
+    assert_eq!(completed.data_b(200)[0]["result"]["tone"], "calm");
+    let overdue = server.get(&owner, "/v1/reviews?overdue=true");
+    assert!(overdue.data_b(200).as_array().unwrap().is_empty());
+
+    // Four signed webhook deliveries, in the surface's own shape, and the
+    // callback signed with the account's secret.
+    let got = receiver.wait_until(Duration::from_secs(15), |got| {
+        got.iter().filter(|r| r.path == "/hook").count() >= 4
+            && got.iter().any(|r| r.path == "/callback")
+    });
+    let mut events: Vec<String> = Vec::new();
+    for hook in got.iter().filter(|r| r.path == "/hook") {
+        assert_signed_b(hook, WEBHOOK_SECRET);
+        let body = hook.json();
+        assert_eq!(body["review"]["id"], id.as_str());
+        assert!(body["timestamp"].is_string());
+        events.push(body["event"].as_str().unwrap().to_owned());
+    }
+    events.sort();
+    assert_eq!(
+        events,
+        [
+            "review.assigned",
+            "review.completed",
+            "review.created",
+            "review.started"
+        ]
+    );
+    let completed_hook = got
+        .iter()
+        .find(|r| r.path == "/hook" && r.json()["event"] == "review.completed")
+        .unwrap()
+        .json();
+    assert_eq!(
+        completed_hook["review"]["result"],
+        json!({"approve": true, "reply": "Thanks for the post!", "tone": "calm"})
+    );
+    assert_eq!(
+        completed_hook["review"]["reviewer"]["email"],
+        "ana@example.com"
+    );
+    assert!(completed_hook["review"]["completed_at"].is_string());
+    let account_secret = server
+        .get(&owner, "/v1/api/account/signing-secret")
+        .data(200)["signing_secret"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let callback = got.iter().find(|r| r.path == "/callback").unwrap();
+    assert_signed_b(callback, &account_secret);
+    assert_eq!(callback.json()["event"], "review.completed");
+}
+
+fn reviews_refuse_what_does_not_fit() {
+    let server = Server::start();
+    let owner = server.key("owner@example.com");
+    let other = server.key("other@example.com");
+    let member = server.key("member@example.com");
+    let template_id = id_of(
+        server
+            .post(&owner, "/v1/templates", blog_template())
+            .data_b(201),
+    );
+    let foreign_template = id_of(
+        server
+            .post(&other, "/v1/templates", blog_template())
+            .data_b(201),
+    );
+    let foreign_team = id_of(
+        server
+            .post(&other, "/v1/teams", json!({"name": "Theirs"}))
+            .data_b(201),
+    );
+
+    let bad = server.post(
+        &owner,
+        "/v1/reviews",
+        json!({
+            "template_id": template_id,
+            "content": {"text": 3, "metadata": {"reply": "x".repeat(281)}},
+            "assignees": ["not-an-email"],
+            "priority": "urgent",
+            "due_date": "next week"
+        }),
+    );
+    let fields: Vec<&str> = bad.error_b(400)["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        fields,
+        ["content.text", "assignees[0]", "priority", "due_date"]
+    );
+    let draft_too_long = server.post(
+        &owner,
+        "/v1/reviews",
+        json!({"template_id": template_id, "content": {"metadata": {"reply": "x".repeat(281)}}, "assignees": ["a@example.com"]}),
+    );
+    assert_eq!(
+        draft_too_long.error_b(400)["details"][0]["field"],
+        "content.metadata.reply"
+    );
+    let nobody = server.post(&owner, "/v1/reviews", json!({"template_id": template_id}));
+    assert_eq!(nobody.error_b(400)["details"][0]["field"], "assignees");
+    let unknown_user = server.post(
+        &owner,
+        "/v1/reviews",
+        json!({"template_id": template_id, "assignees": ["0123456789abcdef01234567"]}),
+    );
+    assert_eq!(
+        unknown_user.error_b(400)["details"][0]["field"],
+        "assignees[0]"
+    );
+    let theirs = server.post(
+        &owner,
+        "/v1/reviews",
+        json!({"template_id": foreign_template, "assignees": ["a@example.com"]}),
+    );
+    assert_eq!(theirs.error_b(404)["code"], "template_not_found");
+    let their_team = server.post(
+        &owner,
+        "/v1/reviews",
+        json!({"template_id": template_id, "team_id": foreign_team}),
+    );
+    assert_eq!(their_team.error_b(404)["code"], "team_not_found");
+    assert!(
+        server
+            .get(&owner, "/v1/reviews")
+            .data_b(200)
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "nothing half-written"
+    );
+    let bad_query = server.get(&owner, "/v1/reviews?limit=0&status=done");
+    assert_eq!(
+        bad_query.error_b(400)["details"].as_array().unwrap().len(),
+        2
+    );
+
+    // A team's review reaches its active members, not a pending invitee;
+    // an invited email with no account yet becomes an assignee.
+    let team = server.post(&owner, "/v1/teams", json!({"name": "Mods"}));
+    let team = team.data_b(201).clone();
+    let team_id = id_of(&team);
+    server
+        .post(
+            &member,
+            "/v1/api/loops/join",
+            json!({"invite_code": team["invite_code"]}),
+        )
+        .data(200);
+    server
+        .post(
+            &owner,
+            &format!("/v1/teams/{team_id}/members"),
+            json!({"email": "other@example.com"}),
+        )
+        .data_b(201);
+    let sent = server.post(
+        &owner,
+        "/v1/reviews",
+        json!({"template_id": template_id, "team_id": team_id, "assignees": ["newcomer@example.com"]}),
+    );
+    let review = sent.data_b(201).clone();
+    assert_eq!(review["assignees"], json!(["newcomer@example.com"]));
+    let id = id_of(&review);
+    server
+        .get(&member, &format!("/v1/reviews/{id}"))
+        .data_b(200);
+    assert_eq!(
+        server
+            .get(&other, &format!("/v1/reviews/{id}"))
+            .error_b(404)["code"],
+        "review_not_found"
+    );
+    // Its sender changes and cancels it; a member may not.
+    let moved = server.patch(
+        &owner,
+        &format!("/v1/reviews/{id}"),
+        json!({"priority": "critical", "due_date": null}),
+    );
+    assert_eq!(moved.data_b(200)["priority"], "critical");
+    let by_member = server.delete(&member, &format!("/v1/reviews/{id}"));
+    assert_eq!(by_member.error_b(403)["code"], "insufficient_permissions");
+    let cancelled = server.delete(&owner, &format!("/v1/reviews/{id}"));
+    assert_eq!(cancelled.data_b(200)["status"], "cancelled");
+    let too_late = server.post(&member, &format!("/v1/reviews/{id}/start"), json!({}));
+    assert_eq!(too_late.error_b(409)["code"], "conflict");
+}
+
 on_every_backend!(
+    a_review_round_trip_with_signed_deliveries,
+    reviews_refuse_what_does_not_fit,
     templates_are_created_read_changed_and_deleted,
     template_mistakes_are_named_by_field_path,
     templates_belong_to_their_account,

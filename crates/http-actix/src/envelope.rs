@@ -74,6 +74,14 @@ pub fn ok_alternate(
     }))
 }
 
+/// A page of a list in the alternate envelope: `meta` also carries
+/// `pagination`.
+pub(crate) fn ok_alternate_paged(data: impl Serialize, pagination: Value) -> HttpResponse {
+    let mut meta = meta(None);
+    meta["pagination"] = pagination;
+    HttpResponse::Ok().json(json!({"success": true, "data": data, "meta": meta}))
+}
+
 /// Envelope A around typed data, serialized in one pass.
 #[derive(Serialize)]
 struct Success<'a, T> {

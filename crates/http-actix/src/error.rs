@@ -10,7 +10,7 @@ use reviewloop_service::ServiceError;
 
 use crate::auth::rate_limit_headers;
 use crate::envelope::{alternate_code, alternate_failure, failure_body, Surface};
-use reviewloop_service::TEMPLATE_NOT_FOUND;
+use reviewloop_service::{REVIEW_NOT_FOUND, TEMPLATE_NOT_FOUND};
 use serde_json::{json, Value};
 
 /// What the alternate surface calls a loop it cannot find.
@@ -56,6 +56,7 @@ impl ApiError {
         }
         let code = match &self.error {
             ServiceError::NotFound(TEMPLATE_NOT_FOUND) => "template_not_found",
+            ServiceError::NotFound(REVIEW_NOT_FOUND) => "review_not_found",
             ServiceError::NotFound(TEAM_NOT_FOUND) => "team_not_found",
             _ => alternate_code(status),
         };

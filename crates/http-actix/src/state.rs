@@ -7,7 +7,7 @@ use crate::public_limit::PublicLimiter;
 
 use reviewloop_service::{
     AccountService, Authenticator, EventStream, IdempotencyService, LoopService, Ports,
-    RequestService, TemplateService, WebhookService,
+    RequestService, ReviewService, TemplateService, WebhookService,
 };
 
 /// The services, built once at start and shared by every worker.
@@ -25,6 +25,8 @@ pub struct AppState {
     pub webhooks: WebhookService,
     /// Templates (reusable forms).
     pub templates: TemplateService,
+    /// Reviews.
+    pub reviews: ReviewService,
     /// The account's own settings (callback signing secret).
     pub accounts: AccountService,
     /// The event stream.
@@ -47,6 +49,7 @@ impl AppState {
             idempotency: IdempotencyService::new(ports.clone()),
             webhooks: WebhookService::new(ports.clone()),
             templates: TemplateService::new(ports.clone()),
+            reviews: ReviewService::new(ports.clone()),
             events: EventStream::new(ports.clone()),
             public_limiter: Arc::new(PublicLimiter::default()),
             trusted_proxies: TrustedProxies::default(),

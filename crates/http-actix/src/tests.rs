@@ -93,6 +93,7 @@ fn ports(permissions: Vec<Permission>, allowed: bool) -> Ports {
         idempotency: Arc::new(MockIdempotencyStore::new()),
         webhooks: Arc::new(MockWebhookStore::new()),
         templates: Arc::new(reviewloop_ports::MockTemplateStore::new()),
+        reviews: Arc::new(reviewloop_ports::MockReviewStore::new()),
         deliveries: Arc::new(MockDeliveryQueue::new()),
         sender: Arc::new(MockWebhookSender::new()),
         feed: Arc::new(reviewloop_ports::MockEventFeed::new()),

@@ -56,6 +56,7 @@ pub(crate) fn ports(
         idempotency: store.clone(),
         webhooks: store.clone(),
         templates: store.clone(),
+        reviews: store.clone(),
         feed: store.clone(),
         people: store.clone(),
         deliveries: store,

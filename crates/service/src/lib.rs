@@ -15,6 +15,7 @@ mod people;
 mod ports;
 mod principal;
 mod requests;
+mod reviews;
 pub mod signing;
 mod templates;
 mod watch;
@@ -38,6 +39,9 @@ pub use people::{
 pub use ports::Ports;
 pub use principal::Principal;
 pub use requests::{CreatedRequest, ListRequestsInput, RequestService};
+pub use reviews::{
+    review_json, ListReviewsInput, ReviewService, MAX_REVIEW_PAGE, REVIEW_NOT_FOUND,
+};
 pub use templates::{template_json, TemplateService, TEMPLATE_NOT_FOUND};
 pub use watch::{ChangeHub, RequestWatcher};
 pub use webhooks::{WebhookInput, WebhookPatch, WebhookService, WebhookView, TEST_EVENT};

@@ -7,8 +7,8 @@ use reviewloop_domain::EventId;
 use crate::watch::ChangeHub;
 use reviewloop_ports::{
     AccountStore, Clock, DeliveryQueue, EventFeed, IdSource, IdempotencyStore, LoopStore,
-    PasswordHasher, PeopleStore, QrRenderer, RateLimiter, RequestStore, TargetGuard, TemplateStore,
-    WebhookSender, WebhookStore,
+    PasswordHasher, PeopleStore, QrRenderer, RateLimiter, RequestStore, ReviewStore, TargetGuard,
+    TemplateStore, WebhookSender, WebhookStore,
 };
 
 /// Every port, behind `Arc`s so services clone it cheaply.
@@ -22,6 +22,8 @@ pub struct Ports {
     pub requests: Arc<dyn RequestStore>,
     /// Outcomes of retried create calls.
     pub idempotency: Arc<dyn IdempotencyStore>,
+    /// Reviews and their assignees.
+    pub reviews: Arc<dyn ReviewStore>,
     /// Templates (reusable forms).
     pub templates: Arc<dyn TemplateStore>,
     /// Webhook subscriptions and their delivery records.

@@ -12,7 +12,8 @@ use reviewloop_domain::{
 use reviewloop_ports::{
     Clock, IdSource, MockAccountStore, MockDeliveryQueue, MockEventFeed, MockIdempotencyStore,
     MockLoopStore, MockPasswordHasher, MockPeopleStore, MockQrRenderer, MockRateLimiter,
-    MockRequestStore, MockTargetGuard, MockTemplateStore, MockWebhookSender, MockWebhookStore,
+    MockRequestStore, MockReviewStore, MockTargetGuard, MockTemplateStore, MockWebhookSender,
+    MockWebhookStore,
 };
 
 use crate::ports::Ports;
@@ -67,6 +68,7 @@ pub(crate) struct Kit {
     pub idempotency: MockIdempotencyStore,
     pub webhooks: MockWebhookStore,
     pub templates: MockTemplateStore,
+    pub reviews: MockReviewStore,
     pub deliveries: MockDeliveryQueue,
     pub sender: MockWebhookSender,
     pub feed: MockEventFeed,
@@ -89,6 +91,7 @@ impl Kit {
             idempotency: MockIdempotencyStore::new(),
             webhooks: MockWebhookStore::new(),
             templates: MockTemplateStore::new(),
+            reviews: MockReviewStore::new(),
             deliveries: MockDeliveryQueue::new(),
             sender: MockWebhookSender::new(),
             feed: MockEventFeed::new(),
@@ -111,6 +114,7 @@ impl Kit {
             idempotency: Arc::new(self.idempotency),
             webhooks: Arc::new(self.webhooks),
             templates: Arc::new(self.templates),
+            reviews: Arc::new(self.reviews),
             deliveries: Arc::new(self.deliveries),
             sender: Arc::new(self.sender),
             feed: Arc::new(self.feed),

@@ -4,11 +4,11 @@
 
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
-use reviewloop_service::ServiceError;
+use reviewloop_service::{messages, ServiceError};
 use serde::Serialize;
 
 use crate::envelope::{ok_alternate, Surface};
-use crate::error::ApiError;
+use crate::error::{ApiError, TEAM_NOT_FOUND};
 
 /// An error of this surface.
 pub(super) struct AltError(ApiError);
@@ -27,9 +27,23 @@ impl From<AltError> for actix_web::Error {
 
 pub(super) type Result = std::result::Result<HttpResponse, AltError>;
 
+/// The services speak of loops; this surface of teams.
+pub(super) fn as_team(error: ServiceError) -> ServiceError {
+    match error {
+        ServiceError::NotFound(messages::LOOP_NOT_FOUND) => ServiceError::NotFound(TEAM_NOT_FOUND),
+        other => other,
+    }
+}
+
 /// A success: `{"success": true, "data", "meta"}`.
 pub(super) fn ok_b(status: StatusCode, data: impl Serialize) -> HttpResponse {
     ok_alternate(status, data, None)
+}
+
+/// A page of a list: `meta` also carries `pagination`
+/// (`total`, `limit`, `offset`, `has_more`).
+pub(super) fn ok_b_paged(data: impl Serialize, pagination: serde_json::Value) -> HttpResponse {
+    crate::envelope::ok_alternate_paged(data, pagination)
 }
 
 /// Parses a path id; anything but 24 hexadecimal characters is a 400.

@@ -11,6 +11,7 @@ mod once;
 mod public;
 mod requests;
 mod reviewer;
+mod reviews;
 mod teams;
 mod templates;
 mod views;
@@ -55,6 +56,19 @@ fn alternate_only(cfg: &mut web::ServiceConfig) {
             .patch(templates::update)
             .delete(templates::delete),
     )
+    .service(
+        web::resource("/reviews")
+            .get(reviews::list)
+            .post(reviews::create),
+    )
+    .service(
+        web::resource("/reviews/{id}")
+            .get(reviews::get)
+            .patch(reviews::update)
+            .delete(reviews::cancel),
+    )
+    .service(web::resource("/reviews/{id}/start").post(reviews::start))
+    .service(web::resource("/reviews/{id}/complete").post(reviews::complete))
     .service(web::resource("/teams").get(teams::list).post(teams::create))
     .service(web::resource("/teams/{id}").get(teams::get))
     .service(

@@ -5,24 +5,15 @@
 use actix_web::http::StatusCode;
 use actix_web::web;
 use reviewloop_domain::LoopId;
-use reviewloop_service::{messages, LoopInvite, ServiceError};
+use reviewloop_service::{LoopInvite, ServiceError};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::alternate::{ok_b, parse_id, Result};
+use super::alternate::{as_team, ok_b, parse_id, Result};
 use super::views::loop_json;
 use crate::auth::Caller;
 use crate::body::Body;
-use crate::error::TEAM_NOT_FOUND;
 use crate::state::AppState;
-
-/// The loop service speaks of loops; this surface of teams.
-fn as_team(error: ServiceError) -> ServiceError {
-    match error {
-        ServiceError::NotFound(messages::LOOP_NOT_FOUND) => ServiceError::NotFound(TEAM_NOT_FOUND),
-        other => other,
-    }
-}
 
 fn created_json(invite: &LoopInvite) -> Value {
     let mut team = loop_json(&invite.lp);

@@ -1,0 +1,487 @@
+//! Reviews: requests of the alternate surface, answered with a form. The
+//! account that sends one manages it; its assignees and the active members
+//! of its team start and complete it. Every change is written with its
+//! `review.*` events in one transaction.
+
+use reviewloop_domain::review::parse_assignees;
+use reviewloop_domain::{
+    AssigneeRef, ChangeError, Event, EventType, LoopId, MemberStatus, Permission, Priority, Review,
+    ReviewId, ReviewInput, ReviewPatch, ReviewStatus, Reviewer, TemplateId, ValidationError,
+};
+use reviewloop_ports::{ReviewPage, ReviewQuery, ReviewScope, StoreError};
+use serde_json::{json, Value};
+
+use crate::accounts::find_or_create_user;
+use crate::error::{messages, ServiceError};
+use crate::ports::Ports;
+use crate::principal::Principal;
+use crate::templates::TEMPLATE_NOT_FOUND;
+
+/// The message of every review the caller cannot see.
+pub const REVIEW_NOT_FOUND: &str = "Review not found";
+/// The most reviews one page lists.
+pub const MAX_REVIEW_PAGE: u32 = 200;
+const WRITE_ATTEMPTS: usize = 5;
+
+fn reviewer_json(reviewer: Option<&Reviewer>) -> Value {
+    reviewer.map_or(Value::Null, |r| json!({"id": r.user_id, "email": r.email}))
+}
+
+/// A review as the API shows it.
+pub fn review_json(review: &Review) -> Value {
+    let r = review.record();
+    json!({
+        "id": r.id,
+        "template_id": r.template_id,
+        "content": {"text": r.content_text, "metadata": r.metadata},
+        "fields": r.fields,
+        "assignees": r.assignees.iter().map(|a| a.email.as_str()).collect::<Vec<_>>(),
+        "team_id": r.team_id,
+        "priority": r.priority,
+        "due_date": r.due_date,
+        "status": r.status.as_str(),
+        "result": r.result,
+        "reviewer": reviewer_json(r.reviewer.as_ref()),
+        "started_at": r.started_at,
+        "completed_at": r.completed_at,
+        "cancelled_at": r.cancelled_at,
+        "created_at": r.created_at,
+        "updated_at": r.updated_at,
+    })
+}
+
+/// The review object of `review.*` events, as the surface describes it.
+fn event_review_json(review: &Review) -> Value {
+    let r = review.record();
+    json!({
+        "id": r.id,
+        "template_id": r.template_id,
+        "status": r.status.as_str(),
+        "result": r.result,
+        "completed_at": r.completed_at,
+        "reviewer": reviewer_json(r.reviewer.as_ref()),
+        "assignees": r.assignees.iter().map(|a| a.email.as_str()).collect::<Vec<_>>(),
+    })
+}
+
+/// Filters of a review listing, as a client gave them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ListReviewsInput {
+    /// `sent` (default): the caller's reviews; `reviewer`: those it may answer.
+    pub role: Option<String>,
+    /// A status name.
+    pub status: Option<String>,
+    /// A template id.
+    pub template_id: Option<String>,
+    /// An assignee's email or user id.
+    pub assignee: Option<String>,
+    /// A team id.
+    pub team_id: Option<String>,
+    /// A priority name.
+    pub priority: Option<String>,
+    /// `true`: only open reviews past their due date.
+    pub overdue: Option<bool>,
+    /// Page size, 1 to 200 (default 50).
+    pub limit: Option<u32>,
+    /// Reviews to skip.
+    pub offset: Option<u32>,
+}
+
+/// Review use cases.
+#[derive(Clone)]
+pub struct ReviewService {
+    ports: Ports,
+}
+
+impl ReviewService {
+    /// A service over `ports`.
+    pub fn new(ports: Ports) -> Self {
+        Self { ports }
+    }
+
+    fn event(&self, kind: EventType, review: &Review) -> Event {
+        let now = self.ports.clock.now();
+        let mut data = json!({"review": event_review_json(review)});
+        if let (EventType::ReviewCompleted, Some(url)) = (kind, &review.record().callback_url) {
+            data["callback_url"] = json!(url);
+        }
+        Event::for_account(
+            self.ports.event_id(now),
+            kind,
+            review.record().account_id,
+            data,
+            now,
+        )
+    }
+
+    /// Turns named assignees into accounts. An email without an account
+    /// becomes an invitation (an account that signs up later); a user id
+    /// must name an account.
+    async fn resolve(&self, named: Vec<AssigneeRef>) -> Result<Vec<Reviewer>, ServiceError> {
+        let mut resolved = Vec::with_capacity(named.len());
+        for (index, one) in named.into_iter().enumerate() {
+            let user = match one {
+                AssigneeRef::Email(email) => find_or_create_user(&self.ports, email).await?,
+                AssigneeRef::User(id) => {
+                    self.ports.accounts.user_by_id(&id).await?.ok_or_else(|| {
+                        let path = format!("assignees[{index}]");
+                        ValidationError::field(path.clone(), format!("{path} names no account"))
+                    })?
+                }
+            };
+            let reviewer = Reviewer {
+                user_id: user.id,
+                email: user.email,
+            };
+            if !resolved.contains(&reviewer) {
+                resolved.push(reviewer);
+            }
+        }
+        Ok(resolved)
+    }
+
+    /// The team, if the caller may send reviews to it (its creator or an
+    /// active member).
+    async fn usable_team(&self, caller: &Principal, id: &LoopId) -> Result<(), ServiceError> {
+        self.ports
+            .loops
+            .loop_by_id(id)
+            .await?
+            .filter(|lp| lp.is_visible_to(&caller.user_id))
+            .map(drop)
+            .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))
+    }
+
+    /// Whether `user` may answer `review`: a named assignee, or an active
+    /// member of its team.
+    async fn answers(
+        &self,
+        review: &Review,
+        user: &reviewloop_domain::UserId,
+    ) -> Result<bool, ServiceError> {
+        if review.is_assigned_to(user) {
+            return Ok(true);
+        }
+        let Some(team) = review.record().team_id else {
+            return Ok(false);
+        };
+        Ok(self
+            .ports
+            .loops
+            .member(&team, user)
+            .await?
+            .is_some_and(|m| m.status == MemberStatus::Active))
+    }
+
+    /// The review, if the caller sent it or may answer it.
+    async fn visible(&self, caller: &Principal, id: &ReviewId) -> Result<Review, ServiceError> {
+        let review = self
+            .ports
+            .reviews
+            .review_by_id(id)
+            .await?
+            .ok_or(ServiceError::NotFound(REVIEW_NOT_FOUND))?;
+        if review.is_sent_by(&caller.user_id) || self.answers(&review, &caller.user_id).await? {
+            Ok(review)
+        } else {
+            Err(ServiceError::NotFound(REVIEW_NOT_FOUND))
+        }
+    }
+
+    /// Sends a review: checks the body, the template (the caller's own),
+    /// the team and the assignees, then writes it with `review.created`
+    /// (and `review.assigned` when it names assignees).
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn create(
+        &self,
+        caller: &Principal,
+        input: ReviewInput,
+    ) -> Result<Review, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        let parsed = input.parse()?;
+        let template = self
+            .ports
+            .templates
+            .template_by_id(&parsed.template_id)
+            .await?
+            .filter(|t| t.account_id() == caller.user_id)
+            .ok_or(ServiceError::NotFound(TEMPLATE_NOT_FOUND))?;
+        if let Some(team) = &parsed.team_id {
+            self.usable_team(caller, team).await?;
+        }
+        if let Some(url) = &parsed.callback_url {
+            self.ports.guard.check(url).await.map_err(|why| {
+                ValidationError::field(
+                    "callback_url",
+                    format!("callback_url is not allowed: {why}"),
+                )
+            })?;
+        }
+        let assignees = self.resolve(parsed.assignees.clone()).await?;
+        let now = self.ports.clock.now();
+        let id = ReviewId::new(self.ports.ids.object_id(now));
+        let review = Review::create(id, caller.user_id, &template, parsed, assignees, now)?;
+        let mut events = vec![self.event(EventType::ReviewCreated, &review)];
+        if !review.record().assignees.is_empty() {
+            events.push(self.event(EventType::ReviewAssigned, &review));
+        }
+        self.ports.reviews.insert_review(&review, &events).await?;
+        Ok(review)
+    }
+
+    /// One review the caller sent or may answer.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn get(&self, caller: &Principal, id: &ReviewId) -> Result<Review, ServiceError> {
+        caller.require(Permission::RequestsRead)?;
+        self.visible(caller, id).await
+    }
+
+    /// A filtered page of the reviews the caller sent (or, with
+    /// `role=reviewer`, of those it may answer), newest first.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn list(
+        &self,
+        caller: &Principal,
+        input: ListReviewsInput,
+    ) -> Result<(ReviewPage, u32, u32), ServiceError> {
+        caller.require(Permission::RequestsRead)?;
+        let mut errors = ValidationError::default();
+        let scope = match input.role.as_deref() {
+            None | Some("sent") => Some(ReviewScope::SentBy(caller.user_id)),
+            Some("reviewer") => Some(ReviewScope::For(caller.user_id)),
+            Some(_) => {
+                errors.extend(ValidationError::field(
+                    "role",
+                    "role must be sent or reviewer",
+                ));
+                None
+            }
+        };
+        let status = input
+            .status
+            .as_deref()
+            .and_then(|s| errors.collect(ReviewStatus::parse("status", s)));
+        let template_id = input.template_id.as_deref().and_then(|t| {
+            errors.collect(t.parse::<TemplateId>().map_err(|_| {
+                ValidationError::field(
+                    "template_id",
+                    "template_id must be an id of 24 hexadecimal characters",
+                )
+            }))
+        });
+        let team_id = input.team_id.as_deref().and_then(|t| {
+            errors.collect(t.parse::<LoopId>().map_err(|_| {
+                ValidationError::field(
+                    "team_id",
+                    "team_id must be an id of 24 hexadecimal characters",
+                )
+            }))
+        });
+        let priority = input
+            .priority
+            .as_deref()
+            .and_then(|p| errors.collect(Priority::parse(p)));
+        let assignee = input
+            .assignee
+            .as_deref()
+            .and_then(|a| {
+                errors.collect(parse_assignees(&json!([a])).map_err(|_| {
+                    ValidationError::field(
+                        "assignee",
+                        "assignee must be an email address or a user id",
+                    )
+                }))
+            })
+            .and_then(|mut named| named.pop());
+        let limit = input.limit.unwrap_or(50);
+        if !(1..=MAX_REVIEW_PAGE).contains(&limit) {
+            errors.extend(ValidationError::field(
+                "limit",
+                format!("limit must be from 1 to {MAX_REVIEW_PAGE}"),
+            ));
+        }
+        errors.into_result()?;
+        let offset = input.offset.unwrap_or(0);
+        let empty = || {
+            Ok((
+                ReviewPage {
+                    reviews: Vec::new(),
+                    total: 0,
+                },
+                limit,
+                offset,
+            ))
+        };
+        let assignee = match assignee {
+            None => None,
+            Some(AssigneeRef::User(id)) => Some(id),
+            Some(AssigneeRef::Email(email)) => {
+                match self.ports.accounts.user_by_email(&email).await? {
+                    Some(user) => Some(user.id),
+                    // Nobody has that address: nothing is assigned to it.
+                    None => return empty(),
+                }
+            }
+        };
+        let Some(scope) = scope else { return empty() };
+        let query = ReviewQuery {
+            scope,
+            status,
+            template_id,
+            assignee,
+            team_id,
+            priority,
+            overdue_at: input
+                .overdue
+                .unwrap_or(false)
+                .then(|| self.ports.clock.now()),
+            limit,
+            offset,
+        };
+        Ok((
+            self.ports.reviews.list_reviews(&query).await?,
+            limit,
+            offset,
+        ))
+    }
+
+    /// Reads the review, applies `change` and writes it with the events it
+    /// names (`None`: nothing changed, nothing to write), again from a
+    /// fresh read when another writer got there first.
+    async fn write<F>(
+        &self,
+        caller: &Principal,
+        id: &ReviewId,
+        change: F,
+    ) -> Result<Review, ServiceError>
+    where
+        F: Fn(&mut Review) -> Result<Option<Vec<EventType>>, ServiceError>,
+    {
+        for _ in 0..WRITE_ATTEMPTS {
+            let mut review = self.visible(caller, id).await?;
+            let Some(kinds) = change(&mut review)? else {
+                return Ok(review);
+            };
+            let events: Vec<Event> = kinds.iter().map(|k| self.event(*k, &review)).collect();
+            match self.ports.reviews.update_review(&review, &events).await {
+                Ok(()) => {
+                    review.written();
+                    return Ok(review);
+                }
+                Err(StoreError::Conflict(_)) => continue,
+                Err(StoreError::NotFound) => return Err(ServiceError::NotFound(REVIEW_NOT_FOUND)),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(ServiceError::Unavailable(
+            "review kept changing; try again".into(),
+        ))
+    }
+
+    fn sender_only(caller: &Principal, review: &Review) -> Result<(), ServiceError> {
+        if review.is_sent_by(&caller.user_id) {
+            Ok(())
+        } else {
+            Err(ServiceError::Forbidden(
+                "Only the sender of a review can change or cancel it".into(),
+            ))
+        }
+    }
+
+    /// Changes priority, due date or assignees of an open review (its
+    /// sender only); new assignees emit `review.assigned`.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn update(
+        &self,
+        caller: &Principal,
+        id: &ReviewId,
+        patch: ReviewPatch,
+    ) -> Result<Review, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        if patch == ReviewPatch::default() {
+            return Err(ValidationError::field(
+                "body",
+                "nothing to update: send priority, due_date or assignees",
+            )
+            .into());
+        }
+        let assignees = match &patch.assignees {
+            Some(raw) => Some(self.resolve(parse_assignees(raw)?).await?),
+            None => None,
+        };
+        let now = self.ports.clock.now();
+        self.write(caller, id, |review| {
+            Self::sender_only(caller, review)?;
+            let reassigned = review.change(&patch, assignees.clone(), now)?;
+            Ok(Some(if reassigned {
+                vec![EventType::ReviewAssigned]
+            } else {
+                Vec::new()
+            }))
+        })
+        .await
+    }
+
+    /// Cancels an open review (its sender only) with `review.cancelled`.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn cancel(&self, caller: &Principal, id: &ReviewId) -> Result<Review, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        let now = self.ports.clock.now();
+        self.write(caller, id, |review| {
+            Self::sender_only(caller, review)?;
+            review.cancel(now)?;
+            Ok(Some(vec![EventType::ReviewCancelled]))
+        })
+        .await
+    }
+
+    async fn reviewer(&self, caller: &Principal, id: &ReviewId) -> Result<Reviewer, ServiceError> {
+        let review = self.visible(caller, id).await?;
+        if self.answers(&review, &caller.user_id).await? {
+            Ok(Reviewer {
+                user_id: caller.user_id,
+                email: caller.email.clone(),
+            })
+        } else {
+            Err(ServiceError::Forbidden(
+                "Only an assignee or an active member of its team can answer this review".into(),
+            ))
+        }
+    }
+
+    /// A reviewer starts it (`review.started`); starting it again changes nothing.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn start(&self, caller: &Principal, id: &ReviewId) -> Result<Review, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        let by = self.reviewer(caller, id).await?;
+        let now = self.ports.clock.now();
+        self.write(caller, id, |review| {
+            let started = review.start(by.clone(), now)?;
+            Ok(started.then(|| vec![EventType::ReviewStarted]))
+        })
+        .await
+    }
+
+    /// A reviewer submits the result (`review.completed`, and the callback).
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn complete(
+        &self,
+        caller: &Principal,
+        id: &ReviewId,
+        result: &Value,
+    ) -> Result<Review, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        let by = self.reviewer(caller, id).await?;
+        let now = self.ports.clock.now();
+        self.write(caller, id, |review| {
+            review
+                .complete(by.clone(), result, now)
+                .map_err(|e: ChangeError| ServiceError::from(e))?;
+            Ok(Some(vec![EventType::ReviewCompleted]))
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -187,7 +187,10 @@ fn framework_failures_come_out_in_the_envelope() {
     assert_eq!(status, 400);
     assert!(msg.starts_with("Invalid request body"), "{msg}");
 
-    let alternate = server.get(key, "/v1/reviews/abc");
+    let bad_id = server.get(key, "/v1/reviews/abc");
+    assert_eq!(bad_id.status, 400);
+    assert_eq!(bad_id.body["error"]["message"], "Invalid ID format");
+    let alternate = server.get(key, "/v1/reviews/abc/nope");
     assert_eq!(alternate.status, 404);
     assert_eq!(alternate.body["success"], false);
     assert_eq!(alternate.body["error"]["code"], "not_found");

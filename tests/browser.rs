@@ -368,3 +368,92 @@ fn people_use_reviewloop_in_a_real_browser() {
         let _ = b(c.close());
     }
 }
+
+/// A review of three fields (a yes/no, a choice and an editable draft),
+/// sent by the API and answered in the browser; the API reads exactly
+/// what the reviewer chose and typed.
+#[test]
+fn a_review_form_is_answered_in_a_real_browser() {
+    let server = Server::start();
+    server.cli(&["user", "create", "--email", "rita@example.com", "--json"]);
+    server.set_password("rita@example.com", PASSWORD);
+    let base = server.base.clone();
+    let driver = Driver::start();
+
+    let template = server.post(
+        &server.admin_key,
+        "/v1/templates",
+        json!({
+            "name": "Blog post",
+            "fields": [
+                {"name": "post", "type": "content_display", "label": "The post"},
+                {"name": "approve", "type": "boolean", "label": "Publish it?", "required": true},
+                {"name": "tone", "type": "single_select", "label": "Tone", "options": ["calm", "sharp"]},
+                {"name": "reply", "type": "text", "label": "Reply to the author", "editable": true, "max_length": 200}
+            ]
+        }),
+    );
+    let template_id = id_of(template.data_b(201));
+    let sent = server.post(
+        &server.admin_key,
+        "/v1/reviews",
+        json!({
+            "template_id": template_id,
+            "content": {"text": "## Launch\n\nWe ship on **Monday**. <script>alert(1)</script>",
+                        "metadata": {"reply": "Thanks for the post!"}},
+            "assignees": ["rita@example.com"],
+            "priority": "high",
+            "due_date": "2030-01-01T12:00:00Z"
+        }),
+    );
+    let id = id_of(sent.data_b(201));
+
+    let reviewer = driver.browser();
+    sign_in(&reviewer, &base, "rita@example.com");
+    click_through(&reviewer, "nav.tabs a[href='/app/reviews']");
+    wait_for(&reviewer, &format!("a[href='/app/reviews/{id}']"));
+    screenshot(&reviewer, "reviews");
+    click_through(&reviewer, &format!("a[href='/app/reviews/{id}']"));
+
+    // The content is shown as Markdown, its script as text; the draft is
+    // in the editable field.
+    let shown = text_of(&reviewer, "section.display");
+    assert!(shown.contains("We ship on Monday."), "{shown}");
+    let scripts = b(reviewer.execute(
+        "return document.querySelectorAll('main script').length",
+        vec![],
+    ))
+    .unwrap();
+    assert_eq!(scripts, json!(0), "untrusted HTML is not run");
+    let draft = b(b(reviewer.find(Locator::Css("#field-reply")))
+        .unwrap()
+        .prop("value"))
+    .unwrap();
+    assert_eq!(draft.as_deref(), Some("Thanks for the post!"));
+    screenshot(&reviewer, "review-form");
+
+    click(&reviewer, "input[name=approve][value=true]");
+    click(&reviewer, "input[name=tone][value=calm]");
+    fill(&reviewer, "#field-reply", "Thanks, edited.");
+    click_through(&reviewer, "form.review-form button.primary");
+    assert!(
+        b(reviewer.current_url())
+            .unwrap()
+            .query()
+            .is_some_and(|q| q.contains("done=completed")),
+        "the page says: {}",
+        text_of(&reviewer, "main")
+    );
+    assert!(text_of(&reviewer, "#answer-box").contains("Thanks, edited."));
+    screenshot(&reviewer, "review-done");
+
+    let review = server.get(&server.admin_key, &format!("/v1/reviews/{id}"));
+    let review = review.data_b(200);
+    assert_eq!(review["status"], "completed");
+    assert_eq!(
+        review["result"],
+        json!({"approve": true, "tone": "calm", "reply": "Thanks, edited."})
+    );
+    assert_eq!(review["reviewer"]["email"], "rita@example.com");
+    let _ = b(reviewer.close());
+}

@@ -145,7 +145,11 @@ async fn unknown_routes_are_404_in_the_envelope_of_their_surface() {
         (status, body["msg"].as_str()),
         (StatusCode::NOT_FOUND, Some("Not found"))
     );
-    let (status, _, body) = call(all(), authed(TestRequest::get().uri("/v1/reviews/123/nowhere"))).await;
+    let (status, _, body) = call(
+        all(),
+        authed(TestRequest::get().uri("/v1/reviews/123/nowhere")),
+    )
+    .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(body["success"], false);
     assert_eq!(body["error"]["code"], "not_found");

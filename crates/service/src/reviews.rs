@@ -173,6 +173,16 @@ impl ReviewService {
             .is_some_and(|m| m.status == MemberStatus::Active))
     }
 
+    /// Whether the caller may start and complete `review`: a named
+    /// assignee or an active member of its team.
+    pub async fn may_answer(
+        &self,
+        caller: &Principal,
+        review: &Review,
+    ) -> Result<bool, ServiceError> {
+        self.answers(review, &caller.user_id).await
+    }
+
     /// The review, if the caller sent it or may answer it.
     async fn visible(&self, caller: &Principal, id: &ReviewId) -> Result<Review, ServiceError> {
         let review = self

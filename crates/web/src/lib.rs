@@ -71,6 +71,9 @@ pub fn mount(cfg: &mut web::ServiceConfig, state: WebState) {
                 .service(web::resource("/requests").get(pages::requests::list))
                 .service(web::resource("/requests/{id}").get(pages::review::page))
                 .service(web::resource("/requests/{id}/{action}").post(pages::review::act))
+                .service(web::resource("/reviews").get(pages::reviews::list))
+                .service(web::resource("/reviews/{id}").get(pages::reviews::page))
+                .service(web::resource("/reviews/{id}/{action}").post(pages::reviews::act))
                 .service(
                     web::resource("/loops")
                         .get(pages::loops::list)

@@ -2,7 +2,7 @@
 
 use reviewloop_service::{
     AccountService, AnalyticsService, KeyCache, LoopService, PeopleService, Ports, RequestService,
-    SignupPolicy, WebhookService,
+    ReviewService, SignupPolicy, WebhookService,
 };
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -25,6 +25,7 @@ pub struct WebState {
     pub(crate) people: PeopleService,
     pub(crate) loops: LoopService,
     pub(crate) requests: RequestService,
+    pub(crate) reviews: ReviewService,
     pub(crate) accounts: AccountService,
     pub(crate) analytics: AnalyticsService,
     pub(crate) webhooks: WebhookService,
@@ -49,6 +50,7 @@ impl WebState {
             changes: ports.changes.clone(),
             analytics: AnalyticsService::new(ports.clone()),
             webhooks: WebhookService::new(ports.clone()),
+            reviews: ReviewService::new(ports.clone()),
             requests: RequestService::new(ports, &public_url),
             secure_cookies: public_url.starts_with("https://"),
             client_address: Arc::new(|peer, _| peer),

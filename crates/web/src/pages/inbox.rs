@@ -57,6 +57,27 @@ fn row(r: &ReviewRequest, loops: &HashMap<LoopId, String>, done: bool) -> Markup
     }
 }
 
+/// The inbox's tabs with `current` marked; the last, Reviews, is a page
+/// of its own (`/app/reviews`).
+pub(crate) fn tabs(current: &str) -> Markup {
+    html! {
+        nav.tabs {
+            @for (value, label, _) in TABS {
+                @if value == current {
+                    a href={ "/app?tab=" (value) } aria-current="page" { (label) }
+                } @else {
+                    a href={ "/app?tab=" (value) } { (label) }
+                }
+            }
+            @if current == "reviews" {
+                a href="/app/reviews" aria-current="page" { "Reviews" }
+            } @else {
+                a href="/app/reviews" { "Reviews" }
+            }
+        }
+    }
+}
+
 /// `GET /app[?tab=available|mine|done][&page=N]`
 pub(crate) async fn page(
     req: HttpRequest,
@@ -111,15 +132,7 @@ pub(crate) async fn page(
                 a href="/app/loops" { "create a loop" } "." }
         }
         h1 { "Inbox" }
-        nav.tabs {
-            @for (value, label, _) in TABS {
-                @if value == tab {
-                    a href={ "/app?tab=" (value) } aria-current="page" { (label) }
-                } @else {
-                    a href={ "/app?tab=" (value) } { (label) }
-                }
-            }
-        }
+        (tabs(tab))
         div #live-list data-stream="/app/stream" data-source={ "/app?tab=" (tab) "&page=" (page) } {
             (list)
         }

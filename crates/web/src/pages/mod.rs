@@ -9,6 +9,7 @@ pub(crate) mod keys;
 pub(crate) mod loops;
 pub(crate) mod requests;
 pub(crate) mod review;
+pub(crate) mod reviews;
 pub(crate) mod webhooks;
 mod widgets;
 

@@ -173,6 +173,15 @@ fn template_mistakes_are_named_by_field_path() {
     assert_eq!(raw["meta"]["request_id"], request_id.as_str());
     let array = server.post(&key, "/v1/templates", json!([1, 2]));
     assert_eq!(array.error_b(400)["code"], "validation_error");
+    let huge = server.post(
+        &key,
+        "/v1/templates",
+        json!({"name": "Huge", "fields": [{"name": "r", "type": "rating", "scale_min": i64::MIN, "scale_max": i64::MAX}]}),
+    );
+    assert_eq!(
+        huge.error_b(400)["details"][0]["message"],
+        "fields[0].scale_min must be from -1000000 to 1000000"
+    );
     let bad_id = server.get(&key, "/v1/templates/not-an-id");
     assert_eq!(bad_id.error_b(400)["message"], "Invalid ID format");
     let patch = server.patch(
@@ -627,7 +636,66 @@ fn reviews_refuse_what_does_not_fit() {
     assert_eq!(too_late.error_b(409)["code"], "conflict");
 }
 
+/// A reviewer who started a review and was then reassigned away (or left
+/// its team) does not keep it from the new reviewers.
+fn a_start_does_not_outlive_the_starters_assignment() {
+    let server = Server::start();
+    let owner = server.key("owner@example.com");
+    let ana = server.key("ana@example.com");
+    let ben = server.key("ben@example.com");
+    let template_id = id_of(
+        server
+            .post(&owner, "/v1/templates", blog_template())
+            .data_b(201),
+    );
+    let id = id_of(
+        server
+            .post(
+                &owner,
+                "/v1/reviews",
+                json!({"template_id": template_id, "assignees": ["ana@example.com", "ben@example.com"]}),
+            )
+            .data_b(201),
+    );
+    server
+        .post(&ana, &format!("/v1/reviews/{id}/start"), json!({}))
+        .data_b(200);
+    let blocked = server.post(&ben, &format!("/v1/reviews/{id}/start"), json!({}));
+    let error = blocked.error_b(409);
+    assert_eq!(
+        error["message"],
+        "Review already started by another reviewer"
+    );
+
+    let moved = server.patch(
+        &owner,
+        &format!("/v1/reviews/{id}"),
+        json!({"assignees": ["ben@example.com"]}),
+    );
+    assert_eq!(moved.data_b(200)["assignees"], json!(["ben@example.com"]));
+    assert_eq!(
+        server.get(&ana, &format!("/v1/reviews/{id}")).error_b(404)["code"],
+        "review_not_found"
+    );
+    let done = server.post(
+        &ben,
+        &format!("/v1/reviews/{id}/complete"),
+        json!({"result": {"approve": false}}),
+    );
+    let done = done.data_b(200);
+    assert_eq!(
+        (done["status"].as_str(), done["reviewer"]["email"].as_str()),
+        (Some("completed"), Some("ben@example.com"))
+    );
+    let late = server.delete(&owner, &format!("/v1/reviews/{id}"));
+    assert_eq!(
+        late.error_b(400)["message"],
+        "Review is completed; only created or started reviews can be cancelled"
+    );
+}
+
 on_every_backend!(
+    a_start_does_not_outlive_the_starters_assignment,
     a_review_round_trip_with_signed_deliveries,
     reviews_refuse_what_does_not_fit,
     templates_are_created_read_changed_and_deleted,

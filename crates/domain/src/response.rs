@@ -16,6 +16,9 @@ pub const MAX_TEXT_ANSWER: usize = 5000;
 pub const MAX_OPTIONS: usize = 100;
 /// The most characters one option may have.
 pub const MAX_OPTION_LEN: usize = 200;
+/// The largest magnitude of a rating scale's ends: wide enough for any
+/// scale people use, small enough that no arithmetic on it overflows.
+pub const MAX_SCALE: i64 = 1_000_000;
 
 /// What kind of answer a request wants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -231,6 +234,12 @@ impl ResponseConfig {
             ResponseType::Rating => {
                 let scale_min = settings.whole("scale_min")?.unwrap_or(1);
                 let scale_max = settings.whole("scale_max")?.unwrap_or(5);
+                for (key, end) in [("scale_min", scale_min), ("scale_max", scale_max)] {
+                    if end.unsigned_abs() > MAX_SCALE.unsigned_abs() {
+                        return Err(settings
+                            .error(key, format!("must be from -{MAX_SCALE} to {MAX_SCALE}")));
+                    }
+                }
                 if scale_min >= scale_max {
                     return Err(settings.error(
                         "scale_max",
@@ -465,6 +474,18 @@ mod tests {
         .is_err());
         assert!(parse(ResponseType::Rating, json!({"scale_max": 2.5})).is_err());
         assert!(parse(ResponseType::Rating, json!({"scale_max": "10"})).is_err());
+        assert_eq!(
+            msg(parse(
+                ResponseType::Rating,
+                json!({"scale_min": i64::MIN, "scale_max": i64::MAX})
+            )),
+            "response_config.scale_min must be from -1000000 to 1000000"
+        );
+        assert!(parse(
+            ResponseType::Rating,
+            json!({"scale_min": -1_000_000, "scale_max": 1_000_000})
+        )
+        .is_ok());
     }
 
     #[test]

@@ -528,6 +528,20 @@ impl Review {
         Ok(true)
     }
 
+    /// Gives a started review back to everyone (its starter can no longer
+    /// answer it: reassigned away, or gone from the team). Returns whether
+    /// it was started.
+    pub fn release(&mut self, now: DateTime<Utc>) -> bool {
+        if self.record.status != ReviewStatus::Started {
+            return false;
+        }
+        self.record.status = ReviewStatus::Created;
+        self.record.reviewer = None;
+        self.record.started_at = None;
+        self.record.updated_at = now;
+        true
+    }
+
     /// A reviewer submits a result: from created (starting it at once) or
     /// from started by `by`. The result must fit the form; editable fields
     /// left out keep their pre-filled values.

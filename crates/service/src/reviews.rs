@@ -6,7 +6,8 @@
 use reviewloop_domain::review::parse_assignees;
 use reviewloop_domain::{
     AssigneeRef, ChangeError, Event, EventType, LoopId, MemberStatus, Permission, Priority, Review,
-    ReviewId, ReviewInput, ReviewPatch, ReviewStatus, Reviewer, TemplateId, ValidationError,
+    ReviewId, ReviewInput, ReviewPatch, ReviewStatus, Reviewer, TemplateId, TransitionError,
+    UserId, ValidationError,
 };
 use reviewloop_ports::{ReviewPage, ReviewQuery, ReviewScope, StoreError};
 use serde_json::{json, Value};
@@ -22,6 +23,32 @@ pub const REVIEW_NOT_FOUND: &str = "Review not found";
 /// The most reviews one page lists.
 pub const MAX_REVIEW_PAGE: u32 = 200;
 const WRITE_ATTEMPTS: usize = 5;
+
+/// A refused transition, in the words of reviews (the domain's own
+/// messages speak of requests).
+fn refusal(error: TransitionError) -> ServiceError {
+    match error {
+        TransitionError::AlreadyClaimed => {
+            ServiceError::Conflict("Review already started by another reviewer".into())
+        }
+        TransitionError::NotOpen => ServiceError::Conflict("Review is not open".into()),
+        TransitionError::WrongStatus {
+            status,
+            allowed,
+            action,
+        } => ServiceError::Refused(format!(
+            "Review is {status}; only {allowed} reviews can be {action}"
+        )),
+        other => other.into(),
+    }
+}
+
+fn change_error(error: ChangeError) -> ServiceError {
+    match error {
+        ChangeError::Transition(e) => refusal(e),
+        ChangeError::Invalid(e) => e.into(),
+    }
+}
 
 fn reviewer_json(reviewer: Option<&Reviewer>) -> Value {
     reviewer.map_or(Value::Null, |r| json!({"id": r.user_id, "email": r.email}))
@@ -227,6 +254,9 @@ impl ReviewService {
                 )
             })?;
         }
+        // Every check before the assignees are resolved: resolving may
+        // create invitations, which a refused review should not leave.
+        template.form().prefill(&parsed.metadata)?;
         let assignees = self.resolve(parsed.assignees.clone()).await?;
         let now = self.ports.clock.now();
         let id = ReviewId::new(self.ports.ids.object_id(now));
@@ -415,14 +445,21 @@ impl ReviewService {
             )
             .into());
         }
+        let now = self.ports.clock.now();
+        // Every check before the assignees are resolved (which may create
+        // invitations): who may change it, its state, the other fields.
+        let mut probe = self.visible(caller, id).await?;
+        Self::sender_only(caller, &probe)?;
+        probe.change(&patch, None, now).map_err(change_error)?;
         let assignees = match &patch.assignees {
             Some(raw) => Some(self.resolve(parse_assignees(raw)?).await?),
             None => None,
         };
-        let now = self.ports.clock.now();
         self.write(caller, id, |review| {
             Self::sender_only(caller, review)?;
-            let reassigned = review.change(&patch, assignees.clone(), now)?;
+            let reassigned = review
+                .change(&patch, assignees.clone(), now)
+                .map_err(change_error)?;
             Ok(Some(if reassigned {
                 vec![EventType::ReviewAssigned]
             } else {
@@ -439,23 +476,52 @@ impl ReviewService {
         let now = self.ports.clock.now();
         self.write(caller, id, |review| {
             Self::sender_only(caller, review)?;
-            review.cancel(now)?;
+            review.cancel(now).map_err(refusal)?;
             Ok(Some(vec![EventType::ReviewCancelled]))
         })
         .await
     }
 
-    async fn reviewer(&self, caller: &Principal, id: &ReviewId) -> Result<Reviewer, ServiceError> {
+    /// The caller as a reviewer of the review, and whoever started it if
+    /// that person may no longer answer it (reassigned away, or gone from
+    /// the team): such a start is released rather than left to block
+    /// everyone.
+    async fn reviewer(
+        &self,
+        caller: &Principal,
+        id: &ReviewId,
+    ) -> Result<(Reviewer, Option<UserId>), ServiceError> {
         let review = self.visible(caller, id).await?;
-        if self.answers(&review, &caller.user_id).await? {
-            Ok(Reviewer {
-                user_id: caller.user_id,
-                email: caller.email.clone(),
-            })
-        } else {
-            Err(ServiceError::Forbidden(
+        if !self.answers(&review, &caller.user_id).await? {
+            return Err(ServiceError::Forbidden(
                 "Only an assignee or an active member of its team can answer this review".into(),
-            ))
+            ));
+        }
+        let mut stale = None;
+        if let (ReviewStatus::Started, Some(starter)) =
+            (review.record().status, &review.record().reviewer)
+        {
+            if starter.user_id != caller.user_id && !self.answers(&review, &starter.user_id).await?
+            {
+                stale = Some(starter.user_id);
+            }
+        }
+        let me = Reviewer {
+            user_id: caller.user_id,
+            email: caller.email.clone(),
+        };
+        Ok((me, stale))
+    }
+
+    /// Releases the review if `stale` still holds it.
+    fn release_stale(
+        review: &mut Review,
+        stale: Option<UserId>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) {
+        let held = review.record().reviewer.as_ref().map(|r| r.user_id);
+        if stale.is_some() && held == stale {
+            review.release(now);
         }
     }
 
@@ -463,16 +529,18 @@ impl ReviewService {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn start(&self, caller: &Principal, id: &ReviewId) -> Result<Review, ServiceError> {
         caller.require(Permission::RequestsWrite)?;
-        let by = self.reviewer(caller, id).await?;
+        let (by, stale) = self.reviewer(caller, id).await?;
         let now = self.ports.clock.now();
         self.write(caller, id, |review| {
-            let started = review.start(by.clone(), now)?;
+            Self::release_stale(review, stale, now);
+            let started = review.start(by.clone(), now).map_err(refusal)?;
             Ok(started.then(|| vec![EventType::ReviewStarted]))
         })
         .await
     }
 
-    /// A reviewer submits the result (`review.completed`, and the callback).
+    /// A reviewer submits the result (`review.completed`, and the callback;
+    /// `review.started` first when nobody had started it).
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn complete(
         &self,
@@ -481,13 +549,20 @@ impl ReviewService {
         result: &Value,
     ) -> Result<Review, ServiceError> {
         caller.require(Permission::RequestsWrite)?;
-        let by = self.reviewer(caller, id).await?;
+        let (by, stale) = self.reviewer(caller, id).await?;
         let now = self.ports.clock.now();
         self.write(caller, id, |review| {
+            Self::release_stale(review, stale, now);
+            let from_created = review.record().status == ReviewStatus::Created;
             review
                 .complete(by.clone(), result, now)
-                .map_err(|e: ChangeError| ServiceError::from(e))?;
-            Ok(Some(vec![EventType::ReviewCompleted]))
+                .map_err(change_error)?;
+            // Completing at once starts it too, and says so.
+            Ok(Some(if from_created {
+                vec![EventType::ReviewStarted, EventType::ReviewCompleted]
+            } else {
+                vec![EventType::ReviewCompleted]
+            }))
         })
         .await
     }

@@ -240,6 +240,17 @@ fn cancel_and_change_only_while_open() {
 }
 
 #[test]
+fn a_released_review_can_be_started_by_someone_else() {
+    let mut review = review();
+    assert!(!review.release(at(1)), "nothing to release before a start");
+    review.start(person(2), at(2)).unwrap();
+    assert!(review.release(at(3)));
+    assert_eq!(review.record().status, ReviewStatus::Created);
+    assert_eq!(review.record().reviewer, None);
+    assert!(review.start(person(3), at(4)).unwrap());
+}
+
+#[test]
 fn overdue_means_open_and_past_the_deadline() {
     let mut review = review();
     let due = review.record().due_date.unwrap();

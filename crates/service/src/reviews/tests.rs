@@ -126,10 +126,12 @@ async fn only_assignees_and_active_team_members_answer() {
     kit.reviews
         .expect_update_review()
         .withf(|r, events| {
+            let kinds: Vec<EventType> = events.iter().map(|e| e.event_type).collect();
             r.record().status == ReviewStatus::Completed
-                && events[0].event_type == EventType::ReviewCompleted
-                && events[0].data["callback_url"] == "https://example.com/done"
-                && events[0].data["review"]["result"] == json!({"approve": true, "reply": "Draft"})
+                && kinds == [EventType::ReviewStarted, EventType::ReviewCompleted]
+                && events[1].data["callback_url"] == "https://example.com/done"
+                && events[0].data.get("callback_url").is_none()
+                && events[1].data["review"]["result"] == json!({"approve": true, "reply": "Draft"})
         })
         .times(1)
         .returning(|_, _| Ok(()));

@@ -47,7 +47,7 @@ pub(crate) fn widget(config: &ResponseConfig, previous: &FormData) -> Markup {
         ResponseConfig::Rating {
             scale_min,
             scale_max,
-        } if scale_max - scale_min <= 10 => html! {
+        } if scale_max.checked_sub(*scale_min).is_some_and(|d| d <= 10) => html! {
             div.scale role="group" aria-label={ "Rate from " (scale_min) " to " (scale_max) } {
                 @for (i, n) in (*scale_min..=*scale_max).enumerate() {
                     button.choice type="submit" name="answer" value=(n) data-key=[shortcut(i)] { (n) }
@@ -186,7 +186,7 @@ fn form_field(field: &Field, previous: &FormData, prefill: &Map<String, Value>) 
                         }
                     }
                 }
-                ResponseConfig::Rating { scale_min, scale_max } if scale_max - scale_min <= 10 => {
+                ResponseConfig::Rating { scale_min, scale_max } if scale_max.checked_sub(*scale_min).is_some_and(|d| d <= 10) => {
                     fieldset.checks.scale-radios {
                         legend { (field.label()) " (" (scale_min) " to " (scale_max) ")" @if required { " *" } }
                         @for n in *scale_min..=*scale_max {

@@ -694,7 +694,71 @@ fn a_start_does_not_outlive_the_starters_assignment() {
     );
 }
 
+/// The alternate surface counts calls per minute by the key's plan; the
+/// request surface keeps the key's hourly limit; the two are apart.
+fn the_alternate_surface_is_limited_per_minute_by_plan() {
+    let server = Server::start();
+    let standard = server.key_with("std@example.com", &["--rate-limit", "5"]);
+    let enterprise = server.key_with(
+        "big@example.com",
+        &["--rate-limit", "5", "--plan", "enterprise"],
+    );
+    let check = server.get(&enterprise, "/v1/test");
+    let check = check.data(200);
+    assert_eq!(
+        (
+            check["plan"].as_str(),
+            check["plan_rate_limit"]["per_minute"].as_u64()
+        ),
+        (Some("enterprise"), Some(100_000))
+    );
+    assert_eq!(
+        check["rate_limit"]["limit"], 5,
+        "the request surface: hourly"
+    );
+
+    // The thousand calls below must fall in one minute: start early in one.
+    let into_minute = chrono::Utc::now().timestamp().rem_euclid(60);
+    if into_minute > 40 {
+        std::thread::sleep(Duration::from_secs((61 - into_minute).unsigned_abs()));
+    }
+    let first = server.get(&standard, "/v1/templates");
+    first.data_b(200);
+    assert_eq!(first.header("x-ratelimit-limit"), Some("1000"));
+    let reset: i64 = first.header("x-ratelimit-reset").unwrap().parse().unwrap();
+    let now = chrono::Utc::now().timestamp();
+    assert!(
+        reset > now && reset <= now + 61,
+        "a minute's window: {reset} vs {now}"
+    );
+    assert_eq!(
+        server
+            .get(&enterprise, "/v1/reviews")
+            .header("x-ratelimit-limit"),
+        Some("100000")
+    );
+
+    // 1,000 calls a minute, then 429 in envelope B with Retry-After. The
+    // key's 5 calls an hour on the request surface are its own.
+    let mut refused = None;
+    for n in 1..=1_001 {
+        let reply = server.get(&standard, "/v1/templates");
+        if reply.status == 429 {
+            refused = Some((n, reply));
+            break;
+        }
+    }
+    // The first call above was one of the thousand.
+    let (n, reply) = refused.expect("refused past the plan's allowance");
+    assert_eq!(n, 1_000, "call 1,001 of the minute is refused");
+    assert_eq!(reply.error_b(429)["code"], "rate_limit_exceeded");
+    let wait: i64 = reply.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=60).contains(&wait), "{wait}");
+    assert_eq!(server.get(&standard, "/v1/test").status, 200);
+}
+
 on_every_backend!(
+    the_alternate_surface_is_limited_per_minute_by_plan,
     a_start_does_not_outlive_the_starters_assignment,
     a_review_round_trip_with_signed_deliveries,
     reviews_refuse_what_does_not_fit,

@@ -1,5 +1,6 @@
-//! Per-key call counting in fixed hourly windows, kept in memory: right for
-//! one instance on SQLite, where it adds no database write to each call.
+//! Per-key call counting in fixed windows (hourly for the request surface,
+//! per minute for the alternate surface), kept in memory: right for one
+//! instance on SQLite, where it adds no database write to each call.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -7,23 +8,13 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use reviewloop_domain::ApiKeyId;
-use reviewloop_ports::{RateLimitStatus, RateLimiter, StoreError};
+use reviewloop_ports::{RateLimitStatus, RateLimiter, RateWindow, StoreError};
 
-const WINDOW_SECONDS: i64 = 3600;
-
-/// The hourly window (aligned to the hour, UTC) `now` falls in, and when
-/// it ends. Both limiters count in these windows.
-pub(crate) fn hour_window(now: DateTime<Utc>) -> Result<(i64, DateTime<Utc>), StoreError> {
-    let window = now.timestamp().div_euclid(WINDOW_SECONDS);
-    let reset_at = DateTime::from_timestamp((window + 1) * WINDOW_SECONDS, 0)
-        .ok_or_else(|| StoreError::Internal("rate limit window out of range".into()))?;
-    Ok((window, reset_at))
-}
-
-/// Counts calls per key in windows aligned to the hour (UTC).
+/// Counts calls per key and window kind, in windows aligned to the hour or
+/// the minute (UTC).
 #[derive(Debug, Default)]
 pub struct InMemoryRateLimiter {
-    windows: Mutex<HashMap<ApiKeyId, (i64, u32)>>,
+    windows: Mutex<HashMap<(ApiKeyId, RateWindow), (i64, u32)>>,
 }
 
 impl InMemoryRateLimiter {
@@ -38,15 +29,16 @@ impl RateLimiter for InMemoryRateLimiter {
     async fn hit(
         &self,
         key: &ApiKeyId,
+        kind: RateWindow,
         limit: u32,
         now: DateTime<Utc>,
     ) -> Result<RateLimitStatus, StoreError> {
-        let (window, reset_at) = hour_window(now)?;
+        let (window, reset_at) = kind.at(now)?;
         let mut windows = self
             .windows
             .lock()
             .map_err(|_| StoreError::Internal("rate limiter lock poisoned".into()))?;
-        let entry = windows.entry(*key).or_insert((window, 0));
+        let entry = windows.entry((*key, kind)).or_insert((window, 0));
         if entry.0 != window {
             *entry = (window, 0);
         }
@@ -79,22 +71,55 @@ mod tests {
     #[tokio::test]
     async fn counts_down_then_refuses_until_the_next_hour() {
         let limiter = InMemoryRateLimiter::new();
-        let first = limiter.hit(&key(1), 2, at(0)).await.unwrap();
+        let hour = RateWindow::Hour;
+        let first = limiter.hit(&key(1), hour, 2, at(0)).await.unwrap();
         assert_eq!((first.allowed, first.remaining), (true, 1));
         assert_eq!(first.reset_at.timestamp() % 3600, 0);
         assert!(first.reset_at > at(0));
-        assert!(limiter.hit(&key(1), 2, at(1)).await.unwrap().allowed);
-        let third = limiter.hit(&key(1), 2, at(2)).await.unwrap();
+        assert!(limiter.hit(&key(1), hour, 2, at(1)).await.unwrap().allowed);
+        let third = limiter.hit(&key(1), hour, 2, at(2)).await.unwrap();
         assert_eq!((third.allowed, third.remaining), (false, 0));
-        let next_hour = limiter.hit(&key(1), 2, first.reset_at).await.unwrap();
+        let next_hour = limiter.hit(&key(1), hour, 2, first.reset_at).await.unwrap();
         assert_eq!((next_hour.allowed, next_hour.remaining), (true, 1));
     }
 
     #[tokio::test]
     async fn keys_are_counted_apart() {
         let limiter = InMemoryRateLimiter::new();
-        assert!(limiter.hit(&key(1), 1, at(0)).await.unwrap().allowed);
-        assert!(!limiter.hit(&key(1), 1, at(0)).await.unwrap().allowed);
-        assert!(limiter.hit(&key(2), 1, at(0)).await.unwrap().allowed);
+        let hour = RateWindow::Hour;
+        assert!(limiter.hit(&key(1), hour, 1, at(0)).await.unwrap().allowed);
+        assert!(!limiter.hit(&key(1), hour, 1, at(0)).await.unwrap().allowed);
+        assert!(limiter.hit(&key(2), hour, 1, at(0)).await.unwrap().allowed);
+    }
+
+    #[tokio::test]
+    async fn the_minute_window_is_counted_apart_and_resets_each_minute() {
+        let limiter = InMemoryRateLimiter::new();
+        let minute = RateWindow::Minute;
+        assert!(
+            limiter
+                .hit(&key(1), RateWindow::Hour, 1, at(0))
+                .await
+                .unwrap()
+                .allowed
+        );
+        let first = limiter.hit(&key(1), minute, 1, at(0)).await.unwrap();
+        assert!(first.allowed, "the hourly count does not use the minute's");
+        assert_eq!(first.reset_at.timestamp() % 60, 0);
+        assert!(first.reset_at - at(0) <= chrono::Duration::seconds(60));
+        assert!(
+            !limiter
+                .hit(&key(1), minute, 1, at(1))
+                .await
+                .unwrap()
+                .allowed
+        );
+        assert!(
+            limiter
+                .hit(&key(1), minute, 1, first.reset_at)
+                .await
+                .unwrap()
+                .allowed
+        );
     }
 }

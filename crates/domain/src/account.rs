@@ -196,12 +196,64 @@ pub struct ApiKey {
     pub prefix: String,
     /// What the key may do.
     pub permissions: Vec<Permission>,
-    /// Requests allowed per hour.
+    /// Requests allowed per hour (the request surface).
     pub rate_limit: u32,
+    /// Its plan: requests allowed per minute on the alternate surface.
+    pub plan: Plan,
     /// When the key was created.
     pub created_at: DateTime<Utc>,
     /// When the key was revoked, if it was.
     pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// A key's plan, which sets how many calls a minute it may make on the
+/// alternate surface (reviews, templates, webhooks, teams).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Plan {
+    /// 1,000 calls a minute (the default).
+    #[default]
+    Standard,
+    /// 10,000 calls a minute.
+    Professional,
+    /// 100,000 calls a minute.
+    Enterprise,
+}
+
+impl Plan {
+    /// Every plan, smallest first.
+    pub const ALL: [Plan; 3] = [Self::Standard, Self::Professional, Self::Enterprise];
+
+    /// The stored and shown name.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Standard => "standard",
+            Self::Professional => "professional",
+            Self::Enterprise => "enterprise",
+        }
+    }
+
+    /// Parses a plan's name.
+    pub fn parse(s: &str) -> Result<Self, ValidationError> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s.trim())
+            .ok_or_else(|| {
+                ValidationError::field(
+                    "plan",
+                    "plan must be one of standard, professional, enterprise",
+                )
+            })
+    }
+
+    /// Calls a minute the plan allows on the alternate surface.
+    pub fn per_minute(&self) -> u32 {
+        match self {
+            Self::Standard => 1_000,
+            Self::Professional => 10_000,
+            Self::Enterprise => 100_000,
+        }
+    }
 }
 
 impl ApiKey {
@@ -214,6 +266,25 @@ impl ApiKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plans_name_their_per_minute_allowance() {
+        let allowances: Vec<(&str, u32)> = Plan::ALL
+            .iter()
+            .map(|p| (p.as_str(), p.per_minute()))
+            .collect();
+        assert_eq!(
+            allowances,
+            [
+                ("standard", 1_000),
+                ("professional", 10_000),
+                ("enterprise", 100_000)
+            ]
+        );
+        assert_eq!(Plan::parse(" enterprise ").unwrap(), Plan::Enterprise);
+        assert_eq!(Plan::default(), Plan::Standard);
+        assert!(Plan::parse("gold").is_err());
+    }
 
     #[test]
     fn email_is_trimmed_and_lowercased() {

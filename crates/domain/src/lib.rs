@@ -23,7 +23,7 @@ pub mod template;
 mod text;
 pub mod webhook;
 
-pub use account::{AccountStatus, ApiKey, Email, Permission, User};
+pub use account::{AccountStatus, ApiKey, Email, Permission, Plan, User};
 pub use error::{FieldError, TransitionError, ValidationError};
 pub use event::{Event, EventType};
 pub use form::{Field, FieldKind, Form};

@@ -10,7 +10,7 @@ use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION}
 use actix_web::middleware::Next;
 use actix_web::{web, Error, FromRequest, HttpMessage, HttpRequest, ResponseError};
 use reviewloop_ports::RateLimitStatus;
-use reviewloop_service::{messages, Principal, ServiceError};
+use reviewloop_service::{messages, Allowance, Principal, ServiceError};
 
 use crate::envelope::Surface;
 use crate::error::ApiError;
@@ -48,7 +48,14 @@ pub(crate) async fn authenticate(
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    match state.auth.authenticate(header.as_deref()).await {
+    // Each surface counts calls against its own allowance: the request
+    // surface the key's hourly limit, the alternate surface the key's
+    // plan's per minute.
+    let allowance = match surface {
+        Surface::Request => Allowance::Hourly,
+        Surface::Alternate => Allowance::PerMinute,
+    };
+    match state.auth.authenticate(header.as_deref(), allowance).await {
         Ok((principal, status)) => {
             req.extensions_mut().insert(Caller {
                 principal,

@@ -67,6 +67,7 @@ fn ports(permissions: Vec<Permission>, allowed: bool) -> Ports {
         prefix: "rl_tes".into(),
         permissions,
         rate_limit: 10,
+        plan: reviewloop_domain::Plan::Standard,
         created_at: Fixed.now(),
         revoked_at: None,
     };
@@ -75,7 +76,7 @@ fn ports(permissions: Vec<Permission>, allowed: bool) -> Ports {
         .expect_api_key_by_hash()
         .returning(move |h| Ok((h == key.key_hash).then(|| (key.clone(), user.clone()))));
     let mut limiter = MockRateLimiter::new();
-    limiter.expect_hit().returning(move |_, limit, now| {
+    limiter.expect_hit().returning(move |_, _, limit, now| {
         Ok(RateLimitStatus {
             limit,
             remaining: if allowed { limit - 1 } else { 0 },

@@ -21,7 +21,7 @@ pub use stores::{
     AccountStore, InboxView, LoopStore, RequestFacts, RequestPage, RequestQuery, RequestSort,
     RequestStore,
 };
-pub use system::{Clock, IdSource, QrError, QrRenderer, RateLimitStatus, RateLimiter};
+pub use system::{Clock, IdSource, QrError, QrRenderer, RateLimitStatus, RateLimiter, RateWindow};
 pub use templates::TemplateStore;
 pub use webhooks::{
     DeliveryQueue, EventFeed, LeasedDelivery, Outgoing, SendOutcome, TargetGuard, WebhookHealth,

@@ -53,14 +53,44 @@ pub struct RateLimitStatus {
     pub allowed: bool,
 }
 
-/// Counts calls per API key in hourly windows.
+/// The span a limit counts calls over: fixed windows aligned to the
+/// hour or the minute (UTC). A key has a count per window kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RateWindow {
+    /// The request surface: a key's own hourly limit.
+    Hour,
+    /// The alternate surface: a key's plan's per-minute limit.
+    Minute,
+}
+
+impl RateWindow {
+    /// The window's length in seconds.
+    pub fn seconds(&self) -> i64 {
+        match self {
+            Self::Hour => 3600,
+            Self::Minute => 60,
+        }
+    }
+
+    /// The number of the window `now` falls in, and when it ends.
+    pub fn at(&self, now: DateTime<Utc>) -> Result<(i64, DateTime<Utc>), StoreError> {
+        let length = self.seconds();
+        let window = now.timestamp().div_euclid(length);
+        let reset_at = DateTime::from_timestamp((window + 1) * length, 0)
+            .ok_or_else(|| StoreError::Internal("rate limit window out of range".into()))?;
+        Ok((window, reset_at))
+    }
+}
+
+/// Counts calls per API key in fixed windows.
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait RateLimiter: Send + Sync {
-    /// Counts one call by `key` at `now` against `limit` per hour.
+    /// Counts one call by `key` at `now` against `limit` per `window`.
     async fn hit(
         &self,
         key: &ApiKeyId,
+        window: RateWindow,
         limit: u32,
         now: DateTime<Utc>,
     ) -> Result<RateLimitStatus, StoreError>;

@@ -29,6 +29,7 @@ fn key_json(key: &ApiKey) -> Value {
         "prefix": key.prefix,
         "permissions": key.permissions,
         "rate_limit": key.rate_limit,
+        "plan": key.plan,
         "created_at": key.created_at,
         "revoked_at": key.revoked_at,
     })
@@ -75,6 +76,7 @@ pub async fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
             permissions,
             rate_limit,
             name,
+            plan,
             output,
         } => {
             let created = accounts
@@ -83,6 +85,7 @@ pub async fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
                     permissions,
                     rate_limit,
                     name,
+                    plan,
                 })
                 .await?;
             let value = json!({
@@ -92,14 +95,17 @@ pub async fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
                 "email": created.user.email,
                 "permissions": created.key.permissions,
                 "rate_limit": created.key.rate_limit,
+                "plan": created.key.plan,
             });
             let human = format!(
-                "API key for {} (shown once, keep it safe):\n{}\nid {} · permissions {} · {} calls per hour",
+                "API key for {} (shown once, keep it safe):\n{}\nid {} · permissions {} · {} calls per hour · {} plan ({} calls per minute on /v1/reviews, /v1/templates, /v1/webhooks, /v1/teams)",
                 created.user.email,
                 created.plain,
                 created.key.id,
                 reviewloop_domain::Permission::join(&created.key.permissions),
                 created.key.rate_limit,
+                created.key.plan.as_str(),
+                created.key.plan.per_minute(),
             );
             print(output.json, value, human);
         }

@@ -149,6 +149,11 @@ pub enum KeyCommand {
         /// A label for the key.
         #[arg(long)]
         name: Option<String>,
+        /// Calls allowed per minute on the alternate surface (reviews,
+        /// templates, webhooks, teams): standard 1,000 (default),
+        /// professional 10,000, enterprise 100,000.
+        #[arg(long)]
+        plan: Option<String>,
         #[command(flatten)]
         output: Output,
     },

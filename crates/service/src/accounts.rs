@@ -2,7 +2,7 @@
 //! bootstraps. Keys are random, shown once, and stored only as a SHA-256
 //! hash; a fast hash is enough because a key carries 192 random bits.
 
-use reviewloop_domain::{AccountStatus, ApiKey, ApiKeyId, Email, Permission, User, UserId};
+use reviewloop_domain::{AccountStatus, ApiKey, ApiKeyId, Email, Permission, Plan, User, UserId};
 use std::sync::Arc;
 
 use reviewloop_ports::StoreError;
@@ -66,6 +66,8 @@ pub struct NewKey {
     pub rate_limit: Option<u32>,
     /// A label.
     pub name: Option<String>,
+    /// `standard` (the default), `professional` or `enterprise`.
+    pub plan: Option<String>,
 }
 
 /// A key just created: the only time its plain text exists.
@@ -103,7 +105,7 @@ impl AccountService {
         &self,
         user: &User,
         permissions: Vec<Permission>,
-        rate_limit: u32,
+        (rate_limit, plan): (u32, Plan),
         name: Option<String>,
     ) -> (String, ApiKey) {
         let now = self.ports.clock.now();
@@ -116,6 +118,7 @@ impl AccountService {
             prefix: plain.chars().take(KEY_PREFIX.len() + 6).collect(),
             permissions,
             rate_limit,
+            plan,
             created_at: now,
             revoked_at: None,
         };
@@ -153,8 +156,14 @@ impl AccountService {
             )
             .into());
         }
+        let plan = new
+            .plan
+            .as_deref()
+            .map(Plan::parse)
+            .transpose()?
+            .unwrap_or_default();
         let user = find_or_create_user(&self.ports, email).await?;
-        let (plain, key) = self.new_key(&user, permissions, rate_limit, new.name);
+        let (plain, key) = self.new_key(&user, permissions, (rate_limit, plan), new.name);
         self.ports.accounts.insert_api_key(&key).await?;
         Ok(CreatedKey { plain, key, user })
     }
@@ -301,7 +310,7 @@ impl AccountService {
         let (plain, key) = self.new_key(
             &user,
             Permission::ALL.to_vec(),
-            DEFAULT_RATE_LIMIT,
+            (DEFAULT_RATE_LIMIT, Plan::Standard),
             Some("bootstrap".into()),
         );
         match self.ports.accounts.insert_first_user(&user, &key).await {
@@ -341,6 +350,7 @@ mod tests {
                 permissions: None,
                 rate_limit: None,
                 name: None,
+                plan: None,
             })
             .await
             .unwrap();
@@ -370,6 +380,7 @@ mod tests {
                 permissions: Some("loops:read".into()),
                 rate_limit: Some(7),
                 name: Some(" ci ".into()),
+                plan: None,
             })
             .await
             .unwrap();
@@ -390,18 +401,21 @@ mod tests {
                 permissions: None,
                 rate_limit: None,
                 name: None,
+                plan: None,
             },
             NewKey {
                 email: "a@x.io".into(),
                 permissions: Some("root".into()),
                 rate_limit: None,
                 name: None,
+                plan: None,
             },
             NewKey {
                 email: "a@x.io".into(),
                 permissions: None,
                 rate_limit: Some(0),
                 name: None,
+                plan: None,
             },
         ] {
             assert!(matches!(

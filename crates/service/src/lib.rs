@@ -26,7 +26,7 @@ mod testkit;
 
 pub use accounts::{AccountService, CreatedKey, NewKey};
 pub use analytics::{Analytics, AnalyticsService, ANALYTICS_WINDOWS};
-pub use auth::{Authenticator, KeyCache};
+pub use auth::{Allowance, Authenticator, KeyCache};
 pub use delivery::DeliveryService;
 pub use error::{messages, ServiceError};
 pub use events::EventStream;

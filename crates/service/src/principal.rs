@@ -19,6 +19,8 @@ pub struct Principal {
     pub permissions: Vec<Permission>,
     /// The key's hourly limit (0 for a web session, which has none).
     pub rate_limit: u32,
+    /// The key's plan: its per-minute limit on the alternate surface.
+    pub plan: reviewloop_domain::Plan,
 }
 
 impl Principal {

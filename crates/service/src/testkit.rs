@@ -195,6 +195,7 @@ impl Kit {
             api_key_id: Some(reviewloop_domain::ApiKeyId::new(self.oid(200 + n))),
             permissions: reviewloop_domain::Permission::ALL.to_vec(),
             rate_limit: 100,
+            plan: reviewloop_domain::Plan::Standard,
         }
     }
 }

@@ -5,8 +5,8 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use reviewloop_domain::{
     AccountStatus, ApiKey, BroadcastEntry, ContentType, Email, Feedback, Member, MemberStatus,
-    Permission, Platform, Priority, ProcessingType, RequestStatus, ResponseType, ReviewRequest,
-    User,
+    Permission, Plan, Platform, Priority, ProcessingType, RequestStatus, ResponseType,
+    ReviewRequest, User,
 };
 use serde_json::json;
 
@@ -70,6 +70,7 @@ pub(crate) struct ApiKeyRow {
     pub rate_limit: i64,
     pub created_at: NaiveDateTime,
     pub revoked_at: Option<NaiveDateTime>,
+    pub plan: String,
 }
 
 impl ApiKeyRow {
@@ -84,6 +85,7 @@ impl ApiKeyRow {
             rate_limit: i64::from(key.rate_limit),
             created_at: to_db_time(key.created_at),
             revoked_at: key.revoked_at.map(to_db_time),
+            plan: key.plan.as_str().to_owned(),
         }
     }
 
@@ -96,6 +98,7 @@ impl ApiKeyRow {
                 .map_err(|_| corrupt("permissions", &self.permissions))?,
             rate_limit: u32::try_from(self.rate_limit)
                 .map_err(|_| corrupt("rate limit", &self.rate_limit.to_string()))?,
+            plan: Plan::parse(&self.plan).map_err(|_| corrupt("plan", &self.plan))?,
             key_hash: self.key_hash,
             prefix: self.prefix,
             created_at: from_db_time(self.created_at),

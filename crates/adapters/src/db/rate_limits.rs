@@ -3,7 +3,8 @@
 //!
 //! Each instance counts its own calls in memory and, every
 //! [`FLUSH_EVERY`], adds them to the shared count in one statement for all
-//! keys, reading every key's total back. A key's first call in an hour on
+//! keys (one per window kind: hourly, per minute), reading every key's
+//! total back. A key's first call in a window on
 //! an instance is counted in the database at once, so an instance that
 //! has just started (or just met the key) knows the shared count before
 //! it admits anything more.
@@ -22,10 +23,9 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Integer, Text};
 use reviewloop_domain::ApiKeyId;
-use reviewloop_ports::{RateLimitStatus, RateLimiter, StoreError};
+use reviewloop_ports::{RateLimitStatus, RateLimiter, RateWindow, StoreError};
 
 use super::{DbConnection, SqlStore};
-use crate::rate_limit::hour_window;
 
 /// How often an instance adds its calls to the shared count.
 pub const FLUSH_EVERY: Duration = Duration::from_millis(100);
@@ -69,11 +69,26 @@ impl Slot {
     }
 }
 
+/// A counter's name in the shared table: the key's id for its hourly
+/// window (as it has always been), the id and `/minute` for the
+/// per-minute one. Window numbers of the two kinds overlap, so the name
+/// keeps them apart.
+fn row_key(key: &ApiKeyId, kind: RateWindow) -> String {
+    match kind {
+        RateWindow::Hour => key.to_string(),
+        RateWindow::Minute => format!("{key}{MINUTE_SUFFIX}"),
+    }
+}
+
+const MINUTE_SUFFIX: &str = "/minute";
+
 /// Counts calls per instance and shares the counts through the database.
 pub struct SharedRateLimiter {
     store: SqlStore,
-    slots: Mutex<HashMap<ApiKeyId, Slot>>,
+    slots: Mutex<HashMap<(ApiKeyId, RateWindow), Slot>>,
 }
+
+type Slots = HashMap<(ApiKeyId, RateWindow), Slot>;
 
 impl SharedRateLimiter {
     /// A limiter over `store` (which must be on PostgreSQL). Something must
@@ -85,25 +100,24 @@ impl SharedRateLimiter {
         }
     }
 
-    fn slots(&self) -> Result<std::sync::MutexGuard<'_, HashMap<ApiKeyId, Slot>>, StoreError> {
+    fn slots(&self) -> Result<std::sync::MutexGuard<'_, Slots>, StoreError> {
         self.slots
             .lock()
             .map_err(|_| StoreError::Internal("rate limiter lock poisoned".into()))
     }
 
-    /// Adds `calls` per key to the shared counts of `window` in one
-    /// statement and returns every key's new total (keys with 0 calls are
-    /// read, not written).
+    /// Adds `calls` per counter to the shared counts of `window` in one
+    /// statement and returns every counter's new total (counters with 0
+    /// calls are read, not written).
     async fn add(
         &self,
         window: i64,
-        calls: Vec<(ApiKeyId, u32)>,
-    ) -> Result<HashMap<ApiKeyId, u32>, StoreError> {
-        let keys: Vec<String> = calls.iter().map(|(k, _)| k.to_string()).collect();
-        let counts: Vec<i32> = calls
-            .iter()
-            .map(|(_, n)| i32::try_from(*n).unwrap_or(i32::MAX))
-            .collect();
+        calls: Vec<(String, u32)>,
+    ) -> Result<HashMap<String, u32>, StoreError> {
+        let (keys, counts): (Vec<String>, Vec<i32>) = calls
+            .into_iter()
+            .map(|(k, n)| (k, i32::try_from(n).unwrap_or(i32::MAX)))
+            .unzip();
         let rows: Vec<Total> = self
             .store
             .db
@@ -140,24 +154,29 @@ impl SharedRateLimiter {
             .await?;
         Ok(rows
             .into_iter()
-            .filter_map(|row| {
-                let key = row.api_key_id.parse().ok()?;
-                Some((key, u32::try_from(row.calls).unwrap_or(0)))
-            })
+            .map(|row| (row.api_key_id, u32::try_from(row.calls).unwrap_or(0)))
             .collect())
     }
 
     /// Adds this instance's unflushed calls to the shared counts and learns
-    /// what the other instances added; forgets keys of past windows and
-    /// deletes past windows from the table.
+    /// what the other instances added, for each window kind; forgets
+    /// counters of past windows.
     pub async fn flush(&self, now: DateTime<Utc>) -> Result<(), StoreError> {
-        let (window, _) = hour_window(now)?;
+        for kind in [RateWindow::Hour, RateWindow::Minute] {
+            self.flush_kind(kind, now).await?;
+        }
+        Ok(())
+    }
+
+    async fn flush_kind(&self, kind: RateWindow, now: DateTime<Utc>) -> Result<(), StoreError> {
+        let (window, _) = kind.at(now)?;
         let calls: Vec<(ApiKeyId, u32)> = {
             let mut slots = self.slots()?;
-            slots.retain(|_, slot| slot.window == window);
+            slots.retain(|(_, k), slot| *k != kind || slot.window == window);
             slots
                 .iter_mut()
-                .map(|(key, slot)| {
+                .filter(|((_, k), _)| *k == kind)
+                .map(|((key, _), slot)| {
                     let calls = std::mem::take(&mut slot.pending);
                     slot.in_flight = slot.in_flight.saturating_add(calls);
                     (*key, calls)
@@ -168,7 +187,8 @@ impl SharedRateLimiter {
             return Ok(());
         }
         let flushed: HashMap<ApiKeyId, u32> = calls.iter().copied().collect();
-        let totals = match self.add(window, calls).await {
+        let named = calls.iter().map(|(k, n)| (row_key(k, kind), *n)).collect();
+        let totals = match self.add(window, named).await {
             Ok(totals) => totals,
             Err(error) => {
                 // Put the calls back, so the next flush counts them (if
@@ -176,7 +196,7 @@ impl SharedRateLimiter {
                 // are counted twice: over-counted, never lost).
                 let mut slots = self.slots()?;
                 for (key, n) in flushed {
-                    if let Some(slot) = slots.get_mut(&key) {
+                    if let Some(slot) = slots.get_mut(&(key, kind)) {
                         slot.in_flight = slot.in_flight.saturating_sub(n);
                         slot.pending = slot.pending.saturating_add(n);
                     }
@@ -186,9 +206,10 @@ impl SharedRateLimiter {
         };
         let mut slots = self.slots()?;
         for (key, n) in flushed {
-            if let Some(slot) = slots.get_mut(&key) {
+            if let Some(slot) = slots.get_mut(&(key, kind)) {
                 slot.in_flight = slot.in_flight.saturating_sub(n);
-                if let Some(total) = totals.get(&key).filter(|_| slot.window == window) {
+                let total = totals.get(&row_key(&key, kind));
+                if let Some(total) = total.filter(|_| slot.window == window) {
                     slot.shared = *total;
                 }
             }
@@ -196,17 +217,23 @@ impl SharedRateLimiter {
         Ok(())
     }
 
-    /// Deletes the table's rows of windows before `now`'s.
+    /// Deletes the table's rows of windows before `now`'s, of both kinds.
     pub async fn purge_past_windows(&self, now: DateTime<Utc>) -> Result<usize, StoreError> {
-        let (window, _) = hour_window(now)?;
+        let (hour, _) = RateWindow::Hour.at(now)?;
+        let (minute, _) = RateWindow::Minute.at(now)?;
+        let minutes = format!("%{MINUTE_SUFFIX}");
         self.store
             .db
             .run(move |conn| {
-                Ok(
-                    diesel::sql_query("DELETE FROM rate_limit_windows WHERE window_start < $1")
-                        .bind::<BigInt, _>(window)
-                        .execute(conn)?,
+                Ok(diesel::sql_query(
+                    "DELETE FROM rate_limit_windows
+                     WHERE (api_key_id NOT LIKE $3 AND window_start < $1)
+                        OR (api_key_id LIKE $3 AND window_start < $2)",
                 )
+                .bind::<BigInt, _>(hour)
+                .bind::<BigInt, _>(minute)
+                .bind::<Text, _>(minutes)
+                .execute(conn)?)
             })
             .await
     }
@@ -217,21 +244,27 @@ impl RateLimiter for SharedRateLimiter {
     async fn hit(
         &self,
         key: &ApiKeyId,
+        kind: RateWindow,
         limit: u32,
         now: DateTime<Utc>,
     ) -> Result<RateLimitStatus, StoreError> {
-        let (window, reset_at) = hour_window(now)?;
-        let seen = self.slots()?.get(key).is_some_and(|s| s.window == window);
-        // The first call here this hour is counted in the database at once,
-        // which also tells the shared total.
+        let (window, reset_at) = kind.at(now)?;
+        let counter = (*key, kind);
+        let seen = self
+            .slots()?
+            .get(&counter)
+            .is_some_and(|s| s.window == window);
+        // The first call here in a window is counted in the database at
+        // once, which also tells the shared total.
         let first = if seen {
             None
         } else {
-            let totals = self.add(window, vec![(*key, 1)]).await?;
-            Some(totals.get(key).copied().unwrap_or(1))
+            let name = row_key(key, kind);
+            let totals = self.add(window, vec![(name.clone(), 1)]).await?;
+            Some(totals.get(&name).copied().unwrap_or(1))
         };
         let mut slots = self.slots()?;
-        let slot = slots.entry(*key).or_insert(Slot::new(window, 0));
+        let slot = slots.entry(counter).or_insert(Slot::new(window, 0));
         if slot.window != window {
             *slot = Slot::new(window, 0);
         }
@@ -283,7 +316,13 @@ mod tests {
         let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
         let mut allowed = 0;
         for _ in 0..n {
-            allowed += usize::from(limiter.hit(key, limit, at).await.unwrap().allowed);
+            allowed += usize::from(
+                limiter
+                    .hit(key, RateWindow::Hour, limit, at)
+                    .await
+                    .unwrap()
+                    .allowed,
+            );
         }
         allowed
     }
@@ -300,20 +339,31 @@ mod tests {
         // The second instance's first call reads the shared count (4 with
         // it), so it admits one more and refuses the rest.
         assert_eq!(allowed(&second, &key(1), 5, 4).await, 2);
-        let status = second.hit(&key(1), 5, at).await.unwrap();
+        let status = second.hit(&key(1), RateWindow::Hour, 5, at).await.unwrap();
         assert_eq!((status.allowed, status.remaining), (false, 0));
         second.flush(at).await.unwrap();
         first.flush(at).await.unwrap();
         assert!(
-            !first.hit(&key(1), 5, at).await.unwrap().allowed,
+            !first
+                .hit(&key(1), RateWindow::Hour, 5, at)
+                .await
+                .unwrap()
+                .allowed,
             "the first instance learned of the second's calls (it had none to add)"
         );
         assert!(
-            first.hit(&key(2), 5, at).await.unwrap().allowed,
+            first
+                .hit(&key(2), RateWindow::Hour, 5, at)
+                .await
+                .unwrap()
+                .allowed,
             "keys are counted apart"
         );
         let next_hour = at + chrono::Duration::hours(1);
-        let status = second.hit(&key(1), 5, next_hour).await.unwrap();
+        let status = second
+            .hit(&key(1), RateWindow::Hour, 5, next_hour)
+            .await
+            .unwrap();
         assert_eq!((status.allowed, status.remaining), (true, 4));
         // Past windows are deleted.
         assert!(first.purge_past_windows(next_hour).await.unwrap() >= 1);
@@ -352,7 +402,10 @@ mod tests {
         let Some(db) = postgres() else { return };
         let limiter = std::sync::Arc::new(SharedRateLimiter::new(db.store()));
         let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
-        limiter.hit(&key(5), 40, at).await.unwrap();
+        limiter
+            .hit(&key(5), RateWindow::Hour, 40, at)
+            .await
+            .unwrap();
         let flusher = {
             let limiter = limiter.clone();
             tokio::spawn(async move {
@@ -364,7 +417,13 @@ mod tests {
         let calls: Vec<_> = (0..100)
             .map(|_| {
                 let limiter = limiter.clone();
-                tokio::spawn(async move { limiter.hit(&key(5), 40, at).await.unwrap().allowed })
+                tokio::spawn(async move {
+                    limiter
+                        .hit(&key(5), RateWindow::Hour, 40, at)
+                        .await
+                        .unwrap()
+                        .allowed
+                })
             })
             .collect();
         let mut allowed = 1;
@@ -382,12 +441,56 @@ mod tests {
         let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
         let calls = (0..20).map(|_| {
             let limiter = limiter.clone();
-            tokio::spawn(async move { limiter.hit(&key(4), 7, at).await.unwrap().allowed })
+            tokio::spawn(async move {
+                limiter
+                    .hit(&key(4), RateWindow::Hour, 7, at)
+                    .await
+                    .unwrap()
+                    .allowed
+            })
         });
         let mut allowed = 0;
         for call in calls.collect::<Vec<_>>() {
             allowed += usize::from(call.await.unwrap());
         }
         assert_eq!(allowed, 7);
+    }
+
+    #[tokio::test]
+    async fn minute_counts_are_shared_apart_from_the_hour_and_purged_by_their_own_window() {
+        let Some(db) = postgres() else { return };
+        let first = SharedRateLimiter::new(db.store());
+        let second = SharedRateLimiter::new(SqlStore::new(db.db.clone()));
+        let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let minute = RateWindow::Minute;
+        for _ in 0..3 {
+            assert!(first.hit(&key(6), minute, 4, at).await.unwrap().allowed);
+        }
+        assert!(
+            first
+                .hit(&key(6), RateWindow::Hour, 1, at)
+                .await
+                .unwrap()
+                .allowed
+        );
+        first.flush(at).await.unwrap();
+        // The other instance reads the shared minute count: one call left.
+        let status = second.hit(&key(6), minute, 4, at).await.unwrap();
+        assert_eq!((status.allowed, status.remaining), (true, 0));
+        assert!(!second.hit(&key(6), minute, 4, at).await.unwrap().allowed);
+        assert_eq!(status.reset_at.timestamp() % 60, 0);
+        // A minute later the minute's rows go; the hour's stays.
+        let later = at + chrono::Duration::seconds(61);
+        assert_eq!(first.purge_past_windows(later).await.unwrap(), 1);
+        let third = SharedRateLimiter::new(SqlStore::new(db.db.clone()));
+        assert!(
+            !third
+                .hit(&key(6), RateWindow::Hour, 1, later)
+                .await
+                .unwrap()
+                .allowed,
+            "a new instance reads the hourly count, which survived the purge"
+        );
+        assert!(second.hit(&key(6), minute, 4, later).await.unwrap().allowed);
     }
 }

@@ -41,6 +41,7 @@ diesel::table! {
         rate_limit -> BigInt,
         created_at -> Timestamp,
         revoked_at -> Nullable<Timestamp>,
+        plan -> Text,
     }
 }
 

@@ -151,6 +151,7 @@ pub(crate) mod fixtures {
             prefix: "rl_abcdef".into(),
             permissions: vec![Permission::LoopsRead, Permission::RequestsWrite],
             rate_limit: 250,
+            plan: reviewloop_domain::Plan::Standard,
             created_at: at(0),
             revoked_at: None,
         }

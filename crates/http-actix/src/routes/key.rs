@@ -20,6 +20,9 @@ pub(super) async fn check(caller: Caller) -> HttpResponse {
             "remaining": caller.rate_limit.remaining,
             "reset_at": caller.rate_limit.reset_at,
         },
+        // The alternate surface counts calls per minute by plan.
+        "plan": p.plan,
+        "plan_rate_limit": {"per_minute": p.plan.per_minute()},
     });
     ok(StatusCode::OK, "API key is valid", data)
 }

@@ -7,12 +7,22 @@ pub use key_cache::KeyCache;
 use std::sync::Arc;
 
 use reviewloop_domain::AccountStatus;
-use reviewloop_ports::RateLimitStatus;
+use reviewloop_ports::{RateLimitStatus, RateWindow};
 
 use crate::accounts::hash_key;
 use crate::error::{messages, ServiceError};
 use crate::ports::Ports;
 use crate::principal::Principal;
+
+/// Which allowance a call is counted against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allowance {
+    /// The key's own hourly limit: the request surface.
+    Hourly,
+    /// The key's plan's per-minute limit: the alternate surface (reviews,
+    /// templates, webhooks, teams).
+    PerMinute,
+}
 
 /// Turns a bearer token into a [`Principal`] and counts the call.
 #[derive(Clone)]
@@ -37,13 +47,15 @@ impl Authenticator {
     }
 
     /// Checks the `Authorization` header's value and counts one call against
-    /// the key's hourly limit. Unknown, revoked or malformed keys get 401,
-    /// suspended accounts 403, keys over their limit 429 (with the limit's
-    /// state, so the caller can say when to retry).
+    /// `allowance`: the key's hourly limit, or its plan's per-minute one.
+    /// Unknown, revoked or malformed keys get 401, suspended accounts 403,
+    /// keys over their limit 429 (with the limit's state, so the caller can
+    /// say when to retry).
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn authenticate(
         &self,
         authorization: Option<&str>,
+        allowance: Allowance,
     ) -> Result<(Principal, RateLimitStatus), ServiceError> {
         let token = authorization
             .and_then(|h| {
@@ -71,6 +83,7 @@ impl Authenticator {
                     api_key_id: Some(key.id),
                     permissions: key.permissions,
                     rate_limit: key.rate_limit,
+                    plan: key.plan,
                 };
                 self.keys.put(hash, principal.clone(), now);
                 principal
@@ -82,11 +95,11 @@ impl Authenticator {
         let key = principal
             .api_key_id
             .ok_or_else(|| ServiceError::Unexpected("a key's principal without its key".into()))?;
-        let status = self
-            .ports
-            .limiter
-            .hit(&key, principal.rate_limit, now)
-            .await?;
+        let (window, limit) = match allowance {
+            Allowance::Hourly => (RateWindow::Hour, principal.rate_limit),
+            Allowance::PerMinute => (RateWindow::Minute, principal.plan.per_minute()),
+        };
+        let status = self.ports.limiter.hit(&key, window, limit, now).await?;
         if !status.allowed {
             return Err(ServiceError::RateLimited(status));
         }
@@ -109,6 +122,7 @@ mod tests {
             prefix: "rl_goo".into(),
             permissions: vec![Permission::LoopsRead],
             rate_limit: 2,
+            plan: reviewloop_domain::Plan::Standard,
             created_at: kit.now,
             revoked_at: revoked.then_some(kit.now),
         }
@@ -116,7 +130,7 @@ mod tests {
 
     fn allowing(kit: &mut Kit, allowed: bool) {
         let now = kit.now;
-        kit.limiter.expect_hit().returning(move |_, limit, _| {
+        kit.limiter.expect_hit().returning(move |_, _, limit, _| {
             Ok(RateLimitStatus {
                 limit,
                 remaining: 0,
@@ -124,6 +138,44 @@ mod tests {
                 allowed,
             })
         });
+    }
+
+    #[tokio::test]
+    async fn the_alternate_surface_counts_the_plans_per_minute_allowance() {
+        let mut kit = Kit::new();
+        let mut key = key_for(&kit, false);
+        key.plan = reviewloop_domain::Plan::Professional;
+        let user = kit.user(1, "a@x.io");
+        kit.accounts
+            .expect_api_key_by_hash()
+            .returning(move |_| Ok(Some((key.clone(), user.clone()))));
+        let now = kit.now;
+        kit.limiter
+            .expect_hit()
+            .withf(|_, window, limit, _| match window {
+                RateWindow::Minute => *limit == 10_000,
+                RateWindow::Hour => *limit == 2,
+            })
+            .times(2)
+            .returning(move |_, _, limit, _| {
+                Ok(RateLimitStatus {
+                    limit,
+                    remaining: limit - 1,
+                    reset_at: now,
+                    allowed: true,
+                })
+            });
+        let auth = Authenticator::new(kit.ports());
+        let (_, per_minute) = auth
+            .authenticate(Some("Bearer rl_good"), Allowance::PerMinute)
+            .await
+            .unwrap();
+        assert_eq!(per_minute.limit, 10_000);
+        let (_, hourly) = auth
+            .authenticate(Some("Bearer rl_good"), Allowance::Hourly)
+            .await
+            .unwrap();
+        assert_eq!(hourly.limit, 2);
     }
 
     #[tokio::test]
@@ -137,7 +189,7 @@ mod tests {
             .returning(move |_| Ok(Some((key.clone(), user.clone()))));
         allowing(&mut kit, true);
         let (principal, status) = Authenticator::new(kit.ports())
-            .authenticate(Some("Bearer rl_good"))
+            .authenticate(Some("Bearer rl_good"), Allowance::Hourly)
             .await
             .unwrap();
         assert_eq!(principal.email.as_str(), "a@x.io");
@@ -170,7 +222,10 @@ mod tests {
             Some("Bearer rl_bad"),
             Some("Bearer rl_good"),
         ] {
-            let err = auth.authenticate(header).await.unwrap_err();
+            let err = auth
+                .authenticate(header, Allowance::Hourly)
+                .await
+                .unwrap_err();
             assert!(
                 matches!(err, ServiceError::Unauthenticated(_)),
                 "{header:?}"
@@ -188,7 +243,7 @@ mod tests {
             .returning(move |_| Ok(Some((key.clone(), user.clone()))));
         allowing(&mut kit, false);
         let err = Authenticator::new(kit.ports())
-            .authenticate(Some("bearer rl_good"))
+            .authenticate(Some("bearer rl_good"), Allowance::Hourly)
             .await
             .unwrap_err();
         assert!(matches!(err, ServiceError::RateLimited(s) if s.limit == 2 && !s.allowed));
@@ -208,7 +263,9 @@ mod tests {
         let key_id = key_for(&kit, false).id;
         let auth = Authenticator::new(kit.ports());
         for _ in 0..3 {
-            auth.authenticate(Some("Bearer rl_good")).await.unwrap();
+            auth.authenticate(Some("Bearer rl_good"), Allowance::Hourly)
+                .await
+                .unwrap();
         }
         assert_eq!(auth.key_cache().len(), 1);
         auth.key_cache().forget_key(&key_id);
@@ -226,6 +283,7 @@ mod tests {
             api_key_id: Some(key_for(&kit, false).id),
             permissions: vec![],
             rate_limit: 1,
+            plan: reviewloop_domain::Plan::Standard,
         };
         cache.put("h1".into(), principal.clone(), kit.now);
         assert!(cache.get("h1", kit.now + KeyCache::TTL / 2).is_some());
@@ -249,7 +307,7 @@ mod tests {
             .expect_api_key_by_hash()
             .returning(move |_| Ok(Some((key.clone(), user.clone()))));
         let err = Authenticator::new(kit.ports())
-            .authenticate(Some("Bearer rl_good"))
+            .authenticate(Some("Bearer rl_good"), Allowance::Hourly)
             .await
             .unwrap_err();
         assert!(matches!(err, ServiceError::Forbidden(m) if m == "Account suspended"));

@@ -110,6 +110,7 @@ impl PeopleService {
             api_key_id: None,
             permissions: Permission::ALL.to_vec(),
             rate_limit: 0,
+            plan: reviewloop_domain::Plan::Standard,
         }
     }
 

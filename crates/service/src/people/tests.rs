@@ -239,6 +239,7 @@ async fn an_existing_account_cannot_be_taken_over_by_sign_up() {
                 prefix: "rl_".into(),
                 permissions: reviewloop_domain::Permission::ALL.to_vec(),
                 rate_limit: 100,
+                plan: reviewloop_domain::Plan::Standard,
                 created_at: Kit::new().now,
                 revoked_at: None,
             }

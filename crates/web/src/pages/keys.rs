@@ -120,6 +120,7 @@ pub(crate) async fn create(
                 permissions: Some(permissions),
                 rate_limit: Some(limit),
                 name: f.get("name").map(str::to_owned),
+                plan: None,
             };
             state.accounts.create_own_key(person.principal(), new).await
         }

@@ -150,7 +150,15 @@ fn template_mistakes_are_named_by_field_path() {
     // Wrong JSON types, malformed JSON, a body that is not an object, a bad
     // id: each a 400 in envelope B, never a 500.
     let typed = server.post(&key, "/v1/templates", json!({"name": 7, "fields": []}));
-    assert_eq!(typed.error_b(400)["code"], "validation_error");
+    let typed = typed.error_b(400);
+    assert_eq!(typed["code"], "validation_error");
+    assert_eq!(typed["details"][0]["field"], "name", "{typed}");
+    let deep = server.post(
+        &key,
+        "/v1/reviews",
+        json!({"template_id": "0123456789abcdef01234567", "assignees": ["a@example.com"], "due_date": 5}),
+    );
+    assert_eq!(deep.error_b(400)["details"][0]["field"], "due_date");
     let http = Client::new();
     let raw = http
         .post(format!("{}/v1/templates", server.base))
@@ -170,6 +178,7 @@ fn template_mistakes_are_named_by_field_path() {
     let raw: Value = raw.json().unwrap();
     assert_eq!(raw["success"], false);
     assert_eq!(raw["error"]["code"], "validation_error");
+    assert_eq!(raw["error"]["details"][0]["field"], "body");
     assert_eq!(raw["meta"]["request_id"], request_id.as_str());
     let array = server.post(&key, "/v1/templates", json!([1, 2]));
     assert_eq!(array.error_b(400)["code"], "validation_error");
@@ -183,7 +192,13 @@ fn template_mistakes_are_named_by_field_path() {
         "fields[0].scale_min must be from -1000000 to 1000000"
     );
     let bad_id = server.get(&key, "/v1/templates/not-an-id");
-    assert_eq!(bad_id.error_b(400)["message"], "Invalid ID format");
+    let bad_id = bad_id.error_b(400);
+    assert_eq!(bad_id["message"], "Invalid ID format");
+    assert_eq!(bad_id["details"][0]["field"], "id");
+    let bad_query = server.get(&key, "/v1/reviews?limit=many");
+    assert_eq!(bad_query.error_b(400)["details"][0]["field"], "query");
+    let bad_hook = server.get(&key, "/v1/webhooks/not-an-id");
+    assert_eq!(bad_hook.error_b(400)["details"][0]["field"], "id");
     let patch = server.patch(
         &key,
         "/v1/templates/0123456789abcdef01234567",

@@ -6,7 +6,6 @@ use actix_web::error::{JsonPayloadError, QueryPayloadError};
 use actix_web::http::StatusCode;
 use actix_web::{web, FromRequest, HttpRequest};
 use futures_util::future::LocalBoxFuture;
-use reviewloop_service::ServiceError;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
@@ -39,7 +38,7 @@ fn json_error(error: &JsonPayloadError, req: &HttpRequest) -> ApiError {
         JsonPayloadError::ContentType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
         _ => StatusCode::BAD_REQUEST,
     };
-    ApiError::with_status(status, message, surface)
+    ApiError::invalid(status, "body", message, surface)
 }
 
 pub(crate) fn query_config() -> web::QueryConfig {
@@ -48,14 +47,22 @@ pub(crate) fn query_config() -> web::QueryConfig {
             QueryPayloadError::Deserialize(e) => format!("Invalid query string: {e}"),
             other => format!("Invalid query string: {other}"),
         };
-        ApiError::new(ServiceError::Refused(message), Surface::of(req.path())).into()
+        ApiError::invalid(
+            StatusCode::BAD_REQUEST,
+            "query",
+            message,
+            Surface::of(req.path()),
+        )
+        .into()
     })
 }
 
 pub(crate) fn path_config() -> web::PathConfig {
     web::PathConfig::default().error_handler(|_, req| {
-        ApiError::new(
-            ServiceError::Refused("Invalid ID format".into()),
+        ApiError::invalid(
+            StatusCode::BAD_REQUEST,
+            "id",
+            "Invalid ID format".into(),
             Surface::of(req.path()),
         )
         .into()
@@ -110,12 +117,16 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
                 .into());
             };
             let object = Value::Object(object?.into_inner());
-            serde_json::from_value(object.clone())
+            // The path names the field at fault (`fields[1].name`).
+            serde_path_to_error::deserialize(object.clone())
                 .map(|typed| Body(typed, object))
                 .map_err(|e| {
-                    ApiError::with_status(
+                    let path = e.path().to_string();
+                    let field = if path == "." { "body".to_owned() } else { path };
+                    ApiError::invalid(
                         StatusCode::BAD_REQUEST,
-                        format!("Invalid request body: {e}"),
+                        &field,
+                        format!("Invalid request body: {}", e.inner()),
                         surface,
                     )
                     .into()

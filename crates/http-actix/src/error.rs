@@ -36,6 +36,17 @@ impl ApiError {
         }
     }
 
+    /// A client error about one part of the request (`field`: a path in the
+    /// body, or `body`, `id`, `query`), with its own status: on the
+    /// alternate surface `details` names the part.
+    pub fn invalid(status: StatusCode, field: &str, message: String, surface: Surface) -> Self {
+        Self {
+            error: ServiceError::Invalid(reviewloop_domain::ValidationError::field(field, message)),
+            surface,
+            status: Some(status),
+        }
+    }
+
     /// A client error with its own status and message.
     pub fn with_status(status: StatusCode, message: String, surface: Surface) -> Self {
         Self {

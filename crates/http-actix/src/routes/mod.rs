@@ -32,12 +32,14 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig) {
         .service(
             web::scope("/v1/api")
                 .wrap(from_fn(auth::authenticate))
+                .configure(webhooks::routes::<webhooks::EnvelopeA>)
                 .configure(operations),
         )
         .service(
             web::scope("/v1")
                 .wrap(from_fn(auth::authenticate))
                 .configure(alternate_only)
+                .configure(webhooks::routes::<webhooks::EnvelopeB>)
                 .configure(operations),
         );
 }
@@ -79,25 +81,11 @@ fn alternate_only(cfg: &mut web::ServiceConfig) {
 }
 
 fn operations(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/webhooks")
-            .get(webhooks::list)
-            .post(webhooks::create),
-    )
-    .service(
-        web::resource("/webhooks/{id}")
-            .get(webhooks::get)
-            .patch(webhooks::update)
-            .delete(webhooks::delete),
-    )
-    .service(web::resource("/webhooks/{id}/deliveries").get(webhooks::deliveries))
-    .service(
-        web::resource("/webhooks/{id}/deliveries/{delivery_id}/redeliver")
-            .post(webhooks::redeliver),
-    )
-    .service(web::resource("/events").get(events::stream))
-    .service(web::resource("/account/signing-secret").get(account::signing_secret))
-    .service(web::resource("/account/signing-secret/rotate").post(account::rotate_signing_secret));
+    cfg.service(web::resource("/events").get(events::stream))
+        .service(web::resource("/account/signing-secret").get(account::signing_secret))
+        .service(
+            web::resource("/account/signing-secret/rotate").post(account::rotate_signing_secret),
+        );
     cfg.service(web::resource("/test").get(key::check))
         .service(web::resource("/loops").get(loops::list).post(loops::create))
         // Before `/loops/{id}`, or `join` would be taken for an id.

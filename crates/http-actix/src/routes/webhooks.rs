@@ -1,10 +1,12 @@
 //! Webhook subscriptions, one resource in two dialects: `/v1/api/webhooks`
 //! answers in envelope A like the rest of the request surface, and
 //! `/v1/webhooks` in the alternate envelope, where `data` is the object
-//! itself.
+//! itself. The route table picks the dialect ([`routes`] is mounted once
+//! per scope with its [`Dialect`]); each handler calls one service and
+//! renders in it.
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use reviewloop_domain::{Delivery, DeliveryAttempt, DeliveryId, WebhookId};
 use reviewloop_service::{ServiceError, WebhookInput, WebhookPatch, WebhookView};
 use serde::{Deserialize, Serialize};
@@ -14,34 +16,80 @@ use crate::auth::Caller;
 use crate::body::{present_text, Body};
 use crate::envelope::{ok, ok_alternate, Surface};
 use crate::error::ApiError;
-use crate::fallback::request_id;
 use crate::state::AppState;
 
 type Result = std::result::Result<HttpResponse, ApiError>;
 
-/// Renders `data` in the envelope of the path; `key` wraps it in envelope A.
-fn render(
-    req: &HttpRequest,
+/// The envelope a mount of these routes answers in.
+pub(super) trait Dialect: 'static {
+    /// Its surface.
+    const SURFACE: Surface;
+}
+
+/// `/v1/api/webhooks`: envelope A.
+pub(super) struct EnvelopeA;
+impl Dialect for EnvelopeA {
+    const SURFACE: Surface = Surface::Request;
+}
+
+/// `/v1/webhooks`: envelope B.
+pub(super) struct EnvelopeB;
+impl Dialect for EnvelopeB {
+    const SURFACE: Surface = Surface::Alternate;
+}
+
+/// The webhook routes, answering in `D`.
+pub(super) fn routes<D: Dialect>(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/webhooks").get(list::<D>).post(create::<D>))
+        .service(
+            web::resource("/webhooks/{id}")
+                .get(get::<D>)
+                .patch(update::<D>)
+                .delete(delete::<D>),
+        )
+        .service(web::resource("/webhooks/{id}/deliveries").get(deliveries::<D>))
+        .service(
+            web::resource("/webhooks/{id}/deliveries/{delivery_id}/redeliver").post(redeliver::<D>),
+        );
+}
+
+/// Renders `data` in `D`; `key` wraps it in envelope A.
+fn render<D: Dialect>(
     status: StatusCode,
     msg: &str,
     key: &str,
     data: impl Serialize,
 ) -> HttpResponse {
-    match Surface::of(req.path()) {
+    match D::SURFACE {
         Surface::Request => ok(status, msg, json!({ key: data })),
-        Surface::Alternate => ok_alternate(status, data, request_id(req)),
+        Surface::Alternate => ok_alternate(status, data, None),
     }
 }
 
-fn fail(req: &HttpRequest) -> impl Fn(ServiceError) -> ApiError + '_ {
-    move |error| ApiError::new(error, Surface::of(req.path()))
+/// Renders a list: `{key: [...], "count"}` in envelope A, the list itself in B.
+fn render_list<D: Dialect>(msg: &str, extra: Value, key: &str, list: Vec<Value>) -> HttpResponse {
+    match D::SURFACE {
+        Surface::Request => {
+            let mut data = extra;
+            data["count"] = json!(list.len());
+            data[key] = Value::Array(list);
+            ok(StatusCode::OK, msg, data)
+        }
+        Surface::Alternate => ok_alternate(StatusCode::OK, list, None),
+    }
 }
 
-fn id<T: std::str::FromStr>(req: &HttpRequest, raw: &str) -> std::result::Result<T, ApiError> {
+fn fail<D: Dialect>(error: ServiceError) -> ApiError {
+    ApiError::new(error, D::SURFACE)
+}
+
+fn id<D: Dialect, T: std::str::FromStr>(raw: &str) -> std::result::Result<T, ApiError> {
     raw.parse().map_err(|_| {
-        ApiError::new(
-            ServiceError::Refused("Invalid ID format".into()),
-            Surface::of(req.path()),
+        ApiError::invalid(
+            StatusCode::BAD_REQUEST,
+            "id",
+            "Invalid ID format".into(),
+            D::SURFACE,
         )
     })
 }
@@ -71,10 +119,9 @@ pub(super) struct CreateWebhook {
     description: Option<String>,
 }
 
-pub(super) async fn create(
+pub(super) async fn create<D: Dialect>(
     state: web::Data<AppState>,
     caller: Caller,
-    req: HttpRequest,
     Body(body, _): Body<CreateWebhook>,
 ) -> Result {
     let input = WebhookInput {
@@ -87,9 +134,8 @@ pub(super) async fn create(
         .webhooks
         .create(&caller.principal, input)
         .await
-        .map_err(fail(&req))?;
-    Ok(render(
-        &req,
+        .map_err(fail::<D>)?;
+    Ok(render::<D>(
         StatusCode::CREATED,
         "Webhook created successfully",
         "webhook",
@@ -97,35 +143,32 @@ pub(super) async fn create(
     ))
 }
 
-pub(super) async fn list(state: web::Data<AppState>, caller: Caller, req: HttpRequest) -> Result {
+pub(super) async fn list<D: Dialect>(state: web::Data<AppState>, caller: Caller) -> Result {
     let webhooks = state
         .webhooks
         .list(&caller.principal)
         .await
-        .map_err(fail(&req))?;
-    Ok(match Surface::of(req.path()) {
-        Surface::Request => ok(
-            StatusCode::OK,
-            "Webhooks retrieved successfully",
-            json!({"webhooks": webhooks, "count": webhooks.len()}),
-        ),
-        Surface::Alternate => ok_alternate(StatusCode::OK, &webhooks, request_id(&req)),
-    })
+        .map_err(fail::<D>)?;
+    let list = webhooks.iter().map(|w| json!(w)).collect();
+    Ok(render_list::<D>(
+        "Webhooks retrieved successfully",
+        json!({}),
+        "webhooks",
+        list,
+    ))
 }
 
-pub(super) async fn get(
+pub(super) async fn get<D: Dialect>(
     state: web::Data<AppState>,
     caller: Caller,
-    req: HttpRequest,
     path: web::Path<String>,
 ) -> Result {
     let webhook = state
         .webhooks
-        .get(&caller.principal, &id::<WebhookId>(&req, &path)?)
+        .get(&caller.principal, &id::<D, WebhookId>(&path)?)
         .await
-        .map_err(fail(&req))?;
-    Ok(render(
-        &req,
+        .map_err(fail::<D>)?;
+    Ok(render::<D>(
         StatusCode::OK,
         "Webhook retrieved successfully",
         "webhook",
@@ -144,14 +187,13 @@ pub(super) struct PatchWebhook {
     description: Option<Option<String>>,
 }
 
-pub(super) async fn update(
+pub(super) async fn update<D: Dialect>(
     state: web::Data<AppState>,
     caller: Caller,
-    req: HttpRequest,
     path: web::Path<String>,
     Body(body, _): Body<PatchWebhook>,
 ) -> Result {
-    let webhook_id = id::<WebhookId>(&req, &path)?;
+    let webhook_id = id::<D, WebhookId>(&path)?;
     let patch = WebhookPatch {
         url: body.url,
         events: body.events,
@@ -164,9 +206,8 @@ pub(super) async fn update(
         .webhooks
         .update(&caller.principal, &webhook_id, patch)
         .await
-        .map_err(fail(&req))?;
-    Ok(render(
-        &req,
+        .map_err(fail::<D>)?;
+    Ok(render::<D>(
         StatusCode::OK,
         "Webhook updated successfully",
         "webhook",
@@ -174,19 +215,18 @@ pub(super) async fn update(
     ))
 }
 
-pub(super) async fn delete(
+pub(super) async fn delete<D: Dialect>(
     state: web::Data<AppState>,
     caller: Caller,
-    req: HttpRequest,
     path: web::Path<String>,
 ) -> Result {
-    let webhook_id = id::<WebhookId>(&req, &path)?;
+    let webhook_id = id::<D, WebhookId>(&path)?;
     state
         .webhooks
         .delete(&caller.principal, &webhook_id)
         .await
-        .map_err(fail(&req))?;
-    Ok(match Surface::of(req.path()) {
+        .map_err(fail::<D>)?;
+    Ok(match D::SURFACE {
         Surface::Request => ok(
             StatusCode::OK,
             "Webhook deleted successfully",
@@ -195,52 +235,47 @@ pub(super) async fn delete(
         Surface::Alternate => ok_alternate(
             StatusCode::OK,
             json!({"id": webhook_id, "deleted": true}),
-            request_id(&req),
+            None,
         ),
     })
 }
 
-pub(super) async fn deliveries(
+pub(super) async fn deliveries<D: Dialect>(
     state: web::Data<AppState>,
     caller: Caller,
-    req: HttpRequest,
     path: web::Path<String>,
 ) -> Result {
-    let webhook_id = id::<WebhookId>(&req, &path)?;
+    let webhook_id = id::<D, WebhookId>(&path)?;
     let list = state
         .webhooks
         .deliveries(&caller.principal, &webhook_id)
         .await
-        .map_err(fail(&req))?;
+        .map_err(fail::<D>)?;
     let rendered: Vec<Value> = list.iter().map(|(d, a)| delivery_json(d, a)).collect();
-    Ok(match Surface::of(req.path()) {
-        Surface::Request => ok(
-            StatusCode::OK,
-            "Deliveries retrieved successfully",
-            json!({"webhook_id": webhook_id, "deliveries": rendered, "count": list.len()}),
-        ),
-        Surface::Alternate => ok_alternate(StatusCode::OK, rendered, request_id(&req)),
-    })
+    Ok(render_list::<D>(
+        "Deliveries retrieved successfully",
+        json!({"webhook_id": webhook_id}),
+        "deliveries",
+        rendered,
+    ))
 }
 
-pub(super) async fn redeliver(
+pub(super) async fn redeliver<D: Dialect>(
     state: web::Data<AppState>,
     caller: Caller,
-    req: HttpRequest,
     path: web::Path<(String, String)>,
 ) -> Result {
     let (webhook, delivery) = path.into_inner();
     let (webhook_id, delivery_id) = (
-        id::<WebhookId>(&req, &webhook)?,
-        id::<DeliveryId>(&req, &delivery)?,
+        id::<D, WebhookId>(&webhook)?,
+        id::<D, DeliveryId>(&delivery)?,
     );
     let queued = state
         .webhooks
         .redeliver(&caller.principal, &webhook_id, &delivery_id)
         .await
-        .map_err(fail(&req))?;
-    Ok(render(
-        &req,
+        .map_err(fail::<D>)?;
+    Ok(render::<D>(
         StatusCode::ACCEPTED,
         "Delivery queued again",
         "delivery",

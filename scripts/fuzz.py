@@ -63,6 +63,8 @@ FIELDS = [
     "default_response", "context", "platform", "platform_version", "callback_url", "metadata",
     "loop_id", "response_data", "rating", "comment", "feedback", "url", "events", "secret",
     "active", "dialect", "options", "scale_min", "scale_max", "max_length", "min", "max",
+    "fields", "template_id", "content", "assignees", "team_id", "due_date", "result", "label",
+    "required", "editable",
 ]
 
 VALID_REQUEST = {
@@ -72,10 +74,26 @@ VALID_REQUEST = {
 }
 
 
+VALID_TEMPLATE = {
+    "name": "Fuzz form", "fields": [
+        {"name": "post", "type": "content_display"},
+        {"name": "ok", "type": "boolean", "required": True},
+        {"name": "tone", "type": "single_select", "options": ["calm", "sharp"]},
+        {"name": "reply", "type": "text", "editable": True, "max_length": 100},
+    ],
+}
+
+
+def valid_review():
+    return {"template_id": TEMPLATE_ID, "content": {"text": "Post", "metadata": {"reply": "Hi"}},
+            "assignees": ["third@example.com"], "priority": "low"}
+
+
 def body():
     roll = rng.random()
     if roll < 0.3:
-        mutated = dict(VALID_REQUEST)
+        mutated = dict(rng.choice([VALID_REQUEST, VALID_TEMPLATE, valid_review(),
+                                   {"result": {"ok": True, "tone": "calm"}}]))
         for _ in range(rng.randrange(1, 4)):
             mutated[rng.choice(FIELDS)] = value()
         return json.dumps(mutated).encode()
@@ -114,8 +132,13 @@ status, _, raw = call("POST", "/v1/api/webhooks", ADMIN,
                       json.dumps({"url": "https://hooks.example.com/x", "events": ["*"]}).encode())
 WEBHOOK_ID = json.loads(raw)["data"]["webhook"]["id"] if status == 201 else "0" * 24
 OTHER_LOOP = json.loads(call("POST", "/v1/api/loops", OTHER, b'{"name": "Other"}')[2])["data"]["loop"]["id"]
+TEMPLATE_ID = create("/v1/templates", VALID_TEMPLATE)["id"]
+REVIEW_ID = create("/v1/reviews", valid_review())["id"]
+TEAM_ID = create("/v1/teams", {"name": "Fuzz team"})["id"]
+# The admin's own: the other account must never read them.
+PRIVATE = [REQUEST_ID, TEMPLATE_ID, REVIEW_ID]
 
-IDS = [LOOP_ID, REQUEST_ID, WEBHOOK_ID, OTHER_LOOP, "0" * 24, "zz", "1" * 25, "%00", "..", "", "a" * 300]
+IDS = [LOOP_ID, REQUEST_ID, WEBHOOK_ID, OTHER_LOOP, TEMPLATE_ID, REVIEW_ID, TEAM_ID, "0" * 24, "zz", "1" * 25, "%00", "..", "", "a" * 300]
 ROUTES = [
     ("GET", "/v1/test"), ("GET", "/loops"), ("POST", "/loops"), ("GET", "/loops/{id}"),
     ("PUT", "/loops/{id}"), ("DELETE", "/loops/{id}"), ("GET", "/loops/{id}/members"),
@@ -129,11 +152,18 @@ ROUTES = [
     ("PATCH", "/webhooks/{id}"), ("DELETE", "/webhooks/{id}"), ("GET", "/webhooks/{id}/deliveries"),
     ("POST", "/webhooks/{id}/deliveries/{id}/redeliver"), ("GET", "/account/signing-secret"),
     ("POST", "/account/signing-secret/rotate"), ("GET", "/nowhere"), ("OPTIONS", "/loops"),
+    ("GET", "/templates"), ("POST", "/templates"), ("GET", "/templates/{id}"),
+    ("PATCH", "/templates/{id}"), ("DELETE", "/templates/{id}"), ("GET", "/reviews"),
+    ("POST", "/reviews"), ("GET", "/reviews/{id}"), ("PATCH", "/reviews/{id}"),
+    ("DELETE", "/reviews/{id}"), ("POST", "/reviews/{id}/start"), ("POST", "/reviews/{id}/complete"),
+    ("GET", "/teams"), ("POST", "/teams"), ("GET", "/teams/{id}"), ("GET", "/teams/{id}/members"),
+    ("POST", "/teams/{id}/members"),
 ]
 PUBLIC = [("GET", "/join/{code}"), ("GET", "/v1/qr/{code}.png"), ("GET", "/health")]
 QUERIES = ["", "?limit=0", "?limit=-1", "?limit=99999999999999999999", "?offset=abc", "?status=%00",
            "?status=pending&priority=high&sort=priority_desc", "?wait=1", "?wait=nan", "?force=true",
-           "?loop_id=zz", "?sort=%27", "?limit=2&offset=1"]
+           "?loop_id=zz", "?sort=%27", "?limit=2&offset=1", "?role=reviewer", "?overdue=true",
+           "?overdue=maybe", "?assignee=a%40b.co", "?template_id=zz", "?team_id=%00"]
 
 tally, violations = {}, []
 for case in range(CASES):
@@ -176,8 +206,8 @@ for case in range(CASES):
             envelope = json.loads(raw)
             if not (("error" in envelope and "msg" in envelope) or "success" in envelope):
                 problem = f"not an envelope: {raw[:200]!r}"
-            elif key == OTHER and status == 200 and REQUEST_ID in path and "/requests/" in path:
-                problem = "another account read the admin's request"
+            elif key == OTHER and status == 200 and any(p in path for p in PRIVATE):
+                problem = "another account read the admin's request, template or review"
         except ValueError:
             problem = f"not JSON ({status}, {content_type}): {raw[:200]!r}"
     if problem:

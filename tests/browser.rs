@@ -394,6 +394,12 @@ fn a_review_form_is_answered_in_a_real_browser() {
         }),
     );
     let template_id = id_of(template.data_b(201));
+
+    // The reviewer has the Reviews tab open when the review is sent.
+    let reviewer = driver.browser();
+    sign_in(&reviewer, &base, "rita@example.com");
+    click_through(&reviewer, "nav.tabs a[href='/app/reviews']");
+    assert!(text_of(&reviewer, "#live-list").contains("No review is waiting for you"));
     let sent = server.post(
         &server.admin_key,
         "/v1/reviews",
@@ -407,11 +413,15 @@ fn a_review_form_is_answered_in_a_real_browser() {
         }),
     );
     let id = id_of(sent.data_b(201));
-
-    let reviewer = driver.browser();
-    sign_in(&reviewer, &base, "rita@example.com");
-    click_through(&reviewer, "nav.tabs a[href='/app/reviews']");
-    wait_for(&reviewer, &format!("a[href='/app/reviews/{id}']"));
+    wait_for(
+        &reviewer,
+        &format!("#live-list a[href='/app/reviews/{id}']"),
+    );
+    assert_eq!(
+        path_of(&reviewer),
+        "/app/reviews",
+        "it arrived without navigation"
+    );
     screenshot(&reviewer, "reviews");
     click_through(&reviewer, &format!("a[href='/app/reviews/{id}']"));
 

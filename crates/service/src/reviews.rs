@@ -266,6 +266,7 @@ impl ReviewService {
             events.push(self.event(EventType::ReviewAssigned, &review));
         }
         self.ports.reviews.insert_review(&review, &events).await?;
+        self.ports.changes.outbox_written();
         Ok(review)
     }
 
@@ -406,6 +407,9 @@ impl ReviewService {
             match self.ports.reviews.update_review(&review, &events).await {
                 Ok(()) => {
                     review.written();
+                    if !events.is_empty() {
+                        self.ports.changes.outbox_written();
+                    }
                     return Ok(review);
                 }
                 Err(StoreError::Conflict(_)) => continue,

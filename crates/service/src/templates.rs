@@ -104,7 +104,10 @@ impl TemplateService {
             .update_template(&template, &[event])
             .await
         {
-            Ok(()) => Ok(template),
+            Ok(()) => {
+                self.ports.changes.outbox_written();
+                Ok(template)
+            }
             Err(StoreError::NotFound) => Err(ServiceError::NotFound(TEMPLATE_NOT_FOUND)),
             Err(e) => Err(e.into()),
         }

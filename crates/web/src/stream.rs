@@ -3,9 +3,10 @@
 //! its own; the page reads what it shows through the same checks as any
 //! page, so nothing of another account can reach it.
 //!
-//! The stream sleeps until some request changes (this instance's writes,
-//! or other instances' notifications on PostgreSQL), then reads this
-//! person's inbox again and speaks only if it differs.
+//! The stream sleeps until some request changes or new events are
+//! numbered (this instance's writes, or other instances' notifications on
+//! PostgreSQL), then reads this person's inbox and reviews again and
+//! speaks only if they differ.
 
 use std::time::Duration;
 
@@ -52,6 +53,18 @@ async fn fingerprint(
         }
         hash.update(b"|");
     }
+    // The reviews this person may answer (the Reviews tab).
+    let mine = reviewloop_service::ListReviewsInput {
+        role: Some("reviewer".into()),
+        limit: Some(reviewloop_service::MAX_REVIEW_PAGE),
+        ..Default::default()
+    };
+    let (reviews, _, _) = state.reviews.list(who, mine).await.ok()?;
+    for review in &reviews.reviews {
+        hash.update(review.record().id.to_string());
+        hash.update(review.record().version.to_le_bytes());
+    }
+    hash.update(b"|");
     if let Some(id) = request {
         if let Ok(r) = state.requests.get(who, id).await {
             hash.update(r.version.to_le_bytes());

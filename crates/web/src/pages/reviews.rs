@@ -81,9 +81,7 @@ pub(crate) async fn list(
     let (mine, _, _) = state.reviews.list(who, input("reviewer")).await?;
     let (sent, _, _) = state.reviews.list(who, input("sent")).await?;
     let more = u64::from(page * PAGE_SIZE) < mine.total.max(sent.total);
-    let body = html! {
-        h1 { "Reviews" }
-        (crate::pages::inbox::tabs("reviews"))
+    let lists = html! {
         h2 { "To review" }
         (listing(&mine.reviews, "No review is waiting for you. Reviews assigned to you or your teams appear here."))
         h2 { "Sent by you" }
@@ -91,6 +89,17 @@ pub(crate) async fn list(
         nav.pager {
             @if page > 1 { a href={ "/app/reviews?page=" (page - 1) } { "← Newer page" } }
             @if more { a href={ "/app/reviews?page=" (page + 1) } rel="next" { "Next page →" } }
+        }
+    };
+    // The script asks for the lists alone when the stream says they changed.
+    if req.headers().contains_key("x-partial") {
+        return Ok(layout::ok(lists));
+    }
+    let body = html! {
+        h1 { "Reviews" }
+        (crate::pages::inbox::tabs("reviews"))
+        div #live-list data-stream="/app/stream" data-source={ "/app/reviews?page=" (page) } {
+            (lists)
         }
     };
     Ok(layout::ok(layout::page(

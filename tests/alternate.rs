@@ -28,6 +28,15 @@ fn assert_signed_b(got: &Received, secret: &str) {
     );
 }
 
+/// Creates the blog template for `key`'s account; returns its id.
+fn new_template(server: &Server, key: &str) -> String {
+    id_of(
+        server
+            .post(key, "/v1/templates", blog_template())
+            .data_b(201),
+    )
+}
+
 const WEBHOOK_SECRET: &str = "review-receiver-secret-42";
 
 fn blog_template() -> Value {
@@ -215,11 +224,7 @@ fn templates_belong_to_their_account() {
         "reader@example.com",
         &["--permissions", "requests:read", "--rate-limit", "1000"],
     );
-    let id = id_of(
-        server
-            .post(&owner, "/v1/templates", blog_template())
-            .data_b(201),
-    );
+    let id = new_template(&server, &owner);
     for reply in [
         server.get(&stranger, &format!("/v1/templates/{id}")),
         server.patch(
@@ -365,11 +370,7 @@ fn a_review_round_trip_with_signed_deliveries() {
             json!({"url": receiver.url("/hook"), "events": ["review.created", "review.assigned", "review.started", "review.completed"], "secret": WEBHOOK_SECRET}),
         )
         .data_b(201);
-    let template_id = id_of(
-        server
-            .post(&owner, "/v1/templates", blog_template())
-            .data_b(201),
-    );
+    let template_id = new_template(&server, &owner);
 
     let sent = server.post(
         &owner,
@@ -516,16 +517,8 @@ fn reviews_refuse_what_does_not_fit() {
     let owner = server.key("owner@example.com");
     let other = server.key("other@example.com");
     let member = server.key("member@example.com");
-    let template_id = id_of(
-        server
-            .post(&owner, "/v1/templates", blog_template())
-            .data_b(201),
-    );
-    let foreign_template = id_of(
-        server
-            .post(&other, "/v1/templates", blog_template())
-            .data_b(201),
-    );
+    let template_id = new_template(&server, &owner);
+    let foreign_template = new_template(&server, &other);
     let foreign_team = id_of(
         server
             .post(&other, "/v1/teams", json!({"name": "Theirs"}))
@@ -658,11 +651,7 @@ fn a_start_does_not_outlive_the_starters_assignment() {
     let owner = server.key("owner@example.com");
     let ana = server.key("ana@example.com");
     let ben = server.key("ben@example.com");
-    let template_id = id_of(
-        server
-            .post(&owner, "/v1/templates", blog_template())
-            .data_b(201),
-    );
+    let template_id = new_template(&server, &owner);
     let id = id_of(
         server
             .post(

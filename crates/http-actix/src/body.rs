@@ -58,21 +58,28 @@ pub(crate) fn query_config() -> web::QueryConfig {
 }
 
 pub(crate) fn path_config() -> web::PathConfig {
-    web::PathConfig::default().error_handler(|_, req| {
-        ApiError::invalid(
-            StatusCode::BAD_REQUEST,
-            "id",
-            "Invalid ID format".into(),
-            Surface::of(req.path()),
-        )
-        .into()
-    })
+    web::PathConfig::default().error_handler(|_, req| invalid_id(Surface::of(req.path())).into())
 }
 
-/// Parses a path id; anything but 24 hexadecimal characters is a 400.
+/// A path id that is not 24 hexadecimal characters: 400 `Invalid ID
+/// format`, whose `details` name `id` on the alternate surface.
+pub(crate) fn invalid_id(surface: Surface) -> ApiError {
+    ApiError::invalid(
+        StatusCode::BAD_REQUEST,
+        "id",
+        "Invalid ID format".into(),
+        surface,
+    )
+}
+
+/// Parses a path id of the request surface.
 pub(crate) fn id<T: std::str::FromStr>(raw: &str) -> Result<T, ApiError> {
-    raw.parse()
-        .map_err(|_| ApiError::bad_request("Invalid ID format"))
+    id_in(raw, Surface::Request)
+}
+
+/// Parses a path id, refusing it in the envelope of `surface`.
+pub(crate) fn id_in<T: std::str::FromStr>(raw: &str, surface: Surface) -> Result<T, ApiError> {
+    raw.parse().map_err(|_| invalid_id(surface))
 }
 
 /// For `Option<Value>` fields where an explicit `null` means "clear it":

@@ -48,12 +48,5 @@ pub(super) fn ok_b_paged(data: impl Serialize, pagination: serde_json::Value) ->
 
 /// Parses a path id; anything but 24 hexadecimal characters is a 400.
 pub(super) fn parse_id<T: std::str::FromStr>(raw: &str) -> std::result::Result<T, AltError> {
-    raw.parse().map_err(|_| {
-        AltError(ApiError::invalid(
-            actix_web::http::StatusCode::BAD_REQUEST,
-            "id",
-            "Invalid ID format".into(),
-            Surface::Alternate,
-        ))
-    })
+    crate::body::id_in(raw, Surface::Alternate).map_err(AltError)
 }

@@ -84,14 +84,7 @@ fn fail<D: Dialect>(error: ServiceError) -> ApiError {
 }
 
 fn id<D: Dialect, T: std::str::FromStr>(raw: &str) -> std::result::Result<T, ApiError> {
-    raw.parse().map_err(|_| {
-        ApiError::invalid(
-            StatusCode::BAD_REQUEST,
-            "id",
-            "Invalid ID format".into(),
-            D::SURFACE,
-        )
-    })
+    crate::body::id_in(raw, D::SURFACE)
 }
 
 fn view(view: &WebhookView) -> Value {

@@ -7,6 +7,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::error::ValidationError;
+
 /// A path or body id that is not 24 hexadecimal characters.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("Invalid ID format")]
@@ -87,6 +89,17 @@ macro_rules! typed_id {
             /// Parses 24 hexadecimal characters.
             pub fn parse(s: &str) -> Result<Self, InvalidId> {
                 ObjectId::parse(s).map(Self)
+            }
+
+            /// Parses the id a client gave as `field`, with a message
+            /// naming it.
+            pub fn parse_field(field: &str, s: &str) -> Result<Self, ValidationError> {
+                Self::parse(s).map_err(|_| {
+                    ValidationError::field(
+                        field,
+                        format!("{field} must be an id of 24 hexadecimal characters"),
+                    )
+                })
             }
 
             /// The raw id.

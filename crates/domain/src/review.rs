@@ -99,6 +99,22 @@ pub enum AssigneeRef {
     User(UserId),
 }
 
+impl AssigneeRef {
+    /// Reads one assignee a client named as `field`: a user id, or else an
+    /// email.
+    pub fn parse(field: &str, text: &str) -> Result<Self, ValidationError> {
+        match UserId::parse(text) {
+            Ok(id) => Ok(Self::User(id)),
+            Err(_) => Email::parse(text).map(Self::Email).map_err(|_| {
+                ValidationError::field(
+                    field,
+                    format!("{field} must be an email address or a user id"),
+                )
+            }),
+        }
+    }
+}
+
 /// What a client sends to create a review, unchecked.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ReviewInput {
@@ -157,15 +173,6 @@ fn text_of<'a>(field: &str, value: &'a Value) -> Result<&'a str, ValidationError
         .ok_or_else(|| ValidationError::field(field, format!("{field} must be a string")))
 }
 
-fn parse_id<T: std::str::FromStr>(field: &str, value: &Value) -> Result<T, ValidationError> {
-    text_of(field, value)?.parse().map_err(|_| {
-        ValidationError::field(
-            field,
-            format!("{field} must be an id of 24 hexadecimal characters"),
-        )
-    })
-}
-
 fn parse_priority(value: &Value) -> Result<Priority, ValidationError> {
     Priority::parse(text_of("priority", value)?)
 }
@@ -207,16 +214,7 @@ pub fn parse_assignees(value: &Value) -> Result<Vec<AssigneeRef>, ValidationErro
         let Some(text) = errors.collect(text_of(&path, item)) else {
             continue;
         };
-        let one = match UserId::parse(text) {
-            Ok(id) => Ok(AssigneeRef::User(id)),
-            Err(_) => Email::parse(text).map(AssigneeRef::Email).map_err(|_| {
-                ValidationError::field(
-                    path.clone(),
-                    format!("{path} must be an email address or a user id"),
-                )
-            }),
-        };
-        if let Some(one) = errors.collect(one) {
+        if let Some(one) = errors.collect(AssigneeRef::parse(&path, text)) {
             if parsed.contains(&one) {
                 errors.extend(ValidationError::field(
                     path.clone(),
@@ -298,7 +296,10 @@ impl ReviewInput {
                 ));
                 None
             }
-            Some(value) => errors.collect(parse_id("template_id", value)),
+            Some(value) => errors.collect(
+                text_of("template_id", value)
+                    .and_then(|t| TemplateId::parse_field("template_id", t)),
+            ),
         };
         let content = errors.collect(parse_content(self.content.as_ref()));
         let assignees = match &self.assignees {
@@ -307,7 +308,9 @@ impl ReviewInput {
         };
         let team_id = match &self.team_id {
             None | Some(Value::Null) => Some(None),
-            Some(value) => errors.collect(parse_id("team_id", value)).map(Some),
+            Some(value) => errors
+                .collect(text_of("team_id", value).and_then(|t| LoopId::parse_field("team_id", t)))
+                .map(Some),
         };
         if matches!((&assignees, &team_id), (Some(a), Some(None)) if a.is_empty()) {
             errors.extend(ValidationError::field(

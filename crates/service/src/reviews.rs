@@ -179,13 +179,9 @@ impl ReviewService {
             .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))
     }
 
-    /// Whether `user` may answer `review`: a named assignee, or an active
-    /// member of its team.
-    async fn answers(
-        &self,
-        review: &Review,
-        user: &reviewloop_domain::UserId,
-    ) -> Result<bool, ServiceError> {
+    /// Whether `user` may start and complete `review`: a named assignee, or
+    /// an active member of its team.
+    pub async fn may_answer(&self, review: &Review, user: &UserId) -> Result<bool, ServiceError> {
         if review.is_assigned_to(user) {
             return Ok(true);
         }
@@ -200,16 +196,6 @@ impl ReviewService {
             .is_some_and(|m| m.status == MemberStatus::Active))
     }
 
-    /// Whether the caller may start and complete `review`: a named
-    /// assignee or an active member of its team.
-    pub async fn may_answer(
-        &self,
-        caller: &Principal,
-        review: &Review,
-    ) -> Result<bool, ServiceError> {
-        self.answers(review, &caller.user_id).await
-    }
-
     /// The review, if the caller sent it or may answer it.
     async fn visible(&self, caller: &Principal, id: &ReviewId) -> Result<Review, ServiceError> {
         let review = self
@@ -218,7 +204,7 @@ impl ReviewService {
             .review_by_id(id)
             .await?
             .ok_or(ServiceError::NotFound(REVIEW_NOT_FOUND))?;
-        if review.is_sent_by(&caller.user_id) || self.answers(&review, &caller.user_id).await? {
+        if review.is_sent_by(&caller.user_id) || self.may_answer(&review, &caller.user_id).await? {
             Ok(review)
         } else {
             Err(ServiceError::NotFound(REVIEW_NOT_FOUND))
@@ -302,22 +288,14 @@ impl ReviewService {
             .status
             .as_deref()
             .and_then(|s| errors.collect(ReviewStatus::parse("status", s)));
-        let template_id = input.template_id.as_deref().and_then(|t| {
-            errors.collect(t.parse::<TemplateId>().map_err(|_| {
-                ValidationError::field(
-                    "template_id",
-                    "template_id must be an id of 24 hexadecimal characters",
-                )
-            }))
-        });
-        let team_id = input.team_id.as_deref().and_then(|t| {
-            errors.collect(t.parse::<LoopId>().map_err(|_| {
-                ValidationError::field(
-                    "team_id",
-                    "team_id must be an id of 24 hexadecimal characters",
-                )
-            }))
-        });
+        let template_id = input
+            .template_id
+            .as_deref()
+            .and_then(|t| errors.collect(TemplateId::parse_field("template_id", t)));
+        let team_id = input
+            .team_id
+            .as_deref()
+            .and_then(|t| errors.collect(LoopId::parse_field("team_id", t)));
         let priority = input
             .priority
             .as_deref()
@@ -325,15 +303,7 @@ impl ReviewService {
         let assignee = input
             .assignee
             .as_deref()
-            .and_then(|a| {
-                errors.collect(parse_assignees(&json!([a])).map_err(|_| {
-                    ValidationError::field(
-                        "assignee",
-                        "assignee must be an email address or a user id",
-                    )
-                }))
-            })
-            .and_then(|mut named| named.pop());
+            .and_then(|a| errors.collect(AssigneeRef::parse("assignee", a)));
         let limit = input.limit.unwrap_or(50);
         if !(1..=MAX_REVIEW_PAGE).contains(&limit) {
             errors.extend(ValidationError::field(
@@ -496,7 +466,7 @@ impl ReviewService {
         id: &ReviewId,
     ) -> Result<(Reviewer, Option<UserId>), ServiceError> {
         let review = self.visible(caller, id).await?;
-        if !self.answers(&review, &caller.user_id).await? {
+        if !self.may_answer(&review, &caller.user_id).await? {
             return Err(ServiceError::Forbidden(
                 "Only an assignee or an active member of its team can answer this review".into(),
             ));
@@ -505,7 +475,8 @@ impl ReviewService {
         if let (ReviewStatus::Started, Some(starter)) =
             (review.record().status, &review.record().reviewer)
         {
-            if starter.user_id != caller.user_id && !self.answers(&review, &starter.user_id).await?
+            if starter.user_id != caller.user_id
+                && !self.may_answer(&review, &starter.user_id).await?
             {
                 stale = Some(starter.user_id);
             }

@@ -155,7 +155,7 @@ async fn render(
     // A reviewer is whoever the service lets start it; asking it keeps the
     // rule in one place.
     let sender = review.is_sent_by(&who.user_id);
-    let may_answer = state.reviews.may_answer(who, review).await?;
+    let may_answer = state.reviews.may_answer(review, &who.user_id).await?;
     let started_by_other = r.status == ReviewStatus::Started
         && r.reviewer
             .as_ref()

@@ -94,14 +94,19 @@ fn shortcut(i: usize) -> Option<String> {
 /// type wants is passed on as text, so the service refuses it with the
 /// message the API gives.
 pub(crate) fn answer(config: &ResponseConfig, form: &FormData) -> Value {
-    let raw = form.text("answer");
+    value_of(config, form, "answer")
+}
+
+/// The value submitted under `name`, as the JSON a field of `config` takes.
+fn value_of(config: &ResponseConfig, form: &FormData, name: &str) -> Value {
+    let raw = form.text(name);
     match config {
         // Browsers send a textarea's line breaks as CRLF; the person typed LF.
         ResponseConfig::Text { .. } | ResponseConfig::SingleSelect { .. } => {
             Value::String(raw.replace("\r\n", "\n"))
         }
         ResponseConfig::MultiSelect { .. } => Value::Array(
-            form.all("answer")
+            form.all(name)
                 .into_iter()
                 .map(|v| Value::String(v.to_owned()))
                 .collect(),
@@ -230,35 +235,14 @@ pub(crate) fn form_result(form: &Form, submitted: &FormData) -> Value {
             continue;
         };
         let name = field.name();
-        let value = match config {
-            ResponseConfig::MultiSelect { .. } => {
-                let chosen = submitted.all(name);
-                if chosen.is_empty() {
-                    continue;
-                }
-                Value::Array(
-                    chosen
-                        .into_iter()
-                        .map(|v| Value::String(v.to_owned()))
-                        .collect(),
-                )
-            }
-            _ => {
-                let raw = submitted.text(name);
-                if raw.trim().is_empty() {
-                    continue;
-                }
-                match config {
-                    ResponseConfig::Rating { .. } | ResponseConfig::Number { .. } => number(raw),
-                    ResponseConfig::Boolean => match raw {
-                        "true" => Value::Bool(true),
-                        "false" => Value::Bool(false),
-                        other => Value::String(other.to_owned()),
-                    },
-                    _ => Value::String(raw.replace("\r\n", "\n")),
-                }
-            }
+        let left_empty = match config {
+            ResponseConfig::MultiSelect { .. } => submitted.all(name).is_empty(),
+            _ => submitted.text(name).trim().is_empty(),
         };
+        if left_empty {
+            continue;
+        }
+        let value = value_of(config, submitted, name);
         result.insert(name.to_owned(), value);
     }
     Value::Object(result)

@@ -63,17 +63,9 @@ pub(crate) fn tabs(current: &str) -> Markup {
     html! {
         nav.tabs {
             @for (value, label, _) in TABS {
-                @if value == current {
-                    a href={ "/app?tab=" (value) } aria-current="page" { (label) }
-                } @else {
-                    a href={ "/app?tab=" (value) } { (label) }
-                }
+                a href={ "/app?tab=" (value) } aria-current=[(value == current).then_some("page")] { (label) }
             }
-            @if current == "reviews" {
-                a href="/app/reviews" aria-current="page" { "Reviews" }
-            } @else {
-                a href="/app/reviews" { "Reviews" }
-            }
+            a href="/app/reviews" aria-current=[(current == "reviews").then_some("page")] { "Reviews" }
         }
     }
 }

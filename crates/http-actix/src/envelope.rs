@@ -62,15 +62,11 @@ pub fn ok_body(msg: &str, data: impl Serialize) -> Value {
 }
 
 /// A success in the alternate envelope: `{"success", "data", "meta"}`.
-pub fn ok_alternate(
-    status: StatusCode,
-    data: impl Serialize,
-    request_id: Option<String>,
-) -> HttpResponse {
+pub fn ok_alternate(status: StatusCode, data: impl Serialize) -> HttpResponse {
     HttpResponse::build(status).json(json!({
         "success": true,
         "data": data,
-        "meta": meta(request_id),
+        "meta": meta(None),
     }))
 }
 

@@ -2,12 +2,10 @@
 //! under `/v1`, so their surface is fixed by the route table: every error
 //! they return is rendered in envelope B.
 
-use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
 use reviewloop_service::{messages, ServiceError};
-use serde::Serialize;
 
-use crate::envelope::{ok_alternate, Surface};
+use crate::envelope::Surface;
 use crate::error::{ApiError, TEAM_NOT_FOUND};
 
 /// An error of this surface.
@@ -33,17 +31,6 @@ pub(super) fn as_team(error: ServiceError) -> ServiceError {
         ServiceError::NotFound(messages::LOOP_NOT_FOUND) => ServiceError::NotFound(TEAM_NOT_FOUND),
         other => other,
     }
-}
-
-/// A success: `{"success": true, "data", "meta"}`.
-pub(super) fn ok_b(status: StatusCode, data: impl Serialize) -> HttpResponse {
-    ok_alternate(status, data, None)
-}
-
-/// A page of a list: `meta` also carries `pagination`
-/// (`total`, `limit`, `offset`, `has_more`).
-pub(super) fn ok_b_paged(data: impl Serialize, pagination: serde_json::Value) -> HttpResponse {
-    crate::envelope::ok_alternate_paged(data, pagination)
 }
 
 /// Parses a path id; anything but 24 hexadecimal characters is a 400.

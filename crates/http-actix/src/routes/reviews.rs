@@ -8,9 +8,10 @@ use reviewloop_service::{review_json, ListReviewsInput, ServiceError};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::alternate::{as_team, ok_b, ok_b_paged, parse_id, Result};
+use super::alternate::{as_team, parse_id, Result};
 use crate::auth::Caller;
 use crate::body::{present, Body};
+use crate::envelope::{ok_alternate, ok_alternate_paged};
 use crate::state::AppState;
 
 #[derive(Deserialize)]
@@ -44,7 +45,7 @@ pub(super) async fn create(
         .create(&caller.principal, input)
         .await
         .map_err(as_team)?;
-    Ok(ok_b(StatusCode::CREATED, review_json(&review)))
+    Ok(ok_alternate(StatusCode::CREATED, review_json(&review)))
 }
 
 #[derive(Deserialize)]
@@ -86,7 +87,7 @@ pub(super) async fn list(
         "offset": offset,
         "has_more": u64::from(offset) + shown < page.total,
     });
-    Ok(ok_b_paged(data, pagination))
+    Ok(ok_alternate_paged(data, pagination))
 }
 
 pub(super) async fn get(
@@ -96,7 +97,7 @@ pub(super) async fn get(
 ) -> Result {
     let id = parse_id::<ReviewId>(&path)?;
     let review = state.reviews.get(&caller.principal, &id).await?;
-    Ok(ok_b(StatusCode::OK, review_json(&review)))
+    Ok(ok_alternate(StatusCode::OK, review_json(&review)))
 }
 
 #[derive(Deserialize)]
@@ -120,7 +121,7 @@ pub(super) async fn update(
         assignees: body.assignees,
     };
     let review = state.reviews.update(&caller.principal, &id, patch).await?;
-    Ok(ok_b(StatusCode::OK, review_json(&review)))
+    Ok(ok_alternate(StatusCode::OK, review_json(&review)))
 }
 
 pub(super) async fn cancel(
@@ -130,7 +131,7 @@ pub(super) async fn cancel(
 ) -> Result {
     let id = parse_id::<ReviewId>(&path)?;
     let review = state.reviews.cancel(&caller.principal, &id).await?;
-    Ok(ok_b(StatusCode::OK, review_json(&review)))
+    Ok(ok_alternate(StatusCode::OK, review_json(&review)))
 }
 
 pub(super) async fn start(
@@ -140,7 +141,7 @@ pub(super) async fn start(
 ) -> Result {
     let id = parse_id::<ReviewId>(&path)?;
     let review = state.reviews.start(&caller.principal, &id).await?;
-    Ok(ok_b(StatusCode::OK, review_json(&review)))
+    Ok(ok_alternate(StatusCode::OK, review_json(&review)))
 }
 
 #[derive(Deserialize)]
@@ -165,5 +166,5 @@ pub(super) async fn complete(
         .reviews
         .complete(&caller.principal, &id, &result)
         .await?;
-    Ok(ok_b(StatusCode::OK, review_json(&review)))
+    Ok(ok_alternate(StatusCode::OK, review_json(&review)))
 }

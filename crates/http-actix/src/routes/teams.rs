@@ -9,10 +9,11 @@ use reviewloop_service::{LoopInvite, ServiceError};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::alternate::{as_team, ok_b, parse_id, Result};
+use super::alternate::{as_team, parse_id, Result};
 use super::views::loop_json;
 use crate::auth::Caller;
 use crate::body::Body;
+use crate::envelope::ok_alternate;
 use crate::state::AppState;
 
 fn created_json(invite: &LoopInvite) -> Value {
@@ -47,13 +48,13 @@ pub(super) async fn create(
             None,
         )
         .await?;
-    Ok(ok_b(StatusCode::CREATED, created_json(&invite)))
+    Ok(ok_alternate(StatusCode::CREATED, created_json(&invite)))
 }
 
 pub(super) async fn list(state: web::Data<AppState>, caller: Caller) -> Result {
     let loops = state.loops.list(&caller.principal).await?;
     let data: Vec<Value> = loops.iter().map(loop_json).collect();
-    Ok(ok_b(StatusCode::OK, data))
+    Ok(ok_alternate(StatusCode::OK, data))
 }
 
 pub(super) async fn get(
@@ -67,7 +68,7 @@ pub(super) async fn get(
         .get(&caller.principal, &id)
         .await
         .map_err(as_team)?;
-    Ok(ok_b(StatusCode::OK, loop_json(&lp)))
+    Ok(ok_alternate(StatusCode::OK, loop_json(&lp)))
 }
 
 pub(super) async fn members(
@@ -81,7 +82,7 @@ pub(super) async fn members(
         .members(&caller.principal, &id)
         .await
         .map_err(as_team)?;
-    Ok(ok_b(StatusCode::OK, &lp.members))
+    Ok(ok_alternate(StatusCode::OK, &lp.members))
 }
 
 #[derive(Deserialize)]
@@ -107,5 +108,5 @@ pub(super) async fn invite(
         .invite(&caller.principal, &id, &email)
         .await
         .map_err(as_team)?;
-    Ok(ok_b(StatusCode::CREATED, member))
+    Ok(ok_alternate(StatusCode::CREATED, member))
 }

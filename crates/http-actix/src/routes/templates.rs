@@ -8,9 +8,10 @@ use reviewloop_service::template_json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::alternate::{ok_b, parse_id, Result};
+use super::alternate::{parse_id, Result};
 use crate::auth::Caller;
 use crate::body::{present_text, Body};
+use crate::envelope::ok_alternate;
 use crate::state::AppState;
 
 #[derive(Deserialize)]
@@ -31,13 +32,13 @@ pub(super) async fn create(
         fields: body.fields,
     };
     let template = state.templates.create(&caller.principal, input).await?;
-    Ok(ok_b(StatusCode::CREATED, template_json(&template)))
+    Ok(ok_alternate(StatusCode::CREATED, template_json(&template)))
 }
 
 pub(super) async fn list(state: web::Data<AppState>, caller: Caller) -> Result {
     let templates = state.templates.list(&caller.principal).await?;
     let data: Vec<Value> = templates.iter().map(template_json).collect();
-    Ok(ok_b(StatusCode::OK, data))
+    Ok(ok_alternate(StatusCode::OK, data))
 }
 
 pub(super) async fn get(
@@ -47,7 +48,7 @@ pub(super) async fn get(
 ) -> Result {
     let id = parse_id::<TemplateId>(&path)?;
     let template = state.templates.get(&caller.principal, &id).await?;
-    Ok(ok_b(StatusCode::OK, template_json(&template)))
+    Ok(ok_alternate(StatusCode::OK, template_json(&template)))
 }
 
 #[derive(Deserialize)]
@@ -74,7 +75,7 @@ pub(super) async fn update(
         .templates
         .update(&caller.principal, &id, patch)
         .await?;
-    Ok(ok_b(StatusCode::OK, template_json(&template)))
+    Ok(ok_alternate(StatusCode::OK, template_json(&template)))
 }
 
 pub(super) async fn delete(
@@ -84,5 +85,8 @@ pub(super) async fn delete(
 ) -> Result {
     let id = parse_id::<TemplateId>(&path)?;
     state.templates.delete(&caller.principal, &id).await?;
-    Ok(ok_b(StatusCode::OK, json!({"id": id, "deleted": true})))
+    Ok(ok_alternate(
+        StatusCode::OK,
+        json!({"id": id, "deleted": true}),
+    ))
 }

@@ -62,7 +62,7 @@ fn render<D: Dialect>(
 ) -> HttpResponse {
     match D::SURFACE {
         Surface::Request => ok(status, msg, json!({ key: data })),
-        Surface::Alternate => ok_alternate(status, data, None),
+        Surface::Alternate => ok_alternate(status, data),
     }
 }
 
@@ -75,7 +75,7 @@ fn render_list<D: Dialect>(msg: &str, extra: Value, key: &str, list: Vec<Value>)
             data[key] = Value::Array(list);
             ok(StatusCode::OK, msg, data)
         }
-        Surface::Alternate => ok_alternate(StatusCode::OK, list, None),
+        Surface::Alternate => ok_alternate(StatusCode::OK, list),
     }
 }
 
@@ -225,11 +225,9 @@ pub(super) async fn delete<D: Dialect>(
             "Webhook deleted successfully",
             json!({"webhook_id": webhook_id}),
         ),
-        Surface::Alternate => ok_alternate(
-            StatusCode::OK,
-            json!({"id": webhook_id, "deleted": true}),
-            None,
-        ),
+        Surface::Alternate => {
+            ok_alternate(StatusCode::OK, json!({"id": webhook_id, "deleted": true}))
+        }
     })
 }
 

@@ -433,14 +433,16 @@ impl LoopService {
 
     /// Invites someone by email (creator only): a pending member who turns
     /// active on joining with the code. Their account is created if needed.
+    /// `email` is what the client sent, if anything.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn invite(
         &self,
         caller: &Principal,
         id: &LoopId,
-        email: &str,
+        email: Option<&str>,
     ) -> Result<Member, ServiceError> {
         caller.require(Permission::LoopsWrite)?;
+        let email = email.ok_or_else(|| ValidationError::field("email", "email is required"))?;
         let email = Email::parse(email)?;
         let lp = self
             .own_loop(caller, id, messages::LOOP_ACCESS_DENIED)

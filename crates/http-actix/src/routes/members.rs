@@ -48,12 +48,9 @@ pub(super) async fn invite(
     Body(body, _): Body<Invite>,
 ) -> Result {
     let loop_id = id::<LoopId>(&path)?;
-    let email = body
-        .email
-        .ok_or_else(|| ApiError::bad_request("email is required"))?;
     let member = state
         .loops
-        .invite(&caller.principal, &loop_id, &email)
+        .invite(&caller.principal, &loop_id, body.email.as_deref())
         .await?;
     Ok(ok(
         StatusCode::CREATED,

@@ -5,7 +5,7 @@
 use actix_web::http::StatusCode;
 use actix_web::web;
 use reviewloop_domain::LoopId;
-use reviewloop_service::{LoopInvite, ServiceError};
+use reviewloop_service::LoopInvite;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -97,15 +97,9 @@ pub(super) async fn invite(
     Body(body, _): Body<Invite>,
 ) -> Result {
     let id = parse_id::<LoopId>(&path)?;
-    let email = body.email.ok_or_else(|| {
-        ServiceError::from(reviewloop_domain::ValidationError::field(
-            "email",
-            "email is required",
-        ))
-    })?;
     let member = state
         .loops
-        .invite(&caller.principal, &id, &email)
+        .invite(&caller.principal, &id, body.email.as_deref())
         .await
         .map_err(as_team)?;
     Ok(ok_alternate(StatusCode::CREATED, member))

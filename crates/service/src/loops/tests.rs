@@ -361,17 +361,26 @@ async fn invite_creates_a_pending_member_and_refuses_active_ones() {
         .returning(|_, _, _| Ok(()));
     let caller = kit.principal(1);
     let svc = service(kit);
-    let member = svc.invite(&caller, &id, "New@x.io").await.unwrap();
+    let member = svc.invite(&caller, &id, Some("New@x.io")).await.unwrap();
     assert_eq!(
         (member.status, member.joined_at),
         (MemberStatus::Pending, None)
     );
-    let err = svc.invite(&caller, &id, "u2@x.io").await.unwrap_err();
+    let err = svc.invite(&caller, &id, Some("u2@x.io")).await.unwrap_err();
     assert!(matches!(err, ServiceError::Conflict(_)));
     assert!(matches!(
-        svc.invite(&caller, &id, "bad").await,
+        svc.invite(&caller, &id, Some("bad")).await,
         Err(ServiceError::Invalid(_))
     ));
+    match svc.invite(&caller, &id, None).await {
+        Err(ServiceError::Invalid(e)) => {
+            assert_eq!(
+                (e.errors[0].field.as_str(), e.to_string()),
+                ("email", "email is required".to_owned())
+            );
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test]

@@ -294,7 +294,7 @@ pub(crate) async fn act(
             .map(|_| "regenerated"),
         "invite" => state
             .loops
-            .invite(who, &id, f.text("email"))
+            .invite(who, &id, f.get("email"))
             .await
             .map(|_| "invited"),
         "remove" => {

@@ -37,6 +37,16 @@ fn new_template(server: &Server, key: &str) -> String {
     )
 }
 
+/// The fields an envelope-B error names in its `details`, in order.
+fn detail_fields(error: &Value) -> Vec<&str> {
+    error["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["field"].as_str().unwrap())
+        .collect()
+}
+
 const WEBHOOK_SECRET: &str = "review-receiver-secret-42";
 
 fn blog_template() -> Value {
@@ -127,12 +137,7 @@ fn template_mistakes_are_named_by_field_path() {
     );
     let error = bad.error_b(400);
     assert_eq!(error["code"], "validation_error");
-    let fields: Vec<&str> = error["details"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["field"].as_str().unwrap())
-        .collect();
+    let fields = detail_fields(error);
     assert_eq!(
         fields,
         [
@@ -148,12 +153,7 @@ fn template_mistakes_are_named_by_field_path() {
         .starts_with("fields[1].options must have 1 to 100 entries"));
 
     let missing = server.post(&key, "/v1/templates", json!({}));
-    let fields: Vec<&str> = missing.error_b(400)["details"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["field"].as_str().unwrap())
-        .collect();
+    let fields = detail_fields(missing.error_b(400));
     assert_eq!(fields, ["name", "fields"]);
 
     // Wrong JSON types, malformed JSON, a body that is not an object, a bad
@@ -428,13 +428,7 @@ fn a_review_round_trip_with_signed_deliveries() {
         &format!("/v1/reviews/{id}/complete"),
         json!({"result": {"approve": "yes", "mood": 1}}),
     );
-    let details = &wrong.error_b(400)["details"];
-    let fields: Vec<&str> = details
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["field"].as_str().unwrap())
-        .collect();
+    let fields = detail_fields(wrong.error_b(400));
     assert_eq!(fields, ["result.mood", "result.approve"]);
 
     let done = server.post(
@@ -536,12 +530,7 @@ fn reviews_refuse_what_does_not_fit() {
             "due_date": "next week"
         }),
     );
-    let fields: Vec<&str> = bad.error_b(400)["details"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["field"].as_str().unwrap())
-        .collect();
+    let fields = detail_fields(bad.error_b(400));
     assert_eq!(
         fields,
         ["content.text", "assignees[0]", "priority", "due_date"]

@@ -3,15 +3,13 @@
 use std::fmt;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 
 use crate::error::ValidationError;
 use crate::id::{ApiKeyId, UserId};
 use crate::text::char_len;
 
 /// An email address, trimmed and lower-cased so that one person is one account.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Email(String);
 
 impl Email {
@@ -51,8 +49,7 @@ impl fmt::Display for Email {
 }
 
 /// Whether an account may use the service.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AccountStatus {
     /// Normal use.
     Active,
@@ -80,7 +77,7 @@ impl AccountStatus {
 }
 
 /// A user account: the owner of loops, requests and API keys, and a reviewer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct User {
     /// The account's id.
     pub id: UserId,
@@ -89,26 +86,21 @@ pub struct User {
     /// Whether the account may use the service.
     pub status: AccountStatus,
     /// Secret that signs callbacks of this account's requests.
-    #[serde(skip)]
     pub signing_secret: String,
     /// When the account was created.
     pub created_at: DateTime<Utc>,
 }
 
 /// What an API key may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Permission {
     /// Read loops and their members.
-    #[serde(rename = "loops:read")]
     LoopsRead,
     /// Create, change and delete loops; join, invite, remove members.
-    #[serde(rename = "loops:write")]
     LoopsWrite,
     /// Read requests and the inbox.
-    #[serde(rename = "requests:read")]
     RequestsRead,
     /// Create, change, cancel, claim, release, answer and rate requests.
-    #[serde(rename = "requests:write")]
     RequestsWrite,
 }
 
@@ -181,7 +173,7 @@ impl fmt::Display for Permission {
 }
 
 /// An API key as stored: its hash, never the key itself.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ApiKey {
     /// The key's id.
     pub id: ApiKeyId,
@@ -190,7 +182,6 @@ pub struct ApiKey {
     /// Optional label chosen at creation.
     pub name: Option<String>,
     /// Hex SHA-256 of the key.
-    #[serde(skip)]
     pub key_hash: String,
     /// First characters of the key, so a person can recognise it in a list.
     pub prefix: String,
@@ -208,8 +199,7 @@ pub struct ApiKey {
 
 /// A key's plan, which sets how many calls a minute it may make on the
 /// alternate surface (reviews, templates, webhooks, teams).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Plan {
     /// 1,000 calls a minute (the default).
     #[default]
@@ -333,11 +323,16 @@ mod tests {
     }
 
     #[test]
-    fn permissions_serialize_with_their_api_names() {
-        let json = serde_json::to_string(&Permission::ALL).unwrap();
+    fn permissions_have_their_api_names() {
+        let names: Vec<_> = Permission::ALL.iter().map(Permission::as_str).collect();
         assert_eq!(
-            json,
-            r#"["loops:read","loops:write","requests:read","requests:write"]"#
+            names,
+            [
+                "loops:read",
+                "loops:write",
+                "requests:read",
+                "requests:write"
+            ]
         );
     }
 

@@ -95,6 +95,9 @@ pub enum TransitionError {
     /// The request's timeout has not been reached yet.
     #[error("Request is not due for timeout")]
     NotDue,
+    /// A member entry given to a loop it does not belong to.
+    #[error("Member belongs to another loop")]
+    ForeignMember,
     /// A member transition that the member state machine does not allow.
     #[error("Member cannot move from {from} to {to}")]
     Member {

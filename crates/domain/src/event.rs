@@ -2,59 +2,42 @@
 //! the change itself, and delivered to subscribers from there.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::account::Email;
 use crate::id::{EventId, LoopId, RequestId, UserId};
-use crate::member::Member;
 use crate::request::ReviewRequest;
 use crate::review_loop::Loop;
 
 /// The kinds of event the service emits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventType {
     /// A request was created and broadcast.
-    #[serde(rename = "request.created")]
     RequestCreated,
     /// A reviewer claimed a request.
-    #[serde(rename = "request.claimed")]
     RequestClaimed,
     /// A reviewer answered a request.
-    #[serde(rename = "request.completed")]
     RequestCompleted,
     /// The requester cancelled a request.
-    #[serde(rename = "request.cancelled")]
     RequestCancelled,
     /// A request timed out with its default response.
-    #[serde(rename = "request.timeout")]
     RequestTimeout,
     /// Someone joined a loop.
-    #[serde(rename = "loop.member_joined")]
     LoopMemberJoined,
     /// A member was removed from a loop.
-    #[serde(rename = "loop.member_left")]
     LoopMemberLeft,
     /// A loop was deleted.
-    #[serde(rename = "loop.deleted")]
     LoopDeleted,
     /// A template's name, description or fields changed.
-    #[serde(rename = "template.updated")]
     TemplateUpdated,
     /// A review was sent.
-    #[serde(rename = "review.created")]
     ReviewCreated,
     /// A review's assignees were set (at creation) or changed.
-    #[serde(rename = "review.assigned")]
     ReviewAssigned,
     /// A reviewer started a review.
-    #[serde(rename = "review.started")]
     ReviewStarted,
     /// A reviewer completed a review.
-    #[serde(rename = "review.completed")]
     ReviewCompleted,
     /// The requester cancelled a review.
-    #[serde(rename = "review.cancelled")]
     ReviewCancelled,
 }
 
@@ -97,21 +80,6 @@ impl EventType {
         }
     }
 
-    /// For the alternate surface's events, the key of the one object they
-    /// carry (`review`, `template`), which their deliveries put at the top
-    /// level as that surface describes; `None` for the request surface's.
-    pub fn alternate_key(&self) -> Option<&'static str> {
-        match self {
-            Self::TemplateUpdated => Some("template"),
-            Self::ReviewCreated
-            | Self::ReviewAssigned
-            | Self::ReviewStarted
-            | Self::ReviewCompleted
-            | Self::ReviewCancelled => Some("review"),
-            _ => None,
-        }
-    }
-
     /// Parses an event name.
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|e| e.as_str() == s)
@@ -137,27 +105,16 @@ pub struct Event {
     pub created_at: DateTime<Utc>,
 }
 
-fn loop_summary(lp: &Loop) -> Value {
-    json!({"id": lp.id, "name": lp.name, "creator_id": lp.creator_id})
-}
-
 impl Event {
-    /// An event about a request; `reviewer` is who acted, where a reviewer did.
+    /// An event about a request, addressed to its creator. `data` is its
+    /// payload as the edge that delivers it shapes it.
     pub fn for_request(
         id: EventId,
         event_type: EventType,
         request: &ReviewRequest,
-        lp: &Loop,
-        reviewer: Option<(&UserId, &Email)>,
+        data: Value,
         now: DateTime<Utc>,
     ) -> Self {
-        let mut data = json!({"request": request, "loop": loop_summary(lp)});
-        if let (Some((user_id, email)), Some(map)) = (reviewer, data.as_object_mut()) {
-            map.insert(
-                "reviewer".into(),
-                json!({"user_id": user_id, "email": email}),
-            );
-        }
         Self {
             id,
             event_type,
@@ -169,19 +126,14 @@ impl Event {
         }
     }
 
-    /// An event about a loop, addressed to its creator; `member` is who
-    /// joined or left, where someone did.
+    /// An event about a loop, addressed to its creator.
     pub fn for_loop(
         id: EventId,
         event_type: EventType,
         lp: &Loop,
-        member: Option<&Member>,
+        data: Value,
         now: DateTime<Utc>,
     ) -> Self {
-        let mut data = json!({"loop": loop_summary(lp)});
-        if let (Some(member), Some(map)) = (member, data.as_object_mut()) {
-            map.insert("member".into(), json!(member));
-        }
         Self {
             id,
             event_type,
@@ -194,7 +146,7 @@ impl Event {
     }
 
     /// An event about an account's own resource that is neither a request
-    /// nor a loop (a template): `data` is its payload as the edge shaped it.
+    /// nor a loop (a template, a review).
     pub fn for_account(
         id: EventId,
         event_type: EventType,
@@ -212,45 +164,26 @@ impl Event {
             created_at: now,
         }
     }
-
-    /// The body receivers get: `{"id","event","timestamp","data"}`, or for
-    /// the alternate surface's events `{"id","event",KEY,"timestamp"}` with
-    /// KEY its object (`review`, `template`).
-    pub fn body(&self) -> Value {
-        match self.event_type.alternate_key() {
-            Some(key) => json!({
-                "id": self.id,
-                "event": self.event_type.as_str(),
-                key: self.data[key],
-                "timestamp": self.created_at,
-            }),
-            None => json!({
-                "id": self.id,
-                "event": self.event_type.as_str(),
-                "timestamp": self.created_at,
-                "data": self.data,
-            }),
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::account::Email;
     use crate::id::ObjectId;
+    use crate::member::Member;
     use crate::review_loop::{InviteCode, NewLoop};
 
     #[test]
     fn names_round_trip() {
         for e in EventType::ALL {
             assert_eq!(EventType::parse(e.as_str()), Some(e));
-            assert_eq!(serde_json::to_value(e).unwrap(), json!(e.as_str()));
         }
         assert_eq!(EventType::parse("request.exploded"), None);
     }
 
     #[test]
-    fn loop_event_body_names_the_loop_and_member() {
+    fn a_loop_event_is_addressed_to_the_loop_creator() {
         let now = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
         let loop_id = LoopId::new(ObjectId::from_parts(1, [1; 8]));
         let creator = UserId::new(ObjectId::from_parts(1, [2; 8]));
@@ -258,7 +191,7 @@ mod tests {
         let lp = Loop::create(
             loop_id,
             NewLoop::parse(Some("Ops"), None, None).unwrap(),
-            member.clone(),
+            member,
             InviteCode::from_random([1; 6]),
             now,
         );
@@ -266,15 +199,11 @@ mod tests {
             EventId::new(ObjectId::from_parts(1, [3; 8])),
             EventType::LoopMemberJoined,
             &lp,
-            Some(&member),
+            Value::Null,
             now,
         );
         assert_eq!(event.account_id, creator);
-        let body = event.body();
-        assert_eq!(body["event"], "loop.member_joined");
-        assert_eq!(body["id"], "000000010303030303030303");
-        assert_eq!(body["timestamp"], "2027-01-15T08:00:00Z");
-        assert_eq!(body["data"]["loop"]["name"], "Ops");
-        assert_eq!(body["data"]["member"]["email"], "c@x.io");
+        assert_eq!(event.loop_id, Some(loop_id));
+        assert_eq!(event.request_id, None);
     }
 }

@@ -31,18 +31,18 @@ pub use id::{
     ApiKeyId, DeliveryId, EventId, InvalidId, LoopId, ObjectId, RequestId, ReviewId, TemplateId,
     UserId, WebhookId,
 };
-pub use member::{Member, MemberStatus};
+pub use member::{Member, MemberRecord, MemberStatus};
 pub use person::Password;
 pub use request::{
     Audience, BroadcastEntry, ChangeError, ContentType, Feedback, Platform, Priority,
-    ProcessingType, RequestInput, RequestPatch, RequestStatus, RequestView, ReviewRequest,
+    ProcessingType, RequestInput, RequestPatch, RequestRecord, RequestStatus, ReviewRequest,
 };
 pub use response::{ResponseConfig, ResponseType};
 pub use review::{
     AssigneeRef, ParsedReview, Review, ReviewInput, ReviewPatch, ReviewRecord, ReviewStatus,
     Reviewer,
 };
-pub use review_loop::{Icon, InviteCode, Loop, LoopDescription, LoopName};
+pub use review_loop::{Icon, InviteCode, Loop, LoopDescription, LoopName, LoopRecord};
 pub use template::{Template, TemplateInput, TemplatePatch};
 pub use webhook::{
     Delivery, DeliveryAttempt, DeliveryStatus, DeliveryTarget, EventFilter, Webhook,

@@ -3,15 +3,13 @@
 //! A removed member may be invited again or rejoin with the current code.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
 use crate::account::Email;
 use crate::error::TransitionError;
 use crate::id::{LoopId, UserId};
 
 /// Where a member stands in a loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MemberStatus {
     /// Invited, has not joined; receives no requests.
     Pending,
@@ -42,11 +40,11 @@ impl MemberStatus {
     }
 }
 
-/// One account's membership of one loop.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Member {
+/// A membership's facts as a store keeps them: readable through
+/// [`Member`], changed only by its methods.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemberRecord {
     /// The loop.
-    #[serde(skip)]
     pub loop_id: LoopId,
     /// The member's account.
     pub user_id: UserId,
@@ -59,14 +57,43 @@ pub struct Member {
     /// When the member joined; `None` while pending.
     pub joined_at: Option<DateTime<Utc>>,
     /// When the member was removed, if it was.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub removed_at: Option<DateTime<Utc>>,
 }
 
+/// One account's membership of one loop, moved only along its state
+/// machine. Facts are read through `Deref` to [`MemberRecord`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Member {
+    record: MemberRecord,
+}
+
+impl std::ops::Deref for Member {
+    type Target = MemberRecord;
+
+    fn deref(&self) -> &MemberRecord {
+        &self.record
+    }
+}
+
 impl Member {
+    /// A membership as a store kept it.
+    pub fn restore(record: MemberRecord) -> Self {
+        Self { record }
+    }
+
+    /// Every fact about it.
+    pub fn record(&self) -> &MemberRecord {
+        &self.record
+    }
+
+    /// Its facts, owned.
+    pub fn into_record(self) -> MemberRecord {
+        self.record
+    }
+
     /// The creator of a loop: active from the start.
     pub fn creator(loop_id: LoopId, user_id: UserId, email: Email, now: DateTime<Utc>) -> Self {
-        Self {
+        Self::restore(MemberRecord {
             loop_id,
             user_id,
             email,
@@ -74,12 +101,12 @@ impl Member {
             invited_at: now,
             joined_at: Some(now),
             removed_at: None,
-        }
+        })
     }
 
     /// An invitation by email: pending until the user joins.
     pub fn invited(loop_id: LoopId, user_id: UserId, email: Email, now: DateTime<Utc>) -> Self {
-        Self {
+        Self::restore(MemberRecord {
             loop_id,
             user_id,
             email,
@@ -87,16 +114,15 @@ impl Member {
             invited_at: now,
             joined_at: None,
             removed_at: None,
-        }
+        })
     }
 
     /// Someone with no entry yet joins with the code: active at once.
     pub fn joined(loop_id: LoopId, user_id: UserId, email: Email, now: DateTime<Utc>) -> Self {
-        Self {
-            joined_at: Some(now),
-            status: MemberStatus::Active,
-            ..Self::invited(loop_id, user_id, email, now)
-        }
+        let mut member = Self::invited(loop_id, user_id, email, now);
+        member.record.joined_at = Some(now);
+        member.record.status = MemberStatus::Active;
+        member
     }
 
     /// Joining with the code. Returns whether anything changed: joining
@@ -105,9 +131,9 @@ impl Member {
         match self.status {
             MemberStatus::Active => Ok(false),
             MemberStatus::Pending | MemberStatus::Removed => {
-                self.status = MemberStatus::Active;
-                self.joined_at = Some(now);
-                self.removed_at = None;
+                self.record.status = MemberStatus::Active;
+                self.record.joined_at = Some(now);
+                self.record.removed_at = None;
                 Ok(true)
             }
         }
@@ -118,10 +144,10 @@ impl Member {
     pub fn reinvite(&mut self, now: DateTime<Utc>) -> bool {
         match self.status {
             MemberStatus::Removed => {
-                self.status = MemberStatus::Pending;
-                self.invited_at = now;
-                self.joined_at = None;
-                self.removed_at = None;
+                self.record.status = MemberStatus::Pending;
+                self.record.invited_at = now;
+                self.record.joined_at = None;
+                self.record.removed_at = None;
                 true
             }
             MemberStatus::Pending | MemberStatus::Active => false,
@@ -132,8 +158,8 @@ impl Member {
     pub fn remove(&mut self, now: DateTime<Utc>) -> Result<(), TransitionError> {
         match self.status {
             MemberStatus::Pending | MemberStatus::Active => {
-                self.status = MemberStatus::Removed;
-                self.removed_at = Some(now);
+                self.record.status = MemberStatus::Removed;
+                self.record.removed_at = Some(now);
                 Ok(())
             }
             MemberStatus::Removed => Err(TransitionError::Member {

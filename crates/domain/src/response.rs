@@ -4,7 +4,6 @@
 //! that answer is bounded (`response_config`). The same rules check a
 //! reviewer's answer and the `default_response` used on timeout.
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::ValidationError;
@@ -21,8 +20,7 @@ pub const MAX_OPTION_LEN: usize = 200;
 pub const MAX_SCALE: i64 = 1_000_000;
 
 /// What kind of answer a request wants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResponseType {
     /// Free text.
     Text,

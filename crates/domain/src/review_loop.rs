@@ -1,17 +1,15 @@
 //! Loops: named groups of human reviewers, and the values that describe them.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
-use crate::error::ValidationError;
+use crate::error::{TransitionError, ValidationError};
 use crate::id::{LoopId, UserId};
 use crate::member::{Member, MemberStatus};
 use crate::request::BroadcastEntry;
 use crate::text::{char_len, check_line, check_prose};
 
 /// A loop's name: 1 to 100 characters after trimming.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoopName(String);
 
 impl LoopName {
@@ -35,8 +33,7 @@ impl LoopName {
 }
 
 /// A loop's description: at most 500 characters.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoopDescription(String);
 
 impl LoopDescription {
@@ -60,8 +57,7 @@ impl LoopDescription {
 }
 
 /// A loop's icon: an icon identifier or emoji text, 1 to 64 characters.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Icon(String);
 
 impl Icon {
@@ -95,8 +91,7 @@ impl Icon {
 /// The 6-character code reviewers use to join a loop. Its alphabet leaves out
 /// characters that are easily confused when read aloud or off a screen
 /// (0/O, 1/I/L), and it is case-insensitive.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct InviteCode(String);
 
 impl InviteCode {
@@ -128,10 +123,12 @@ impl InviteCode {
     }
 }
 
-/// A named group of human reviewers. `members` holds everyone who has not
-/// been removed: the creator, active members and pending invitations.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Loop {
+/// A loop's facts as a store keeps them: readable by anyone (through
+/// [`Loop`], which dereferences to them), changed only through [`Loop`]'s
+/// methods. `members` holds everyone who has not been removed: the
+/// creator, active members and pending invitations.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopRecord {
     /// The loop's id.
     pub id: LoopId,
     /// Its name.
@@ -150,6 +147,22 @@ pub struct Loop {
     pub created_at: DateTime<Utc>,
     /// When its name, description, icon or invite code last changed.
     pub updated_at: DateTime<Utc>,
+}
+
+/// A named group of human reviewers: its record, which only its methods
+/// change. Facts are read through `Deref` to [`LoopRecord`]; there is no
+/// `DerefMut`, so the creator stays its creator and a member appears once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loop {
+    record: LoopRecord,
+}
+
+impl std::ops::Deref for Loop {
+    type Target = LoopRecord;
+
+    fn deref(&self) -> &LoopRecord {
+        &self.record
+    }
 }
 
 /// The fields of a new loop, validated.
@@ -206,7 +219,7 @@ impl Loop {
         invite_code: InviteCode,
         now: DateTime<Utc>,
     ) -> Self {
-        Self {
+        Self::restore(LoopRecord {
             id,
             name: fields.name,
             description: fields.description,
@@ -216,7 +229,60 @@ impl Loop {
             members: vec![creator],
             created_at: now,
             updated_at: now,
+        })
+    }
+
+    /// A loop as a store kept it.
+    pub fn restore(record: LoopRecord) -> Self {
+        Self { record }
+    }
+
+    /// Every fact about it.
+    pub fn record(&self) -> &LoopRecord {
+        &self.record
+    }
+
+    /// Its facts, owned.
+    pub fn into_record(self) -> LoopRecord {
+        self.record
+    }
+
+    /// Renames it, describes it (`Some(None)` clears the description) or
+    /// gives it another icon; what is `None` stays.
+    pub fn change(
+        &mut self,
+        name: Option<LoopName>,
+        description: Option<Option<LoopDescription>>,
+        icon: Option<Icon>,
+        now: DateTime<Utc>,
+    ) {
+        if let Some(name) = name {
+            self.record.name = name;
         }
+        if let Some(description) = description {
+            self.record.description = description;
+        }
+        if let Some(icon) = icon {
+            self.record.icon = icon;
+        }
+        self.record.updated_at = now;
+    }
+
+    /// Replaces its invite code; the old one stops working.
+    pub fn replace_invite_code(&mut self, code: InviteCode, now: DateTime<Utc>) {
+        self.record.invite_code = code;
+        self.record.updated_at = now;
+    }
+
+    /// Records `member` as it now stands: replaces that person's entry, or
+    /// adds one. A member of another loop is refused.
+    pub fn put_member(&mut self, member: Member) -> Result<(), TransitionError> {
+        if member.loop_id != self.record.id {
+            return Err(TransitionError::ForeignMember);
+        }
+        self.record.members.retain(|m| m.user_id != member.user_id);
+        self.record.members.push(member);
+        Ok(())
     }
 
     /// True for the account that created the loop.
@@ -387,14 +453,23 @@ mod tests {
     #[test]
     fn pending_members_do_not_see_the_loop_until_they_join() {
         let mut lp = sample_loop();
-        let invited = Member::invited(lp.id, user(2), Email::parse("r@x.io").unwrap(), now());
-        lp.members.push(invited);
+        let mut invited = Member::invited(lp.id, user(2), Email::parse("r@x.io").unwrap(), now());
+        lp.put_member(invited.clone()).unwrap();
         assert!(!lp.is_visible_to(&user(2)));
         assert_eq!(lp.pending_count(), 1);
         assert_eq!(lp.active_members().count(), 1);
-        lp.members[1].join(now()).unwrap();
+        invited.join(now()).unwrap();
+        lp.put_member(invited).unwrap();
         assert!(lp.is_visible_to(&user(2)));
         assert_eq!(lp.active_members().count(), 2);
+        assert_eq!(lp.member_count(), 2, "the entry was replaced, not added");
+        let stranger = Member::invited(
+            LoopId::new(ObjectId::from_parts(1, [8; 8])),
+            user(3),
+            Email::parse("s@x.io").unwrap(),
+            now(),
+        );
+        assert_eq!(lp.put_member(stranger), Err(TransitionError::ForeignMember));
         let sent: Vec<_> = lp.broadcast_entries().iter().map(|b| b.user_id).collect();
         assert_eq!(sent, [user(1), user(2)]);
     }

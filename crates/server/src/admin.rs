@@ -1,7 +1,7 @@
 //! Account and key administration from the command line. With `--json`,
 //! stdout is exactly one JSON object; otherwise a short human summary.
 
-use reviewloop_domain::ApiKey;
+use reviewloop_domain::{ApiKey, Permission};
 use reviewloop_service::{AccountService, NewKey, PeopleService};
 use serde_json::{json, Value};
 
@@ -22,14 +22,18 @@ fn print(json_output: bool, value: Value, human: String) {
     }
 }
 
+fn permission_names(permissions: &[Permission]) -> Vec<&'static str> {
+    permissions.iter().map(Permission::as_str).collect()
+}
+
 fn key_json(key: &ApiKey) -> Value {
     json!({
         "api_key_id": key.id,
         "name": key.name,
         "prefix": key.prefix,
-        "permissions": key.permissions,
+        "permissions": permission_names(&key.permissions),
         "rate_limit": key.rate_limit,
-        "plan": key.plan,
+        "plan": key.plan.as_str(),
         "created_at": key.created_at,
         "revoked_at": key.revoked_at,
     })
@@ -42,7 +46,7 @@ pub async fn user(config: &Config, command: UserCommand) -> anyhow::Result<()> {
             let user = accounts(config).await?.create_user(&email).await?;
             print(
                 output.json,
-                json!({"user_id": user.id, "email": user.email}),
+                json!({"user_id": user.id, "email": user.email.as_str()}),
                 format!("created user {} ({})", user.email, user.id),
             );
         }
@@ -59,7 +63,7 @@ pub async fn user(config: &Config, command: UserCommand) -> anyhow::Result<()> {
             let user = people.set_password(&email, password).await?;
             print(
                 output.json,
-                json!({"user_id": user.id, "email": user.email}),
+                json!({"user_id": user.id, "email": user.email.as_str()}),
                 format!("password set for {}", user.email),
             );
         }
@@ -92,10 +96,10 @@ pub async fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
                 "api_key": created.plain,
                 "api_key_id": created.key.id,
                 "user_id": created.user.id,
-                "email": created.user.email,
-                "permissions": created.key.permissions,
+                "email": created.user.email.as_str(),
+                "permissions": permission_names(&created.key.permissions),
                 "rate_limit": created.key.rate_limit,
-                "plan": created.key.plan,
+                "plan": created.key.plan.as_str(),
             });
             let human = format!(
                 "API key for {} (shown once, keep it safe):\n{}\nid {} · permissions {} · {} calls per hour · {} plan ({} calls per minute on /v1/reviews, /v1/templates, /v1/webhooks, /v1/teams)",
@@ -134,7 +138,7 @@ pub async fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
             };
             let value = json!({
                 "user_id": user.id,
-                "email": user.email,
+                "email": user.email.as_str(),
                 "keys": keys.iter().map(key_json).collect::<Vec<_>>(),
             });
             print(output.json, value, human);
@@ -170,7 +174,7 @@ pub async fn account(config: &Config, command: AccountCommand) -> anyhow::Result
             };
             print(
                 output.json,
-                json!({"user_id": user.id, "email": user.email, "signing_secret": secret}),
+                json!({"user_id": user.id, "email": user.email.as_str(), "signing_secret": secret}),
                 format!("{verb} of {}:\n{secret}", user.email),
             );
         }

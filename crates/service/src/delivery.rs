@@ -124,7 +124,7 @@ impl DeliveryService {
         let now = self.ports.clock.now();
         let mut batch = Vec::with_capacity(events.len());
         for event in &events {
-            let body = event.body().to_string();
+            let body = crate::wire::event_body(event).to_string();
             let mut list: Vec<(Delivery, String)> = webhooks
                 .iter()
                 .filter(|w| w.account_id == event.account_id && w.events.matches(event.event_type))

@@ -84,7 +84,10 @@ impl From<TransitionError> for ServiceError {
     fn from(error: TransitionError) -> Self {
         match error {
             TransitionError::WrongStatus { .. } => Self::Refused(error.to_string()),
-            TransitionError::NotDue => Self::Unexpected(error.to_string()),
+            // Both mean the service asked for something its own checks rule out.
+            TransitionError::NotDue | TransitionError::ForeignMember => {
+                Self::Unexpected(error.to_string())
+            }
             _ => Self::Conflict(error.to_string()),
         }
     }

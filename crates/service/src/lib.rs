@@ -20,6 +20,7 @@ pub mod signing;
 mod templates;
 mod watch;
 mod webhooks;
+pub mod wire;
 
 #[cfg(test)]
 mod testkit;
@@ -39,9 +40,7 @@ pub use people::{
 pub use ports::Ports;
 pub use principal::Principal;
 pub use requests::{CreatedRequest, ListRequestsInput, RequestService};
-pub use reviews::{
-    review_json, ListReviewsInput, ReviewService, MAX_REVIEW_PAGE, REVIEW_NOT_FOUND,
-};
-pub use templates::{template_json, TemplateService, TEMPLATE_NOT_FOUND};
+pub use reviews::{ListReviewsInput, ReviewService, MAX_REVIEW_PAGE, REVIEW_NOT_FOUND};
+pub use templates::{TemplateService, TEMPLATE_NOT_FOUND};
 pub use watch::{ChangeHub, RequestWatcher};
 pub use webhooks::{WebhookInput, WebhookPatch, WebhookService, WebhookView, TEST_EVENT};

@@ -2,7 +2,7 @@
 
 use reviewloop_domain::review_loop::NewLoop;
 use reviewloop_domain::{
-    Email, Event, EventType, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, Member,
+    Email, EventType, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, Member,
     MemberStatus, ObjectId, Permission, UserId, ValidationError,
 };
 use reviewloop_ports::StoreError;
@@ -11,6 +11,7 @@ use crate::accounts::find_or_create_user;
 use crate::error::{messages, ServiceError};
 use crate::ports::Ports;
 use crate::principal::Principal;
+use crate::wire;
 
 /// How many fresh invite codes to try before giving up on a collision.
 const CODE_ATTEMPTS: usize = 8;
@@ -233,16 +234,7 @@ impl LoopService {
             .as_deref()
             .and_then(|i| errors.collect(Icon::parse(i)));
         errors.into_result()?;
-        if let Some(name) = name {
-            lp.name = name;
-        }
-        if let Some(description) = description {
-            lp.description = description;
-        }
-        if let Some(icon) = icon {
-            lp.icon = icon;
-        }
-        lp.updated_at = self.ports.clock.now();
+        lp.change(name, description, icon, self.ports.clock.now());
         self.ports.loops.update_loop(&lp).await.map_err(loop_gone)?;
         Ok(lp)
     }
@@ -264,7 +256,7 @@ impl LoopService {
         if force {
             for mut request in self.ports.requests.open_requests_in_loop(id).await? {
                 request.cancel(now)?;
-                events.push(Event::for_request(
+                events.push(wire::request_event(
                     self.ports.event_id(now),
                     EventType::RequestCancelled,
                     &request,
@@ -274,7 +266,7 @@ impl LoopService {
                 ));
             }
         }
-        events.push(Event::for_loop(
+        events.push(wire::loop_event(
             self.ports.event_id(now),
             EventType::LoopDeleted,
             &lp,
@@ -329,7 +321,7 @@ impl LoopService {
                 .ok_or(ServiceError::NotFound(messages::MEMBER_NOT_FOUND))?;
             let previous = member.status;
             member.remove(now)?;
-            let event = Event::for_loop(
+            let event = wire::loop_event(
                 self.ports.event_id(now),
                 EventType::LoopMemberLeft,
                 &lp,
@@ -373,7 +365,7 @@ impl LoopService {
             }
             match self.ports.requests.update_request(&request, &[]).await {
                 Ok(()) => {
-                    request.version += 1;
+                    request.written();
                     self.ports.changes.request_written(&request);
                 }
                 Err(StoreError::Conflict(_) | StoreError::NotFound) => {}
@@ -403,7 +395,7 @@ impl LoopService {
             if !member.join(now)? {
                 return Ok((lp, member));
             }
-            let event = Event::for_loop(
+            let event = wire::loop_event(
                 self.ports.event_id(now),
                 EventType::LoopMemberJoined,
                 &lp,
@@ -417,8 +409,7 @@ impl LoopService {
                 .await
             {
                 Ok(()) => {
-                    lp.members.retain(|m| m.user_id != member.user_id);
-                    lp.members.push(member.clone());
+                    lp.put_member(member.clone())?;
                     return Ok((lp, member));
                 }
                 Err(StoreError::Conflict(_)) => continue,
@@ -486,9 +477,9 @@ impl LoopService {
         let mut lp = self
             .own_loop(caller, id, messages::LOOP_ACCESS_DENIED)
             .await?;
-        lp.updated_at = self.ports.clock.now();
+        let now = self.ports.clock.now();
         for _ in 0..CODE_ATTEMPTS {
-            lp.invite_code = self.ports.ids.invite_code();
+            lp.replace_invite_code(self.ports.ids.invite_code(), now);
             match self
                 .ports
                 .loops

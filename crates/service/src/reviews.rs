@@ -17,6 +17,7 @@ use crate::error::{messages, ServiceError};
 use crate::ports::Ports;
 use crate::principal::Principal;
 use crate::templates::TEMPLATE_NOT_FOUND;
+use crate::wire::event_review_json;
 
 /// The message of every review the caller cannot see.
 pub const REVIEW_NOT_FOUND: &str = "Review not found";
@@ -48,47 +49,6 @@ fn change_error(error: ChangeError) -> ServiceError {
         ChangeError::Transition(e) => refusal(e),
         ChangeError::Invalid(e) => e.into(),
     }
-}
-
-fn reviewer_json(reviewer: Option<&Reviewer>) -> Value {
-    reviewer.map_or(Value::Null, |r| json!({"id": r.user_id, "email": r.email}))
-}
-
-/// A review as the API shows it.
-pub fn review_json(review: &Review) -> Value {
-    let r = review.record();
-    json!({
-        "id": r.id,
-        "template_id": r.template_id,
-        "content": {"text": r.content_text, "metadata": r.metadata},
-        "fields": r.fields,
-        "assignees": r.assignees.iter().map(|a| a.email.as_str()).collect::<Vec<_>>(),
-        "team_id": r.team_id,
-        "priority": r.priority,
-        "due_date": r.due_date,
-        "status": r.status.as_str(),
-        "result": r.result,
-        "reviewer": reviewer_json(r.reviewer.as_ref()),
-        "started_at": r.started_at,
-        "completed_at": r.completed_at,
-        "cancelled_at": r.cancelled_at,
-        "created_at": r.created_at,
-        "updated_at": r.updated_at,
-    })
-}
-
-/// The review object of `review.*` events, as the surface describes it.
-fn event_review_json(review: &Review) -> Value {
-    let r = review.record();
-    json!({
-        "id": r.id,
-        "template_id": r.template_id,
-        "status": r.status.as_str(),
-        "result": r.result,
-        "completed_at": r.completed_at,
-        "reviewer": reviewer_json(r.reviewer.as_ref()),
-        "assignees": r.assignees.iter().map(|a| a.email.as_str()).collect::<Vec<_>>(),
-    })
 }
 
 /// Filters of a review listing, as a client gave them.

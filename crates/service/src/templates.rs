@@ -6,26 +6,15 @@ use reviewloop_domain::{
     Event, EventType, Permission, Template, TemplateId, TemplateInput, TemplatePatch,
 };
 use reviewloop_ports::StoreError;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::error::ServiceError;
 use crate::ports::Ports;
 use crate::principal::Principal;
+use crate::wire::template_json;
 
 /// The message of every template the caller cannot see.
 pub const TEMPLATE_NOT_FOUND: &str = "Template not found";
-
-/// A template as clients see it, in answers and in `template.updated`.
-pub fn template_json(template: &Template) -> Value {
-    json!({
-        "id": template.id(),
-        "name": template.name(),
-        "description": template.description(),
-        "fields": template.form().to_value(),
-        "created_at": template.created_at(),
-        "updated_at": template.updated_at(),
-    })
-}
 
 /// Template use cases.
 #[derive(Clone)]

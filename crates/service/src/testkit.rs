@@ -169,20 +169,22 @@ impl Kit {
             self.now,
         );
         for n in active {
-            lp.members.push(Member::joined(
+            lp.put_member(Member::joined(
                 id,
                 self.user_id(*n),
                 Self::email(*n),
                 self.now,
-            ));
+            ))
+            .unwrap_or_else(|_| panic!("member of this loop"));
         }
         for n in pending {
-            lp.members.push(Member::invited(
+            lp.put_member(Member::invited(
                 id,
                 self.user_id(*n),
                 Self::email(*n),
                 self.now,
-            ));
+            ))
+            .unwrap_or_else(|_| panic!("member of this loop"));
         }
         lp
     }

@@ -8,7 +8,8 @@ use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::Bool;
 use reviewloop_domain::{
-    Event, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, Member, MemberStatus, UserId,
+    Event, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, LoopRecord, Member,
+    MemberStatus, UserId,
 };
 use reviewloop_ports::{LoopStore, StoreError};
 
@@ -33,7 +34,7 @@ impl LoopRow {
     }
 
     fn into_domain(self, members: Vec<Member>) -> Result<Loop, DbError> {
-        Ok(Loop {
+        Ok(Loop::restore(LoopRecord {
             id: parse("loop id", &self.id)?,
             name: LoopName::parse(&self.name).map_err(|_| corrupt("loop name", &self.name))?,
             description: match self.description {
@@ -49,7 +50,7 @@ impl LoopRow {
             members,
             created_at: from_db_time(self.created_at),
             updated_at: from_db_time(self.updated_at),
-        })
+        }))
     }
 }
 

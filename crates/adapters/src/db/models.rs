@@ -4,9 +4,9 @@
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use reviewloop_domain::{
-    AccountStatus, ApiKey, BroadcastEntry, ContentType, Email, Feedback, Member, MemberStatus,
-    Permission, Plan, Platform, Priority, ProcessingType, RequestStatus, ResponseType,
-    ReviewRequest, User,
+    AccountStatus, ApiKey, BroadcastEntry, ContentType, Email, Feedback, Member, MemberRecord,
+    MemberStatus, Permission, Plan, Platform, Priority, ProcessingType, RequestRecord,
+    RequestStatus, ResponseType, ReviewRequest, User,
 };
 use serde_json::json;
 
@@ -146,7 +146,7 @@ impl MemberRow {
     }
 
     pub fn into_domain(self) -> Result<Member, DbError> {
-        Ok(Member {
+        Ok(Member::restore(MemberRecord {
             loop_id: parse("loop id", &self.loop_id)?,
             user_id: parse("user id", &self.user_id)?,
             email: email(&self.email)?,
@@ -155,7 +155,7 @@ impl MemberRow {
             invited_at: from_db_time(self.invited_at),
             joined_at: opt_time(self.joined_at),
             removed_at: opt_time(self.removed_at),
-        })
+        }))
     }
 }
 
@@ -305,7 +305,7 @@ impl RequestRow {
             }),
             None => None,
         };
-        Ok(ReviewRequest {
+        Ok(ReviewRequest::restore(RequestRecord {
             id: parse("request id", &self.id)?,
             loop_id: parse("loop id", &self.loop_id)?,
             creator_id: parse("user id", &self.creator_id)?,
@@ -343,6 +343,6 @@ impl RequestRow {
             created_at,
             updated_at: from_db_time(self.updated_at),
             version: self.version,
-        })
+        }))
     }
 }

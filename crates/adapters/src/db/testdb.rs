@@ -187,7 +187,7 @@ pub(crate) mod fixtures {
             } else {
                 Member::invited(id, UserId::new(oid(u)), email, at(1))
             };
-            lp.members.push(member);
+            lp.put_member(member).expect("a member of this loop");
         }
         store.insert_loop(&lp, &[]).await.expect("loop");
         lp
@@ -222,6 +222,7 @@ pub(crate) mod fixtures {
     }
 
     pub fn event_for(request: &ReviewRequest, lp: &Loop, n: u8, kind: EventType) -> Event {
-        Event::for_request(EventId::new(oid(n)), kind, request, lp, None, at(0))
+        let data = json!({"request": {"id": request.id}, "loop": {"id": lp.id}});
+        Event::for_request(EventId::new(oid(n)), kind, request, data, at(0))
     }
 }

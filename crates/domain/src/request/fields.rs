@@ -1,7 +1,5 @@
 //! The enumerated fields of a request.
 
-use serde::Serialize;
-
 use crate::error::ValidationError;
 
 macro_rules! api_enum {
@@ -11,9 +9,9 @@ macro_rules! api_enum {
         }
     ) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum $name {
-            $( $(#[$vdoc])* #[serde(rename = $text)] $variant ),+
+            $( $(#[$vdoc])* $variant ),+
         }
 
         impl $name {
@@ -170,14 +168,8 @@ mod tests {
     }
 
     #[test]
-    fn serialize_with_api_names() {
-        assert_eq!(
-            serde_json::to_string(&ProcessingType::TimeSensitive).unwrap(),
-            "\"time-sensitive\""
-        );
-        assert_eq!(
-            serde_json::to_string(&Platform::WebPortal).unwrap(),
-            "\"web_portal\""
-        );
+    fn names_are_the_api_names() {
+        assert_eq!(ProcessingType::TimeSensitive.as_str(), "time-sensitive");
+        assert_eq!(Platform::WebPortal.as_str(), "web_portal");
     }
 }

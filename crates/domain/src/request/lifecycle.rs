@@ -13,7 +13,9 @@ use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
 
 use super::input::{parse_object, parse_request_text, parse_timeout_seconds, ValidRequest};
-use super::{BroadcastEntry, Feedback, Priority, RequestPatch, RequestStatus, ReviewRequest};
+use super::{
+    BroadcastEntry, Feedback, Priority, RequestPatch, RequestRecord, RequestStatus, ReviewRequest,
+};
 use crate::error::{TransitionError, ValidationError};
 use crate::form::Form;
 use crate::id::{ApiKeyId, LoopId, RequestId, UserId};
@@ -46,7 +48,7 @@ impl ReviewRequest {
         broadcasts: Vec<BroadcastEntry>,
         now: DateTime<Utc>,
     ) -> Self {
-        Self {
+        Self::restore(RequestRecord {
             id,
             loop_id,
             creator_id,
@@ -80,7 +82,7 @@ impl ReviewRequest {
             created_at: now,
             updated_at: now,
             version: 0,
-        }
+        })
     }
 
     /// The typed configuration behind the stored `response_config`.
@@ -125,10 +127,10 @@ impl ReviewRequest {
         if self.status == RequestStatus::Claimed {
             return Ok(false);
         }
-        self.status = RequestStatus::Claimed;
-        self.claimed_by = Some(by);
-        self.claimed_at = Some(now);
-        self.updated_at = now;
+        self.record.status = RequestStatus::Claimed;
+        self.record.claimed_by = Some(by);
+        self.record.claimed_at = Some(now);
+        self.record.updated_at = now;
         Ok(true)
     }
 
@@ -139,10 +141,10 @@ impl ReviewRequest {
         if self.status != RequestStatus::Claimed {
             return Err(TransitionError::NotClaimedByYou);
         }
-        self.status = RequestStatus::Pending;
-        self.claimed_by = None;
-        self.claimed_at = None;
-        self.updated_at = now;
+        self.record.status = RequestStatus::Pending;
+        self.record.claimed_by = None;
+        self.record.claimed_at = None;
+        self.record.updated_at = now;
         Ok(())
     }
 
@@ -158,15 +160,15 @@ impl ReviewRequest {
         self.ensure_not_claimed_by_other(&by)?;
         Form::single(self.config()?).validate("response_data", &answer, &Map::new())?;
         if self.claimed_by.is_none() {
-            self.claimed_by = Some(by);
-            self.claimed_at = Some(now);
+            self.record.claimed_by = Some(by);
+            self.record.claimed_at = Some(now);
         }
-        self.status = RequestStatus::Completed;
-        self.response_by = Some(by);
-        self.response_at = Some(now);
-        self.response_data = Some(answer);
-        self.response_time_seconds = Some(seconds_between(self.created_at, now));
-        self.updated_at = now;
+        self.record.status = RequestStatus::Completed;
+        self.record.response_by = Some(by);
+        self.record.response_at = Some(now);
+        self.record.response_data = Some(answer);
+        self.record.response_time_seconds = Some(seconds_between(self.created_at, now));
+        self.record.updated_at = now;
         Ok(())
     }
 
@@ -182,10 +184,10 @@ impl ReviewRequest {
         if !self.is_due(now) {
             return Err(TransitionError::NotDue);
         }
-        self.status = RequestStatus::Timeout;
-        self.response_data = self.default_response.clone();
-        self.response_at = Some(now);
-        self.updated_at = now;
+        self.record.status = RequestStatus::Timeout;
+        self.record.response_data = self.default_response.clone();
+        self.record.response_at = Some(now);
+        self.record.updated_at = now;
         Ok(())
     }
 
@@ -198,9 +200,9 @@ impl ReviewRequest {
                 action: "cancelled",
             });
         }
-        self.status = RequestStatus::Cancelled;
-        self.cancelled_at = Some(now);
-        self.updated_at = now;
+        self.record.status = RequestStatus::Cancelled;
+        self.record.cancelled_at = Some(now);
+        self.record.updated_at = now;
         Ok(())
     }
 
@@ -243,12 +245,12 @@ impl ReviewRequest {
             ));
         }
         errors.into_result()?;
-        self.feedback = Some(Feedback {
+        self.record.feedback = Some(Feedback {
             rating,
             comment,
             created_at: now,
         });
-        self.updated_at = now;
+        self.record.updated_at = now;
         Ok(())
     }
 
@@ -314,23 +316,23 @@ impl ReviewRequest {
         errors.into_result()?;
 
         if let Some(text) = request_text {
-            self.request_text = text;
+            self.record.request_text = text;
         }
         if let Some(priority) = priority {
-            self.priority = priority;
+            self.record.priority = priority;
         }
         if let Some(context) = context {
-            self.context = context;
+            self.record.context = context;
         }
         if let (Some(config), Some(raw)) = (&config, &config_raw) {
-            self.response_config = config.to_value(Some(raw));
+            self.record.response_config = config.to_value(Some(raw));
         }
-        self.default_response = default_response;
+        self.record.default_response = default_response;
         if let Some(seconds) = timeout_seconds {
-            self.timeout_seconds = seconds;
-            self.timeout_at = self.created_at + Duration::seconds(seconds);
+            self.record.timeout_seconds = seconds;
+            self.record.timeout_at = self.created_at + Duration::seconds(seconds);
         }
-        self.updated_at = now;
+        self.record.updated_at = now;
         Ok(())
     }
 }

@@ -1,27 +1,26 @@
 //! Review requests: what a workflow asks of humans, and everything that
 //! happens to it until it ends completed, timed out or cancelled.
 
+mod audience;
 mod fields;
 pub(crate) mod input;
 mod lifecycle;
-mod view;
 
+pub use audience::Audience;
 pub use fields::{ContentType, Platform, Priority, ProcessingType, RequestStatus};
 pub use input::{
     RequestInput, RequestPatch, ValidRequest, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS,
 };
 pub use lifecycle::ChangeError;
-pub use view::{Audience, RequestView};
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::account::Email;
 use crate::id::{ApiKeyId, LoopId, RequestId, UserId};
 
 /// One reviewer a request was sent to.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct BroadcastEntry {
     /// The reviewer's account.
     pub user_id: UserId,
@@ -36,7 +35,7 @@ pub struct BroadcastEntry {
 }
 
 /// The requester's rating of a completed request.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Feedback {
     /// A number from 1 to 5.
     pub rating: Option<f64>,
@@ -46,11 +45,11 @@ pub struct Feedback {
     pub created_at: DateTime<Utc>,
 }
 
-/// A review request and its whole state. Serializes with the field names of
-/// the API (`type` for the content type), whole; [`ReviewRequest::view_for`]
-/// shows it as a given account may see it.
+/// A review request's facts as a store keeps them: readable by anyone
+/// (through [`ReviewRequest`], which dereferences to them), changed only
+/// through [`ReviewRequest`]'s methods, which keep the state machine.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ReviewRequest {
+pub struct RequestRecord {
     /// The request's id.
     pub id: RequestId,
     /// The loop it was sent to.
@@ -118,4 +117,43 @@ pub struct ReviewRequest {
     /// Optimistic-concurrency counter: a store writes a change only if the
     /// stored version is still the one the change was made from.
     pub version: i64,
+}
+
+/// A review request: its record, which only the state machine's methods
+/// change. Every fact is read through `Deref` to [`RequestRecord`]; there is
+/// deliberately no `DerefMut`, so no caller can move a request into a state
+/// its rules do not allow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReviewRequest {
+    record: RequestRecord,
+}
+
+impl ReviewRequest {
+    /// A request as a store kept it.
+    pub fn restore(record: RequestRecord) -> Self {
+        Self { record }
+    }
+
+    /// Every fact about it.
+    pub fn record(&self) -> &RequestRecord {
+        &self.record
+    }
+
+    /// Its facts, owned, for a store to write.
+    pub fn into_record(self) -> RequestRecord {
+        self.record
+    }
+
+    /// Marks a write: the store has bumped the stored version.
+    pub fn written(&mut self) {
+        self.record.version += 1;
+    }
+}
+
+impl std::ops::Deref for ReviewRequest {
+    type Target = RequestRecord;
+
+    fn deref(&self) -> &RequestRecord {
+        &self.record
+    }
 }

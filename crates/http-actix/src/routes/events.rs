@@ -12,7 +12,7 @@ use actix_web::http::header::{CacheControl, CacheDirective, CONTENT_TYPE};
 use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::stream;
-use reviewloop_service::{ChangeHub, EventStream, Principal};
+use reviewloop_service::{wire, ChangeHub, EventStream, Principal};
 use serde::Deserialize;
 
 use crate::auth::Caller;
@@ -76,7 +76,7 @@ impl Listener {
                         chunk.push_str(&format!(
                             "id: {position}\nevent: {}\ndata: {}\n\n",
                             event.event_type.as_str(),
-                            event.body()
+                            wire::event_body(&event)
                         ));
                     }
                     self.quiet_since = Instant::now();

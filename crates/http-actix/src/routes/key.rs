@@ -12,16 +12,16 @@ pub(super) async fn check(caller: Caller) -> HttpResponse {
     let data = json!({
         "api_key_id": p.api_key_id,
         "user_id": p.user_id,
-        "email": p.email,
-        "account_status": p.account_status,
-        "permissions": p.permissions,
+        "email": p.email.as_str(),
+        "account_status": p.account_status.as_str(),
+        "permissions": p.permissions.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
         "rate_limit": {
             "limit": caller.rate_limit.limit,
             "remaining": caller.rate_limit.remaining,
             "reset_at": caller.rate_limit.reset_at,
         },
         // The alternate surface counts calls per minute by plan.
-        "plan": p.plan,
+        "plan": p.plan.as_str(),
         "plan_rate_limit": {"per_minute": p.plan.per_minute()},
     });
     ok(StatusCode::OK, "API key is valid", data)

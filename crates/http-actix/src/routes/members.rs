@@ -3,6 +3,7 @@
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use reviewloop_domain::{LoopId, UserId};
+use reviewloop_service::wire::MemberView;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -26,7 +27,7 @@ pub(super) async fn list(
         .await?;
     let data = json!({
         "loop_id": lp.id,
-        "members": lp.members,
+        "members": lp.members.iter().map(MemberView::of).collect::<Vec<_>>(),
         "count": lp.member_count(),
         "member_count": lp.member_count(),
         "total_count": lp.member_count(),
@@ -55,7 +56,7 @@ pub(super) async fn invite(
     Ok(ok(
         StatusCode::CREATED,
         "Member invited successfully",
-        json!({"loop_id": loop_id, "member": member}),
+        json!({"loop_id": loop_id, "member": MemberView::of(&member)}),
     ))
 }
 
@@ -94,7 +95,7 @@ pub(super) async fn join(
     Ok(ok(
         StatusCode::OK,
         "Joined loop successfully",
-        json!({"loop": loop_json(&lp), "member": member}),
+        json!({"loop": loop_json(&lp), "member": MemberView::of(&member)}),
     ))
 }
 

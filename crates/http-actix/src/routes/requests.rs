@@ -5,6 +5,7 @@ use std::time::Duration;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use reviewloop_domain::{LoopId, RequestId, RequestInput, RequestPatch};
+use reviewloop_service::wire::{self, FeedbackView};
 use reviewloop_service::{CreatedRequest, ListRequestsInput};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -71,7 +72,7 @@ fn created(created: CreatedRequest) -> (StatusCode, Value) {
         .filter(|b| b.notification_sent)
         .count();
     let data = json!({
-        "request": created.request,
+        "request": wire::full_request(&created.request),
         "request_id": created.request.id,
         "polling_url": created.polling_url,
         "broadcasted_to": sent,
@@ -286,7 +287,7 @@ pub(super) async fn cancel(
         .requests
         .cancel(&caller.principal, &id::<RequestId>(&path)?)
         .await?;
-    let data = json!({"request_id": request.id, "status": request.status});
+    let data = json!({"request_id": request.id, "status": request.status.as_str()});
     Ok(ok(StatusCode::OK, "Request cancelled successfully", data))
 }
 
@@ -319,6 +320,7 @@ pub(super) async fn feedback(
         .requests
         .feedback(&caller.principal, &id, rating, comment)
         .await?;
-    let data = json!({"request_id": request.id, "feedback": request.feedback});
+    let data =
+        json!({"request_id": request.id, "feedback": request.feedback.as_ref().map(FeedbackView)});
     Ok(ok(StatusCode::OK, "Feedback recorded successfully", data))
 }

@@ -4,7 +4,8 @@
 use actix_web::http::StatusCode;
 use actix_web::web;
 use reviewloop_domain::{ReviewId, ReviewInput, ReviewPatch};
-use reviewloop_service::{review_json, ListReviewsInput, ServiceError};
+use reviewloop_service::wire::review_json;
+use reviewloop_service::{ListReviewsInput, ServiceError};
 use serde::Deserialize;
 use serde_json::{json, Value};
 

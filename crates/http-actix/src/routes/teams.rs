@@ -5,6 +5,7 @@
 use actix_web::http::StatusCode;
 use actix_web::web;
 use reviewloop_domain::LoopId;
+use reviewloop_service::wire::MemberView;
 use reviewloop_service::LoopInvite;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -19,7 +20,7 @@ use crate::state::AppState;
 fn created_json(invite: &LoopInvite) -> Value {
     let mut team = loop_json(&invite.lp);
     if let Some(map) = team.as_object_mut() {
-        map.insert("invite_code".into(), json!(invite.lp.invite_code));
+        map.insert("invite_code".into(), json!(invite.lp.invite_code.as_str()));
         map.insert("join_url".into(), json!(invite.join_url));
         map.insert("qr_code_url".into(), json!(invite.qr_code_url));
     }
@@ -82,7 +83,8 @@ pub(super) async fn members(
         .members(&caller.principal, &id)
         .await
         .map_err(as_team)?;
-    Ok(ok_alternate(StatusCode::OK, &lp.members))
+    let members: Vec<_> = lp.members.iter().map(MemberView::of).collect();
+    Ok(ok_alternate(StatusCode::OK, &members))
 }
 
 #[derive(Deserialize)]
@@ -102,5 +104,5 @@ pub(super) async fn invite(
         .invite(&caller.principal, &id, body.email.as_deref())
         .await
         .map_err(as_team)?;
-    Ok(ok_alternate(StatusCode::CREATED, member))
+    Ok(ok_alternate(StatusCode::CREATED, MemberView::of(&member)))
 }

@@ -4,7 +4,7 @@
 use actix_web::http::StatusCode;
 use actix_web::web;
 use reviewloop_domain::{TemplateId, TemplateInput, TemplatePatch};
-use reviewloop_service::template_json;
+use reviewloop_service::wire::template_json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 

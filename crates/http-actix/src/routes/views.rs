@@ -1,31 +1,26 @@
-//! How entities are shown: the domain's own serialization, plus the
-//! counts and links the API adds around it. Request answers are typed
-//! views borrowed from the domain objects, serialized once, straight into
-//! the response body.
+//! The envelopes of answers around the objects the service's wire module
+//! shapes: loops with their invite links, pages and inboxes of requests.
+//! Request answers are typed views borrowed from the domain objects,
+//! serialized once, straight into the response body.
 
 use base64::Engine;
-use reviewloop_domain::{Loop, RequestView, ReviewRequest, UserId};
+use reviewloop_domain::{Loop, ReviewRequest, UserId};
 use reviewloop_ports::RequestPage;
+use reviewloop_service::wire::{full_request, request_view, LoopView, RequestView};
 use reviewloop_service::LoopInvite;
 use serde::Serialize;
 use serde_json::{json, Value};
 
 /// A loop with its member counts.
 pub(super) fn loop_json(lp: &Loop) -> Value {
-    let mut value = json!(lp);
-    if let Some(map) = value.as_object_mut() {
-        map.insert("member_count".into(), json!(lp.member_count()));
-        map.insert("pending_count".into(), json!(lp.pending_count()));
-        map.insert("active_count".into(), json!(lp.active_count()));
-    }
-    value
+    json!(LoopView::of(lp))
 }
 
 /// The loop creation result: the loop and everything needed to join it.
 pub(super) fn invite_json(invite: &LoopInvite) -> Value {
     json!({
         "loop": loop_json(&invite.lp),
-        "invite_code": invite.lp.invite_code,
+        "invite_code": invite.lp.invite_code.as_str(),
         "qr_code_base64": base64::engine::general_purpose::STANDARD.encode(&invite.qr_png),
         "qr_code_url": invite.qr_code_url,
         "join_url": invite.join_url,
@@ -36,7 +31,7 @@ pub(super) fn invite_json(invite: &LoopInvite) -> Value {
 pub(super) fn page_json(page: &RequestPage, limit: u32, offset: u32) -> Value {
     let count = page.requests.len();
     json!({
-        "requests": page.requests,
+        "requests": page.requests.iter().map(full_request).collect::<Vec<_>>(),
         "count": count,
         "total": page.total,
         "has_more": u64::from(offset) + (count as u64) < page.total,
@@ -52,10 +47,10 @@ pub(super) struct OneRequest<'a> {
 }
 
 /// A request as `viewer` may see it (the domain decides what that is:
-/// [`ReviewRequest::view_for`]), wrapped as every single-request answer is.
+/// [`ReviewRequest::audience_of`]), wrapped as every single-request answer is.
 pub(super) fn request_json<'a>(request: &'a ReviewRequest, viewer: &'a UserId) -> OneRequest<'a> {
     OneRequest {
-        request: request.view_for(viewer),
+        request: request_view(request, viewer),
     }
 }
 
@@ -70,6 +65,6 @@ pub(super) struct Inbox<'a> {
 pub(super) fn inbox_json<'a>(requests: &'a [ReviewRequest], viewer: &'a UserId) -> Inbox<'a> {
     Inbox {
         count: requests.len(),
-        requests: requests.iter().map(|r| r.view_for(viewer)).collect(),
+        requests: requests.iter().map(|r| request_view(r, viewer)).collect(),
     }
 }

@@ -7,7 +7,8 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
-use reviewloop_domain::{Delivery, DeliveryAttempt, DeliveryId, WebhookId};
+use reviewloop_domain::{DeliveryId, WebhookId};
+use reviewloop_service::wire::{delivery_json, webhook_json};
 use reviewloop_service::{ServiceError, WebhookInput, WebhookPatch, WebhookView};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -88,18 +89,9 @@ fn id<D: Dialect, T: std::str::FromStr>(raw: &str) -> std::result::Result<T, Api
 }
 
 fn view(view: &WebhookView) -> Value {
-    let mut value = json!(view.webhook);
+    let mut value = webhook_json(&view.webhook);
     if let (Some(secret), Some(map)) = (&view.secret, value.as_object_mut()) {
         map.insert("secret".into(), json!(secret));
-    }
-    value
-}
-
-fn delivery_json(delivery: &Delivery, attempts: &[DeliveryAttempt]) -> Value {
-    let mut value = json!(delivery);
-    if let Some(map) = value.as_object_mut() {
-        map.insert("attempts_made".into(), json!(delivery.attempts));
-        map.insert("attempts".into(), json!(attempts));
     }
     value
 }
@@ -142,7 +134,7 @@ pub(super) async fn list<D: Dialect>(state: web::Data<AppState>, caller: Caller)
         .list(&caller.principal)
         .await
         .map_err(fail::<D>)?;
-    let list = webhooks.iter().map(|w| json!(w)).collect();
+    let list = webhooks.iter().map(webhook_json).collect();
     Ok(render_list::<D>(
         "Webhooks retrieved successfully",
         json!({}),
@@ -165,7 +157,7 @@ pub(super) async fn get<D: Dialect>(
         StatusCode::OK,
         "Webhook retrieved successfully",
         "webhook",
-        webhook,
+        webhook_json(&webhook),
     ))
 }
 

@@ -132,7 +132,13 @@ async fn members_may_not_update_or_delete() {
 async fn update_changes_only_what_is_sent_and_can_clear_the_description() {
     let mut kit = Kit::new();
     let mut lp = kit.a_loop(&[], &[]);
-    lp.description = Some(LoopDescription::parse("old").unwrap());
+    let now = kit.now;
+    lp.change(
+        None,
+        Some(Some(LoopDescription::parse("old").unwrap())),
+        None,
+        now,
+    );
     let id = lp.id;
     with_loop(&mut kit, lp);
     kit.loops

@@ -23,6 +23,7 @@ use serde_json::Value;
 use crate::error::{messages, ServiceError};
 use crate::ports::Ports;
 use crate::principal::Principal;
+use crate::wire;
 
 /// How often a change is retried after losing a race before giving up.
 const WRITE_ATTEMPTS: usize = 5;
@@ -130,13 +131,20 @@ impl RequestService {
                 .map(|kind| {
                     let reviewer = matches!(actor, Actor::Reviewer)
                         .then_some((&caller.user_id, &caller.email));
-                    Event::for_request(self.ports.event_id(now), kind, &request, &lp, reviewer, now)
+                    wire::request_event(
+                        self.ports.event_id(now),
+                        kind,
+                        &request,
+                        &lp,
+                        reviewer,
+                        now,
+                    )
                 })
                 .into_iter()
                 .collect();
             match self.ports.requests.update_request(&request, &events).await {
                 Ok(()) => {
-                    request.version += 1;
+                    request.written();
                     self.ports.changes.request_written(&request);
                     if !events.is_empty() {
                         self.ports.changes.outbox_written();
@@ -196,7 +204,7 @@ impl RequestService {
             broadcasts,
             now,
         );
-        let event = Event::for_request(
+        let event = wire::request_event(
             self.ports.event_id(now),
             EventType::RequestCreated,
             &request,
@@ -493,7 +501,7 @@ impl RequestService {
             let Some(Some(lp)) = loops.get(&request.loop_id) else {
                 continue;
             };
-            let event = Event::for_request(
+            let event = wire::request_event(
                 self.ports.event_id(now),
                 EventType::RequestTimeout,
                 &request,
@@ -514,7 +522,7 @@ impl RequestService {
             if landed {
                 ended += 1;
                 let mut written = request.clone();
-                written.version += 1;
+                written.written();
                 self.ports.changes.request_written(&written);
             }
         }

@@ -223,7 +223,7 @@ async fn a_lost_claim_race_rereads_and_answers_409() {
     let pending = a_request(&kit);
     let mut taken = pending.clone();
     taken.claim(kit.user_id(3), kit.now).unwrap();
-    taken.version = 1;
+    taken.written();
     let id = pending.id;
     serve(&mut kit, pending, Some(taken));
     kit.requests
@@ -295,8 +295,9 @@ async fn respond_validates_the_answer_and_completes() {
 async fn due_requests_time_out_once_and_lost_races_are_skipped() {
     let mut kit = Kit::new();
     let first = a_request(&kit);
-    let mut second = a_request(&kit);
+    let mut second = a_request(&kit).into_record();
     second.id = RequestId::new(kit.oid(61));
+    let second = ReviewRequest::restore(second);
     kit.now += Duration::seconds(61);
     let lp = kit.a_loop(&[2, 3], &[]);
     kit.loops
@@ -459,7 +460,7 @@ async fn waiting_creators_get_the_written_state_without_reading_again() {
     answered
         .respond(reviewer, json!("yes"), answered.created_at)
         .unwrap();
-    answered.version = 1;
+    answered.written();
     hub.request_written(&answered);
     for waiter in waiters {
         let got = tokio::time::timeout(std::time::Duration::from_secs(2), waiter)

@@ -1,6 +1,7 @@
 use diesel::prelude::*;
-use reviewloop_domain::{EventType, MemberStatus};
+use reviewloop_domain::{EventType, LoopRecord, MemberRecord, MemberStatus};
 use reviewloop_ports::RequestStore;
+use serde_json::json;
 
 use super::super::schema::{loop_members, outbox_events};
 use super::super::testdb::{fixtures, on_every_backend, TestDb};
@@ -45,11 +46,19 @@ async fn invite_codes_are_unique(db: TestDb) {
         .loop_by_id(&LoopId::new(fixtures::oid(10)))
         .await
         .unwrap()
-        .unwrap();
+        .unwrap()
+        .into_record();
     twin.id = LoopId::new(fixtures::oid(11));
-    for m in &mut twin.members {
-        m.loop_id = twin.id;
-    }
+    twin.members = twin
+        .members
+        .into_iter()
+        .map(|m| {
+            let mut m = m.into_record();
+            m.loop_id = twin.id;
+            Member::restore(m)
+        })
+        .collect();
+    let twin = Loop::restore(twin);
     assert!(matches!(
         store.insert_loop(&twin, &[]).await,
         Err(StoreError::Conflict(_))
@@ -59,8 +68,11 @@ async fn invite_codes_are_unique(db: TestDb) {
 async fn loops_are_listed_per_creator_newest_first(db: TestDb) {
     let store = db.store();
     let first = fixtures::loop_with_members(&store, 10, "AAAAAA").await;
-    let mut second = fixtures::loop_with_members(&store, 11, "BBBBBB").await;
+    let mut second = fixtures::loop_with_members(&store, 11, "BBBBBB")
+        .await
+        .into_record();
     second.created_at = fixtures::at(50);
+    let second = Loop::restore(second);
     store.update_loop(&second).await.unwrap();
     let listed: Vec<_> = store
         .loops_created_by(&first.creator_id)
@@ -77,9 +89,12 @@ async fn loops_are_listed_per_creator_newest_first(db: TestDb) {
 async fn update_writes_fields_and_can_clear_the_description(db: TestDb) {
     let store = db.store();
     let mut lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
-    lp.name = LoopName::parse("Renamed").unwrap();
-    lp.description = None;
-    lp.updated_at = fixtures::at(9);
+    lp.change(
+        Some(LoopName::parse("Renamed").unwrap()),
+        Some(None),
+        None,
+        fixtures::at(9),
+    );
     store.update_loop(&lp).await.unwrap();
     assert_eq!(store.loop_by_id(&lp.id).await.unwrap().unwrap(), lp);
 }
@@ -93,7 +108,12 @@ async fn an_edit_never_brings_back_an_old_invite_code(db: TestDb) {
         .await
         .unwrap();
     // An edit made from a copy read before the new code was set.
-    stale.name = LoopName::parse("Renamed").unwrap();
+    stale.change(
+        Some(LoopName::parse("Renamed").unwrap()),
+        None,
+        None,
+        fixtures::at(6),
+    );
     store.update_loop(&stale).await.unwrap();
     let loaded = store.loop_by_id(&stale.id).await.unwrap().unwrap();
     assert_eq!(
@@ -111,10 +131,10 @@ async fn an_edit_never_brings_back_an_old_invite_code(db: TestDb) {
         .set_invite_code(&other.id, &fresh, fixtures::at(6))
         .await;
     assert!(matches!(taken, Err(StoreError::Conflict(_))));
-    let gone = Loop {
+    let gone = Loop::restore(LoopRecord {
         id: LoopId::new(fixtures::oid(99)),
-        ..stale
-    };
+        ..stale.into_record()
+    });
     assert!(matches!(
         store
             .set_invite_code(&gone.id, &fresh, fixtures::at(6))
@@ -136,7 +156,7 @@ async fn removed_members_leave_the_loop_but_keep_their_row(db: TestDb) {
         reviewloop_domain::EventId::new(fixtures::oid(90)),
         EventType::LoopMemberLeft,
         &lp,
-        Some(&member),
+        json!({"member": member.user_id}),
         fixtures::at(5),
     );
     store
@@ -235,8 +255,10 @@ async fn membership_writes_lose_to_changes_made_since_they_read(db: TestDb) {
         .await
         .unwrap();
     // ... so an invitation based on the old "pending" read is refused,
-    let mut reinvited = pending.clone();
-    reinvited.invited_at = fixtures::at(3);
+    let reinvited = Member::restore(MemberRecord {
+        invited_at: fixtures::at(3),
+        ..pending.clone().into_record()
+    });
     let stale = store
         .save_member(&reinvited, Some(MemberStatus::Pending), &[])
         .await;

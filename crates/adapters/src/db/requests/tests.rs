@@ -52,7 +52,7 @@ async fn a_request_round_trips_with_every_field(db: TestDb) {
     store.update_request(&request, &[]).await.unwrap();
     let loaded = store.request_by_id(&request.id).await.unwrap().unwrap();
     assert_eq!(loaded.version, 1);
-    request.version = 1;
+    request.written();
     assert_eq!(loaded, request);
 }
 

@@ -1,25 +1,8 @@
-//! How a request is shown, and to whom. The requester sees all of it. A
-//! reviewer sees what it needs to answer: not the requester-only fields
-//! (where the answer goes, since a callback URL often carries a token; the
-//! requester's own metadata; the key it used), and of the broadcast only
-//! its own entry, not the other reviewers' addresses.
-//!
-//! Serialized straight from the borrowed request, with no intermediate
-//! JSON tree.
+//! A request as one audience may see it, serialized straight from the
+//! borrowed request, with no intermediate JSON tree.
 
+use reviewloop_domain::{Audience, BroadcastEntry, Feedback, ReviewRequest, UserId};
 use serde::ser::{Serialize, SerializeSeq, SerializeStruct, Serializer};
-
-use super::{BroadcastEntry, ReviewRequest};
-use crate::id::UserId;
-
-/// Who looks at a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Audience<'a> {
-    /// The account that created it: everything.
-    Requester,
-    /// A reviewer: no requester-only fields, only its own broadcast entry.
-    Reviewer(&'a UserId),
-}
 
 /// A request as one audience may see it.
 #[derive(Debug, Clone, Copy)]
@@ -28,26 +11,34 @@ pub struct RequestView<'a> {
     audience: Audience<'a>,
 }
 
-impl ReviewRequest {
-    /// This request as `viewer` may see it (its creator sees everything).
-    pub fn view_for<'a>(&'a self, viewer: &'a UserId) -> RequestView<'a> {
-        let audience = if self.creator_id == *viewer {
-            Audience::Requester
-        } else {
-            Audience::Reviewer(viewer)
-        };
-        RequestView {
-            request: self,
-            audience,
-        }
+/// `request` as `viewer` may see it (its creator sees everything).
+pub fn request_view<'a>(request: &'a ReviewRequest, viewer: &'a UserId) -> RequestView<'a> {
+    RequestView {
+        request,
+        audience: request.audience_of(viewer),
     }
+}
 
-    /// This request whole, as its requester and its webhooks see it.
-    pub fn full_view(&self) -> RequestView<'_> {
-        RequestView {
-            request: self,
-            audience: Audience::Requester,
-        }
+/// `request` whole, as its requester, its webhooks and its events see it.
+pub fn full_request(request: &ReviewRequest) -> RequestView<'_> {
+    RequestView {
+        request,
+        audience: Audience::Requester,
+    }
+}
+
+struct Entry<'a>(&'a BroadcastEntry);
+
+impl Serialize for Entry<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let e = self.0;
+        let mut s = serializer.serialize_struct("BroadcastEntry", 5)?;
+        s.serialize_field("user_id", &e.user_id)?;
+        s.serialize_field("email", e.email.as_str())?;
+        s.serialize_field("role", &e.role)?;
+        s.serialize_field("notification_sent", &e.notification_sent)?;
+        s.serialize_field("notification_error", &e.notification_error)?;
+        s.end()
     }
 }
 
@@ -56,45 +47,55 @@ struct Broadcasts<'a>(&'a [BroadcastEntry], Audience<'a>);
 
 impl Serialize for Broadcasts<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let shown = |entry: &&BroadcastEntry| match self.1 {
-            Audience::Requester => true,
-            Audience::Reviewer(viewer) => entry.user_id == *viewer,
-        };
         let mut seq = serializer.serialize_seq(None)?;
-        for entry in self.0.iter().filter(shown) {
-            seq.serialize_element(entry)?;
+        for entry in self.0.iter().filter(|e| self.1.sees_entry(e)) {
+            seq.serialize_element(&Entry(entry))?;
         }
         seq.end()
+    }
+}
+
+/// The requester's feedback on a request.
+pub struct FeedbackView<'a>(pub &'a Feedback);
+
+impl Serialize for FeedbackView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let f = self.0;
+        let mut s = serializer.serialize_struct("Feedback", 3)?;
+        s.serialize_field("rating", &f.rating)?;
+        s.serialize_field("comment", &f.comment)?;
+        s.serialize_field("created_at", &f.created_at)?;
+        s.end()
     }
 }
 
 impl Serialize for RequestView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let r = self.request;
-        let requester = self.audience == Audience::Requester;
+        let private = self.audience.sees_requester_fields();
         let mut s = serializer.serialize_struct("ReviewRequest", 33)?;
         s.serialize_field("id", &r.id)?;
         s.serialize_field("loop_id", &r.loop_id)?;
         s.serialize_field("creator_id", &r.creator_id)?;
-        if requester {
+        if private {
             s.serialize_field("api_key_id", &r.api_key_id)?;
         } else {
             s.skip_field("api_key_id")?;
         }
-        s.serialize_field("processing_type", &r.processing_type)?;
-        s.serialize_field("type", &r.content_type)?;
-        s.serialize_field("priority", &r.priority)?;
+        s.serialize_field("processing_type", r.processing_type.as_str())?;
+        s.serialize_field("type", r.content_type.as_str())?;
+        s.serialize_field("priority", r.priority.as_str())?;
         s.serialize_field("request_text", &r.request_text)?;
         s.serialize_field("image_url", &r.image_url)?;
         s.serialize_field("context", &r.context)?;
-        s.serialize_field("platform", &r.platform)?;
+        s.serialize_field("platform", r.platform.as_str())?;
         s.serialize_field("platform_version", &r.platform_version)?;
-        s.serialize_field("response_type", &r.response_type)?;
+        s.serialize_field("response_type", r.response_type.as_str())?;
         s.serialize_field("response_config", &r.response_config)?;
         s.serialize_field("default_response", &r.default_response)?;
         s.serialize_field("timeout_seconds", &r.timeout_seconds)?;
         s.serialize_field("timeout_at", &r.timeout_at)?;
-        if requester {
+        if private {
             s.serialize_field("callback_url", &r.callback_url)?;
             s.serialize_field("metadata", &r.metadata)?;
         } else {
@@ -106,7 +107,7 @@ impl Serialize for RequestView<'_> {
             &Broadcasts(&r.broadcasted_to, self.audience),
         )?;
         s.serialize_field("broadcasted_at", &r.broadcasted_at)?;
-        s.serialize_field("status", &r.status)?;
+        s.serialize_field("status", r.status.as_str())?;
         s.serialize_field("claimed_by", &r.claimed_by)?;
         s.serialize_field("claimed_at", &r.claimed_at)?;
         s.serialize_field("response_by", &r.response_by)?;
@@ -114,16 +115,12 @@ impl Serialize for RequestView<'_> {
         s.serialize_field("response_data", &r.response_data)?;
         s.serialize_field("response_time_seconds", &r.response_time_seconds)?;
         s.serialize_field("cancelled_at", &r.cancelled_at)?;
-        s.serialize_field("feedback", &r.feedback)?;
+        s.serialize_field("feedback", &r.feedback.as_ref().map(FeedbackView))?;
         s.serialize_field("created_at", &r.created_at)?;
         s.serialize_field("updated_at", &r.updated_at)?;
         s.end()
     }
 }
 
-/// The whole request: what its requester, its webhooks and its events see.
-impl Serialize for ReviewRequest {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.full_view().serialize(serializer)
-    }
-}
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,74 @@
+//! Loops and their members as the API and loop events show them.
+
+use chrono::{DateTime, Utc};
+use reviewloop_domain::{Loop, LoopId, Member, UserId};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// A member of a loop.
+#[derive(Debug, Serialize)]
+pub struct MemberView<'a> {
+    user_id: &'a UserId,
+    email: &'a str,
+    status: &'static str,
+    invited_at: &'a DateTime<Utc>,
+    joined_at: &'a Option<DateTime<Utc>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    removed_at: &'a Option<DateTime<Utc>>,
+}
+
+impl<'a> MemberView<'a> {
+    /// `member` as shown.
+    pub fn of(member: &'a Member) -> Self {
+        Self {
+            user_id: &member.user_id,
+            email: member.email.as_str(),
+            status: member.status.as_str(),
+            invited_at: &member.invited_at,
+            joined_at: &member.joined_at,
+            removed_at: &member.removed_at,
+        }
+    }
+}
+
+/// A loop with its members and their counts.
+#[derive(Debug, Serialize)]
+pub struct LoopView<'a> {
+    id: &'a LoopId,
+    name: &'a str,
+    description: Option<&'a str>,
+    icon: &'a str,
+    creator_id: &'a UserId,
+    invite_code: &'a str,
+    members: Vec<MemberView<'a>>,
+    member_count: usize,
+    pending_count: usize,
+    active_count: usize,
+    created_at: &'a DateTime<Utc>,
+    updated_at: &'a DateTime<Utc>,
+}
+
+impl<'a> LoopView<'a> {
+    /// `lp` as shown.
+    pub fn of(lp: &'a Loop) -> Self {
+        Self {
+            id: &lp.id,
+            name: lp.name.as_str(),
+            description: lp.description.as_ref().map(|d| d.as_str()),
+            icon: lp.icon.as_str(),
+            creator_id: &lp.creator_id,
+            invite_code: lp.invite_code.as_str(),
+            members: lp.members.iter().map(MemberView::of).collect(),
+            member_count: lp.member_count(),
+            pending_count: lp.pending_count(),
+            active_count: lp.active_count(),
+            created_at: &lp.created_at,
+            updated_at: &lp.updated_at,
+        }
+    }
+}
+
+/// The short form of a loop that events carry.
+pub fn loop_summary(lp: &Loop) -> Value {
+    json!({"id": lp.id, "name": lp.name.as_str(), "creator_id": lp.creator_id})
+}

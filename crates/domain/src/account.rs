@@ -58,7 +58,7 @@ pub enum AccountStatus {
 }
 
 impl AccountStatus {
-    /// The stored and serialized name.
+    /// The stored name, which the API also uses.
     pub fn as_str(&self) -> &'static str {
         match self {
             Self::Active => "active",

@@ -99,15 +99,17 @@ pub struct Event {
     pub request_id: Option<RequestId>,
     /// The loop concerned.
     pub loop_id: Option<LoopId>,
-    /// The event's payload (`request`, `loop`, `reviewer`, `member`).
+    /// The event's payload, shaped by whoever writes the event (reviewloop's
+    /// service, in its `wire` module): `request`, `loop`, `reviewer`,
+    /// `member`, `review` or `template`.
     pub data: Value,
     /// When it happened.
     pub created_at: DateTime<Utc>,
 }
 
 impl Event {
-    /// An event about a request, addressed to its creator. `data` is its
-    /// payload as the edge that delivers it shapes it.
+    /// An event about a request, addressed to its creator, with `data` its
+    /// payload as the writer of the event shaped it.
     pub fn for_request(
         id: EventId,
         event_type: EventType,

@@ -20,7 +20,7 @@ pub enum MemberStatus {
 }
 
 impl MemberStatus {
-    /// The stored and serialized name.
+    /// The stored name, which the API also uses.
     pub fn as_str(&self) -> &'static str {
         match self {
             Self::Pending => "pending",

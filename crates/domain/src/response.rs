@@ -47,7 +47,7 @@ impl ResponseType {
         Self::Boolean,
     ];
 
-    /// The stored and serialized name.
+    /// The stored name, which the API also uses.
     pub fn as_str(&self) -> &'static str {
         match self {
             Self::Text => "text",

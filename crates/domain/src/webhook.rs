@@ -126,6 +126,25 @@ pub enum DeliveryTarget {
     Callback,
 }
 
+impl DeliveryTarget {
+    /// The stored name, which the API also uses.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Webhook => "webhook",
+            Self::Callback => "callback",
+        }
+    }
+
+    /// Parses the stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "webhook" => Some(Self::Webhook),
+            "callback" => Some(Self::Callback),
+            _ => None,
+        }
+    }
+}
+
 /// Where a delivery stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeliveryStatus {

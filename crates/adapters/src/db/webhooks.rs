@@ -90,13 +90,6 @@ struct DeliveryRow {
     created_at: NaiveDateTime,
 }
 
-fn target_name(target: DeliveryTarget) -> &'static str {
-    match target {
-        DeliveryTarget::Webhook => "webhook",
-        DeliveryTarget::Callback => "callback",
-    }
-}
-
 impl DeliveryRow {
     fn from_domain(d: &Delivery, payload: String) -> Self {
         Self {
@@ -104,7 +97,7 @@ impl DeliveryRow {
             event_id: d.event_id.to_string(),
             event_type: d.event_type.as_str().to_owned(),
             account_id: d.account_id.to_string(),
-            target: target_name(d.target).to_owned(),
+            target: d.target.as_str().to_owned(),
             webhook_id: d.webhook_id.map(|w| w.to_string()),
             url: d.url.clone(),
             payload,
@@ -127,11 +120,8 @@ impl DeliveryRow {
             event_type: EventType::parse(&self.event_type)
                 .ok_or_else(|| corrupt("event type", &self.event_type))?,
             account_id: parse("user id", &self.account_id)?,
-            target: match self.target.as_str() {
-                "webhook" => DeliveryTarget::Webhook,
-                "callback" => DeliveryTarget::Callback,
-                other => return Err(corrupt("delivery target", other)),
-            },
+            target: DeliveryTarget::parse(&self.target)
+                .ok_or_else(|| corrupt("delivery target", &self.target))?,
             webhook_id: parse_opt("webhook id", self.webhook_id.as_deref())?,
             url: self.url,
             status: DeliveryStatus::parse(&self.status)

@@ -2,8 +2,9 @@
 //! sees what it needs to answer: not the requester-only fields (where the
 //! answer goes, since a callback URL often carries a token; the
 //! requester's own metadata; the key it used), and of the broadcast only
-//! its own entry, not the other reviewers' addresses. How a view is
-//! written out is the edges' business; what it may hold is decided here.
+//! its own entry, not the other reviewers' addresses. What a view may hold
+//! is decided here; how it is written out is not (reviewloop's service
+//! writes it in its `wire` module).
 
 use super::{BroadcastEntry, ReviewRequest};
 use crate::id::UserId;

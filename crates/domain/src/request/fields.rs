@@ -18,7 +18,7 @@ macro_rules! api_enum {
             /// Every value, in the order the API lists them.
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
 
-            /// The stored and serialized name.
+            /// The stored name, which the API also uses.
             pub fn as_str(&self) -> &'static str {
                 match self { $( Self::$variant => $text ),+ }
             }

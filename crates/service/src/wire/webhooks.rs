@@ -1,8 +1,9 @@
 //! Webhook subscriptions and their deliveries as the API shows them. A
-//! subscription's secret is never shown here: it is returned once, when it
-//! is created, by the caller that has it.
+//! subscription's secret is never shown here: it is returned only when it
+//! is chosen (at creation, or by an update that sets or rotates it), by the
+//! caller that has it.
 
-use reviewloop_domain::{Delivery, DeliveryAttempt, DeliveryTarget, Webhook};
+use reviewloop_domain::{Delivery, DeliveryAttempt, Webhook};
 use serde_json::{json, Value};
 
 /// A subscription, without its secret.
@@ -34,16 +35,12 @@ fn attempt_json(attempt: &DeliveryAttempt) -> Value {
 
 /// A delivery with its attempts so far.
 pub fn delivery_json(delivery: &Delivery, attempts: &[DeliveryAttempt]) -> Value {
-    let target = match delivery.target {
-        DeliveryTarget::Webhook => "webhook",
-        DeliveryTarget::Callback => "callback",
-    };
     json!({
         "id": delivery.id,
         "event_id": delivery.event_id,
         "event_type": delivery.event_type.as_str(),
         "account_id": delivery.account_id,
-        "target": target,
+        "target": delivery.target.as_str(),
         "webhook_id": delivery.webhook_id,
         "url": delivery.url,
         "status": delivery.status.as_str(),

@@ -45,5 +45,5 @@ pub use review::{
 pub use review_loop::{Icon, InviteCode, Loop, LoopDescription, LoopName, LoopRecord};
 pub use template::{Template, TemplateInput, TemplatePatch};
 pub use webhook::{
-    Delivery, DeliveryAttempt, DeliveryStatus, DeliveryTarget, EventFilter, Webhook,
+    AttemptOutcome, Delivery, DeliveryAttempt, DeliveryStatus, DeliveryTarget, EventFilter, Webhook,
 };

@@ -232,6 +232,63 @@ pub struct DeliveryAttempt {
     pub success: bool,
 }
 
+/// What one attempt to deliver came to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptOutcome {
+    /// HTTP status, if the receiver answered.
+    pub status_code: Option<u16>,
+    /// How long it took.
+    pub latency_ms: u64,
+    /// Why it failed, if it did.
+    pub error: Option<String>,
+    /// Whether the receiver answered 2xx.
+    pub success: bool,
+}
+
+impl Delivery {
+    /// Records one attempt that started `at`. A success ends the delivery;
+    /// a failure is tried again after the schedule's next pause (spread by
+    /// `jitter`, from -1 to 1) while there is still a receiver and the
+    /// schedule lasts, and otherwise ends it failed. Returns the attempt,
+    /// for the record.
+    pub fn record_attempt(
+        &mut self,
+        at: DateTime<Utc>,
+        outcome: AttemptOutcome,
+        receiver_exists: bool,
+        schedule: &[i64],
+        jitter: f64,
+    ) -> DeliveryAttempt {
+        self.attempts += 1;
+        self.last_attempt_at = Some(at);
+        self.last_status_code = outcome.status_code;
+        self.last_error.clone_from(&outcome.error);
+        let retry = self.attempts.saturating_sub(self.schedule_start);
+        self.status = match (
+            outcome.success,
+            receiver_exists,
+            retry_delay_in(schedule, retry),
+        ) {
+            (true, _, _) => DeliveryStatus::Succeeded,
+            // Nobody left to deliver to, or the schedule is spent.
+            (false, false, _) | (false, true, None) => DeliveryStatus::Failed,
+            (false, true, Some(pause)) => {
+                self.next_attempt_at = at + with_jitter(pause, jitter);
+                DeliveryStatus::Pending
+            }
+        };
+        DeliveryAttempt {
+            delivery_id: self.id,
+            attempt: self.attempts,
+            attempted_at: at,
+            status_code: outcome.status_code,
+            latency_ms: outcome.latency_ms,
+            error: outcome.error,
+            success: outcome.success,
+        }
+    }
+}
+
 /// The default pauses between attempts, in seconds: quick at first, then
 /// spread over about three days (5 s, 5 min, 30 min, 2 h, 5 h, then 10 h six
 /// times: 67 h 35 min in all, 12 attempts).
@@ -274,6 +331,84 @@ pub fn with_jitter(delay: Duration, spread: f64) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn t(s: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap()
+    }
+
+    fn pending() -> Delivery {
+        use crate::id::ObjectId;
+        Delivery {
+            id: DeliveryId::new(ObjectId::from_parts(1, [1; 8])),
+            event_id: EventId::new(ObjectId::from_parts(1, [2; 8])),
+            event_type: EventType::RequestCompleted,
+            account_id: UserId::new(ObjectId::from_parts(1, [3; 8])),
+            target: DeliveryTarget::Webhook,
+            webhook_id: Some(WebhookId::new(ObjectId::from_parts(1, [4; 8]))),
+            url: "https://hooks.example.com/in".into(),
+            status: DeliveryStatus::Pending,
+            attempts: 0,
+            schedule_start: 0,
+            next_attempt_at: t(0),
+            last_attempt_at: None,
+            last_status_code: None,
+            last_error: None,
+            created_at: t(0),
+        }
+    }
+
+    fn failed(code: u16) -> AttemptOutcome {
+        AttemptOutcome {
+            status_code: Some(code),
+            latency_ms: 12,
+            error: Some(format!("HTTP {code}")),
+            success: false,
+        }
+    }
+
+    #[test]
+    fn a_failed_attempt_waits_for_the_next_pause_then_the_schedule_runs_out() {
+        let mut d = pending();
+        let first = d.record_attempt(t(0), failed(500), true, &[5, 60], 0.0);
+        assert_eq!((first.attempt, first.success), (1, false));
+        assert_eq!(d.status, DeliveryStatus::Pending);
+        assert_eq!(d.next_attempt_at, t(5));
+        assert_eq!(d.last_error.as_deref(), Some("HTTP 500"));
+        d.record_attempt(t(5), failed(502), true, &[5, 60], 1.0);
+        assert_eq!(d.next_attempt_at, t(5 + 66), "60 s spread by 10 %");
+        d.record_attempt(t(71), failed(503), true, &[5, 60], 0.0);
+        assert_eq!(d.status, DeliveryStatus::Failed);
+        assert_eq!(d.attempts, 3);
+    }
+
+    #[test]
+    fn a_success_ends_it_and_a_missing_receiver_fails_it_at_once() {
+        let mut d = pending();
+        let ok = AttemptOutcome {
+            status_code: Some(204),
+            latency_ms: 3,
+            error: None,
+            success: true,
+        };
+        let attempt = d.record_attempt(t(1), ok, true, &DEFAULT_RETRY_SCHEDULE, 0.0);
+        assert!(attempt.success);
+        assert_eq!(d.status, DeliveryStatus::Succeeded);
+        assert_eq!(d.last_status_code, Some(204));
+
+        let mut orphan = pending();
+        orphan.record_attempt(t(1), failed(500), false, &DEFAULT_RETRY_SCHEDULE, 0.0);
+        assert_eq!(orphan.status, DeliveryStatus::Failed);
+
+        let mut redelivered = pending();
+        redelivered.attempts = 12;
+        redelivered.schedule_start = 12;
+        redelivered.record_attempt(t(1), failed(500), true, &[5], 0.0);
+        assert_eq!(
+            redelivered.status,
+            DeliveryStatus::Pending,
+            "a redelivery starts the schedule again"
+        );
+    }
 
     #[test]
     fn filters_parse_star_names_and_refuse_unknown() {

@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use chrono::Duration;
-use reviewloop_domain::webhook::{retry_delay_in, with_jitter, DEFAULT_RETRY_SCHEDULE};
+use reviewloop_domain::webhook::DEFAULT_RETRY_SCHEDULE;
 use reviewloop_domain::{
-    Delivery, DeliveryAttempt, DeliveryId, DeliveryStatus, DeliveryTarget, Event, EventType, UserId,
+    AttemptOutcome, Delivery, DeliveryId, DeliveryStatus, DeliveryTarget, Event, EventType, UserId,
 };
 use reviewloop_ports::{LeasedDelivery, Outgoing, SendOutcome, StoreError, WebhookHealth};
 
@@ -246,33 +246,18 @@ impl DeliveryService {
             },
         };
         let success = outcome.succeeded();
-        delivery.attempts += 1;
-        delivery.last_attempt_at = Some(started);
-        delivery.last_status_code = outcome.status;
-        delivery.last_error = outcome.error.clone();
-        let retry = delivery.attempts.saturating_sub(delivery.schedule_start);
-        delivery.status = match (
-            success,
+        let attempt = delivery.record_attempt(
+            started,
+            AttemptOutcome {
+                status_code: outcome.status,
+                latency_ms: outcome.latency_ms,
+                error: outcome.error.clone(),
+                success,
+            },
             receiver.is_some(),
-            retry_delay_in(&self.schedule, retry),
-        ) {
-            (true, _, _) => DeliveryStatus::Succeeded,
-            // Nobody left to deliver to, or the schedule is spent.
-            (false, false, _) | (false, true, None) => DeliveryStatus::Failed,
-            (false, true, Some(delay)) => {
-                delivery.next_attempt_at = started + with_jitter(delay, self.ports.ids.jitter());
-                DeliveryStatus::Pending
-            }
-        };
-        let attempt = DeliveryAttempt {
-            delivery_id: delivery.id,
-            attempt: delivery.attempts,
-            attempted_at: started,
-            status_code: outcome.status,
-            latency_ms: outcome.latency_ms,
-            error: outcome.error.clone(),
-            success,
-        };
+            &self.schedule,
+            self.ports.ids.jitter(),
+        );
         let health = delivery.webhook_id.filter(|_| receiver.is_some()).map(|webhook_id| WebhookHealth {
             webhook_id,
             success,

@@ -76,9 +76,9 @@ impl AccountStatus {
     }
 }
 
-/// A user account: the owner of loops, requests and API keys, and a reviewer.
+/// What an account is, as a store keeps it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct User {
+pub struct UserRecord {
     /// The account's id.
     pub id: UserId,
     /// The account's email address.
@@ -89,6 +89,33 @@ pub struct User {
     pub signing_secret: String,
     /// When the account was created.
     pub created_at: DateTime<Utc>,
+}
+
+/// A user account: the owner of loops, requests and API keys, and a
+/// reviewer. Facts are read through `Deref` to [`UserRecord`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct User {
+    record: UserRecord,
+}
+
+kept_in_record!(User, UserRecord);
+
+impl User {
+    /// A new, active account with its own callback signing secret.
+    pub fn create(id: UserId, email: Email, signing_secret: String, now: DateTime<Utc>) -> Self {
+        Self::restore(UserRecord {
+            id,
+            email,
+            status: AccountStatus::Active,
+            signing_secret,
+            created_at: now,
+        })
+    }
+
+    /// True while the account may use the service.
+    pub fn is_active(&self) -> bool {
+        self.status == AccountStatus::Active
+    }
 }
 
 /// What an API key may do.
@@ -172,9 +199,9 @@ impl fmt::Display for Permission {
     }
 }
 
-/// An API key as stored: its hash, never the key itself.
+/// What an API key is, as a store keeps it: its hash, never the key itself.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ApiKey {
+pub struct ApiKeyRecord {
     /// The key's id.
     pub id: ApiKeyId,
     /// The account the key acts for.
@@ -246,7 +273,57 @@ impl Plan {
     }
 }
 
+/// An API key: its hash, never the key itself. Facts are read through
+/// `Deref` to [`ApiKeyRecord`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiKey {
+    record: ApiKeyRecord,
+}
+
+kept_in_record!(ApiKey, ApiKeyRecord);
+
+/// What a new key is made of.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewApiKey {
+    /// Optional label; blank means none.
+    pub name: Option<String>,
+    /// Hex SHA-256 of the key.
+    pub key_hash: String,
+    /// First characters of the key.
+    pub prefix: String,
+    /// What the key may do.
+    pub permissions: Vec<Permission>,
+    /// Requests allowed per hour.
+    pub rate_limit: u32,
+    /// Its plan.
+    pub plan: Plan,
+}
+
 impl ApiKey {
+    /// A new key of `user_id`, not revoked. A blank name is no name.
+    pub fn issue(id: ApiKeyId, user_id: UserId, fields: NewApiKey, now: DateTime<Utc>) -> Self {
+        Self::restore(ApiKeyRecord {
+            id,
+            user_id,
+            name: fields
+                .name
+                .map(|n| n.trim().to_owned())
+                .filter(|n| !n.is_empty()),
+            key_hash: fields.key_hash,
+            prefix: fields.prefix,
+            permissions: fields.permissions,
+            rate_limit: fields.rate_limit,
+            plan: fields.plan,
+            created_at: now,
+            revoked_at: None,
+        })
+    }
+
+    /// True until the key is revoked.
+    pub fn is_live(&self) -> bool {
+        self.revoked_at.is_none()
+    }
+
     /// True when the key carries `permission`.
     pub fn allows(&self, permission: Permission) -> bool {
         self.permissions.contains(&permission)

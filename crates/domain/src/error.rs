@@ -98,6 +98,9 @@ pub enum TransitionError {
     /// A member entry given to a loop it does not belong to.
     #[error("Member belongs to another loop")]
     ForeignMember,
+    /// A redelivery of a delivery that is still being attempted.
+    #[error("Delivery is still being attempted; redeliver it once it has succeeded or failed")]
+    StillPending,
     /// A member transition that the member state machine does not allow.
     #[error("Member cannot move from {from} to {to}")]
     Member {

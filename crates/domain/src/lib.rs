@@ -8,6 +8,9 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
+#[macro_use]
+mod record;
+
 pub mod account;
 pub mod error;
 pub mod event;
@@ -23,7 +26,9 @@ pub mod template;
 mod text;
 pub mod webhook;
 
-pub use account::{AccountStatus, ApiKey, Email, Permission, Plan, User};
+pub use account::{
+    AccountStatus, ApiKey, ApiKeyRecord, Email, NewApiKey, Permission, Plan, User, UserRecord,
+};
 pub use error::{FieldError, TransitionError, ValidationError};
 pub use event::{Event, EventType};
 pub use form::{Field, FieldKind, Form};
@@ -45,5 +50,6 @@ pub use review::{
 pub use review_loop::{Icon, InviteCode, Loop, LoopDescription, LoopName, LoopRecord};
 pub use template::{Template, TemplateInput, TemplatePatch};
 pub use webhook::{
-    AttemptOutcome, Delivery, DeliveryAttempt, DeliveryStatus, DeliveryTarget, EventFilter, Webhook,
+    AttemptOutcome, Delivery, DeliveryAttempt, DeliveryRecord, DeliveryStatus, DeliveryTarget,
+    EventFilter, NewWebhook, Webhook, WebhookChange, WebhookRecord,
 };

@@ -67,30 +67,9 @@ pub struct Member {
     record: MemberRecord,
 }
 
-impl std::ops::Deref for Member {
-    type Target = MemberRecord;
-
-    fn deref(&self) -> &MemberRecord {
-        &self.record
-    }
-}
+kept_in_record!(Member, MemberRecord);
 
 impl Member {
-    /// A membership as a store kept it.
-    pub fn restore(record: MemberRecord) -> Self {
-        Self { record }
-    }
-
-    /// Every fact about it.
-    pub fn record(&self) -> &MemberRecord {
-        &self.record
-    }
-
-    /// Its facts, owned.
-    pub fn into_record(self) -> MemberRecord {
-        self.record
-    }
-
     /// The creator of a loop: active from the start.
     pub fn creator(loop_id: LoopId, user_id: UserId, email: Email, now: DateTime<Utc>) -> Self {
         Self::restore(MemberRecord {

@@ -157,13 +157,7 @@ pub struct Loop {
     record: LoopRecord,
 }
 
-impl std::ops::Deref for Loop {
-    type Target = LoopRecord;
-
-    fn deref(&self) -> &LoopRecord {
-        &self.record
-    }
-}
+kept_in_record!(Loop, LoopRecord);
 
 /// The fields of a new loop, validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -230,21 +224,6 @@ impl Loop {
             created_at: now,
             updated_at: now,
         })
-    }
-
-    /// A loop as a store kept it.
-    pub fn restore(record: LoopRecord) -> Self {
-        Self { record }
-    }
-
-    /// Every fact about it.
-    pub fn record(&self) -> &LoopRecord {
-        &self.record
-    }
-
-    /// Its facts, owned.
-    pub fn into_record(self) -> LoopRecord {
-        self.record
     }
 
     /// Renames it, describes it (`Some(None)` clears the description) or

@@ -2,8 +2,8 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::error::ValidationError;
-use crate::event::EventType;
+use crate::error::{TransitionError, ValidationError};
+use crate::event::{Event, EventType};
 use crate::id::{DeliveryId, EventId, UserId, WebhookId};
 use crate::request::input::parse_http_url;
 use crate::text::{char_len, check_prose};
@@ -92,9 +92,9 @@ pub fn parse_target_url(raw: &str) -> Result<String, ValidationError> {
     parse_http_url("url", raw)
 }
 
-/// A subscription: where an account's events are POSTed.
+/// What a subscription is, as a store keeps it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Webhook {
+pub struct WebhookRecord {
     /// The subscription's id.
     pub id: WebhookId,
     /// The account whose events it receives.
@@ -115,6 +115,98 @@ pub struct Webhook {
     pub created_at: DateTime<Utc>,
     /// When it last changed.
     pub updated_at: DateTime<Utc>,
+}
+
+/// A subscription: where an account's events are POSTed. Facts are read
+/// through `Deref` to [`WebhookRecord`]; it changes only through
+/// [`Webhook::change`], which keeps its owner and its reason for being off.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Webhook {
+    record: WebhookRecord,
+}
+
+kept_in_record!(Webhook, WebhookRecord);
+
+/// What a new subscription is made of. The URL is one the caller has
+/// already found safe to call (see [`parse_target_url`] for its form).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewWebhook {
+    /// Where events are POSTed.
+    pub url: String,
+    /// Which events.
+    pub events: EventFilter,
+    /// Signs every delivery.
+    pub secret: String,
+    /// A note for people.
+    pub description: Option<String>,
+}
+
+/// A change to a subscription; what is `None` stays.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WebhookChange {
+    /// Another target.
+    pub url: Option<String>,
+    /// Other events.
+    pub events: Option<EventFilter>,
+    /// Another secret.
+    pub secret: Option<String>,
+    /// Another note; `Some(None)` clears it.
+    pub description: Option<Option<String>>,
+    /// On or off.
+    pub active: Option<bool>,
+}
+
+impl Webhook {
+    /// A new subscription of `account_id`, on from the start.
+    pub fn create(
+        id: WebhookId,
+        account_id: UserId,
+        fields: NewWebhook,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self::restore(WebhookRecord {
+            id,
+            account_id,
+            url: fields.url,
+            events: fields.events,
+            secret: fields.secret,
+            description: fields.description,
+            active: true,
+            disabled_reason: None,
+            created_at: now,
+            updated_at: now,
+        })
+    }
+
+    /// Applies `change`. Turning a subscription back on forgets why the
+    /// service turned it off; turning it off keeps that reason.
+    pub fn change(&mut self, change: WebhookChange, now: DateTime<Utc>) {
+        let record = &mut self.record;
+        if let Some(url) = change.url {
+            record.url = url;
+        }
+        if let Some(events) = change.events {
+            record.events = events;
+        }
+        if let Some(secret) = change.secret {
+            record.secret = secret;
+        }
+        if let Some(description) = change.description {
+            record.description = description;
+        }
+        if let Some(active) = change.active {
+            record.active = active;
+            if active {
+                record.disabled_reason = None;
+            }
+        }
+        record.updated_at = now;
+    }
+
+    /// True when deliveries of `event` go to this subscription now.
+    pub fn receives(&self, event: EventType) -> bool {
+        self.active && self.events.matches(event)
+    }
 }
 
 /// Where a delivery goes.
@@ -177,9 +269,9 @@ impl DeliveryStatus {
     }
 }
 
-/// One event on its way to one receiver.
+/// What a delivery is, as a store keeps it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Delivery {
+pub struct DeliveryRecord {
     /// The delivery's id.
     pub id: DeliveryId,
     /// The event delivered; also the `webhook-id` receivers deduplicate by.
@@ -212,6 +304,15 @@ pub struct Delivery {
     /// When the delivery was created.
     pub created_at: DateTime<Utc>,
 }
+
+/// One event on its way to one receiver. Facts are read through `Deref` to
+/// [`DeliveryRecord`]; attempts and redeliveries move it along its states.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delivery {
+    record: DeliveryRecord,
+}
+
+kept_in_record!(Delivery, DeliveryRecord);
 
 /// One attempt at a delivery, kept for the record.
 #[derive(Debug, Clone, PartialEq)]
@@ -246,6 +347,55 @@ pub struct AttemptOutcome {
 }
 
 impl Delivery {
+    /// A delivery of `event` to `url`, due at once. `webhook_id` names the
+    /// subscription of a webhook delivery.
+    pub fn create(
+        id: DeliveryId,
+        event: &Event,
+        target: DeliveryTarget,
+        webhook_id: Option<WebhookId>,
+        url: &str,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self::restore(DeliveryRecord {
+            id,
+            event_id: event.id,
+            event_type: event.event_type,
+            account_id: event.account_id,
+            target,
+            webhook_id,
+            url: url.to_owned(),
+            status: DeliveryStatus::Pending,
+            attempts: 0,
+            schedule_start: 0,
+            next_attempt_at: now,
+            last_attempt_at: None,
+            last_status_code: None,
+            last_error: None,
+            created_at: now,
+        })
+    }
+
+    /// Points it at `url`: a webhook delivery goes where its subscription
+    /// points when it is attempted, not where it pointed when it was made.
+    pub fn retarget(&mut self, url: &str) {
+        url.clone_into(&mut self.record.url);
+    }
+
+    /// Sends it again from `now` with a fresh retry schedule. Only a
+    /// delivery that has ended (succeeded or failed) can be sent again: one
+    /// still pending is being attempted.
+    pub fn redeliver(&mut self, now: DateTime<Utc>) -> Result<(), TransitionError> {
+        if self.status == DeliveryStatus::Pending {
+            return Err(TransitionError::StillPending);
+        }
+        let record = &mut self.record;
+        record.status = DeliveryStatus::Pending;
+        record.schedule_start = record.attempts;
+        record.next_attempt_at = now;
+        Ok(())
+    }
+
     /// Records one attempt that started `at`. A success ends the delivery;
     /// a failure is tried again after the schedule's next pause (spread by
     /// `jitter`, from -1 to 1) while there is still a receiver and the
@@ -259,12 +409,13 @@ impl Delivery {
         schedule: &[i64],
         jitter: f64,
     ) -> DeliveryAttempt {
-        self.attempts += 1;
-        self.last_attempt_at = Some(at);
-        self.last_status_code = outcome.status_code;
-        self.last_error.clone_from(&outcome.error);
-        let retry = self.attempts.saturating_sub(self.schedule_start);
-        self.status = match (
+        let record = &mut self.record;
+        record.attempts += 1;
+        record.last_attempt_at = Some(at);
+        record.last_status_code = outcome.status_code;
+        record.last_error.clone_from(&outcome.error);
+        let retry = record.attempts.saturating_sub(record.schedule_start);
+        record.status = match (
             outcome.success,
             receiver_exists,
             retry_delay_in(schedule, retry),
@@ -273,13 +424,13 @@ impl Delivery {
             // Nobody left to deliver to, or the schedule is spent.
             (false, false, _) | (false, true, None) => DeliveryStatus::Failed,
             (false, true, Some(pause)) => {
-                self.next_attempt_at = at + with_jitter(pause, jitter);
+                record.next_attempt_at = at + with_jitter(pause, jitter);
                 DeliveryStatus::Pending
             }
         };
         DeliveryAttempt {
-            delivery_id: self.id,
-            attempt: self.attempts,
+            delivery_id: record.id,
+            attempt: record.attempts,
             attempted_at: at,
             status_code: outcome.status_code,
             latency_ms: outcome.latency_ms,
@@ -338,23 +489,23 @@ mod tests {
 
     fn pending() -> Delivery {
         use crate::id::ObjectId;
-        Delivery {
-            id: DeliveryId::new(ObjectId::from_parts(1, [1; 8])),
-            event_id: EventId::new(ObjectId::from_parts(1, [2; 8])),
+        let event = Event {
+            id: EventId::new(ObjectId::from_parts(1, [2; 8])),
             event_type: EventType::RequestCompleted,
             account_id: UserId::new(ObjectId::from_parts(1, [3; 8])),
-            target: DeliveryTarget::Webhook,
-            webhook_id: Some(WebhookId::new(ObjectId::from_parts(1, [4; 8]))),
-            url: "https://hooks.example.com/in".into(),
-            status: DeliveryStatus::Pending,
-            attempts: 0,
-            schedule_start: 0,
-            next_attempt_at: t(0),
-            last_attempt_at: None,
-            last_status_code: None,
-            last_error: None,
+            request_id: None,
+            loop_id: None,
+            data: serde_json::Value::Null,
             created_at: t(0),
-        }
+        };
+        Delivery::create(
+            DeliveryId::new(ObjectId::from_parts(1, [1; 8])),
+            &event,
+            DeliveryTarget::Webhook,
+            Some(WebhookId::new(ObjectId::from_parts(1, [4; 8]))),
+            "https://hooks.example.com/in",
+            t(0),
+        )
     }
 
     fn failed(code: u16) -> AttemptOutcome {
@@ -400,13 +551,74 @@ mod tests {
         assert_eq!(orphan.status, DeliveryStatus::Failed);
 
         let mut redelivered = pending();
-        redelivered.attempts = 12;
-        redelivered.schedule_start = 12;
-        redelivered.record_attempt(t(1), failed(500), true, &[5], 0.0);
+        redelivered.record_attempt(t(1), failed(500), true, &[], 0.0);
+        assert_eq!(redelivered.status, DeliveryStatus::Failed);
+        redelivered.redeliver(t(9)).unwrap();
+        assert_eq!(
+            (redelivered.status, redelivered.next_attempt_at),
+            (DeliveryStatus::Pending, t(9))
+        );
+        redelivered.record_attempt(t(9), failed(500), true, &[5], 0.0);
         assert_eq!(
             redelivered.status,
             DeliveryStatus::Pending,
             "a redelivery starts the schedule again"
+        );
+    }
+
+    #[test]
+    fn only_an_ended_delivery_is_sent_again() {
+        let mut d = pending();
+        assert_eq!(d.redeliver(t(1)), Err(TransitionError::StillPending));
+        let ok = AttemptOutcome {
+            status_code: Some(200),
+            latency_ms: 1,
+            error: None,
+            success: true,
+        };
+        d.record_attempt(t(1), ok, true, &[5], 0.0);
+        d.redeliver(t(2)).unwrap();
+        assert_eq!((d.schedule_start, d.attempts), (1, 1));
+    }
+
+    #[test]
+    fn turning_a_subscription_on_forgets_why_it_was_off() {
+        use crate::id::ObjectId;
+        let mut record = Webhook::create(
+            WebhookId::new(ObjectId::from_parts(1, [4; 8])),
+            UserId::new(ObjectId::from_parts(1, [3; 8])),
+            NewWebhook {
+                url: "https://hooks.example.com/in".into(),
+                events: EventFilter::All,
+                secret: "whsec_0123456789abcdef".into(),
+                description: None,
+            },
+            t(0),
+        )
+        .into_record();
+        record.active = false;
+        record.disabled_reason = Some("failing for 5 days".into());
+        let mut hook = Webhook::restore(record);
+        assert!(!hook.receives(EventType::RequestCreated));
+        hook.change(
+            WebhookChange {
+                description: Some(Some("still off".into())),
+                ..WebhookChange::default()
+            },
+            t(1),
+        );
+        assert_eq!(hook.disabled_reason.as_deref(), Some("failing for 5 days"));
+        hook.change(
+            WebhookChange {
+                active: Some(true),
+                ..WebhookChange::default()
+            },
+            t(2),
+        );
+        assert!(hook.receives(EventType::RequestCreated));
+        assert_eq!(
+            (hook.disabled_reason.clone(), hook.updated_at),
+            (None, t(2))
         );
     }
 

@@ -9,7 +9,7 @@ use actix_web::http::StatusCode;
 use actix_web::test::{self, TestRequest};
 use chrono::{DateTime, Utc};
 use reviewloop_domain::{
-    AccountStatus, ApiKey, ApiKeyId, Email, InviteCode, ObjectId, Permission, User, UserId,
+    ApiKey, ApiKeyId, Email, InviteCode, NewApiKey, ObjectId, Permission, User, UserId,
 };
 use reviewloop_ports::{
     Clock, IdSource, MockAccountStore, MockDeliveryQueue, MockIdempotencyStore, MockLoopStore,
@@ -52,25 +52,25 @@ fn hash(key: &str) -> String {
 
 /// Ports where `rl_test` is a valid key with `permissions`, allowed while `allowed`.
 fn ports(permissions: Vec<Permission>, allowed: bool) -> Ports {
-    let user = User {
-        id: UserId::new(ObjectId::from_parts(1, [2; 8])),
-        email: Email::parse("a@x.io").unwrap(),
-        status: AccountStatus::Active,
-        signing_secret: String::new(),
-        created_at: Fixed.now(),
-    };
-    let key = ApiKey {
-        id: ApiKeyId::new(ObjectId::from_parts(1, [3; 8])),
-        user_id: user.id,
-        name: None,
-        key_hash: hash(KEY),
-        prefix: "rl_tes".into(),
-        permissions,
-        rate_limit: 10,
-        plan: reviewloop_domain::Plan::Standard,
-        created_at: Fixed.now(),
-        revoked_at: None,
-    };
+    let user = User::create(
+        UserId::new(ObjectId::from_parts(1, [2; 8])),
+        Email::parse("a@x.io").unwrap(),
+        String::new(),
+        Fixed.now(),
+    );
+    let key = ApiKey::issue(
+        ApiKeyId::new(ObjectId::from_parts(1, [3; 8])),
+        user.id,
+        NewApiKey {
+            name: None,
+            key_hash: hash(KEY),
+            prefix: "rl_tes".into(),
+            permissions,
+            rate_limit: 10,
+            plan: reviewloop_domain::Plan::Standard,
+        },
+        Fixed.now(),
+    );
     let mut accounts = MockAccountStore::new();
     accounts
         .expect_api_key_by_hash()

@@ -32,9 +32,10 @@ pub trait WebhookStore: Send + Sync {
     ) -> Result<Vec<(Delivery, Vec<DeliveryAttempt>)>, StoreError>;
     /// One delivery.
     async fn delivery_by_id(&self, id: &DeliveryId) -> Result<Option<Delivery>, StoreError>;
-    /// Puts a finished (succeeded or failed) delivery back in the queue, due
-    /// now, with a fresh retry schedule; `Conflict` while it is pending.
-    async fn redeliver(&self, id: &DeliveryId, now: DateTime<Utc>) -> Result<(), StoreError>;
+    /// Writes a delivery that [`Delivery::redeliver`] put back in the queue,
+    /// if the stored one has still ended: `Conflict` when a worker took it up
+    /// meanwhile, `NotFound` when it is gone.
+    async fn redeliver(&self, delivery: &Delivery) -> Result<(), StoreError>;
 }
 
 /// A delivery handed to one worker until `leased_until`.

@@ -2,7 +2,7 @@
 //! bootstraps. Keys are random, shown once, and stored only as a SHA-256
 //! hash; a fast hash is enough because a key carries 192 random bits.
 
-use reviewloop_domain::{AccountStatus, ApiKey, ApiKeyId, Email, Permission, Plan, User, UserId};
+use reviewloop_domain::{ApiKey, ApiKeyId, Email, NewApiKey, Permission, Plan, User, UserId};
 use std::sync::Arc;
 
 use reviewloop_ports::StoreError;
@@ -28,13 +28,12 @@ pub(crate) fn hash_key(plain: &str) -> String {
 /// A new active account with its own callback signing secret.
 pub(crate) fn new_user(ports: &Ports, email: Email) -> User {
     let now = ports.clock.now();
-    User {
-        id: UserId::new(ports.ids.object_id(now)),
+    User::create(
+        UserId::new(ports.ids.object_id(now)),
         email,
-        status: AccountStatus::Active,
-        signing_secret: crate::signing::new_secret(&ports.ids.secret_hex(24)),
-        created_at: now,
-    }
+        crate::signing::new_secret(&ports.ids.secret_hex(24)),
+        now,
+    )
 }
 
 /// The account of `email`, created if it has none yet.
@@ -110,18 +109,19 @@ impl AccountService {
     ) -> (String, ApiKey) {
         let now = self.ports.clock.now();
         let plain = format!("{KEY_PREFIX}{}", self.ports.ids.secret_hex(24));
-        let key = ApiKey {
-            id: ApiKeyId::new(self.ports.ids.object_id(now)),
-            user_id: user.id,
-            name: name.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()),
-            key_hash: hash_key(&plain),
-            prefix: plain.chars().take(KEY_PREFIX.len() + 6).collect(),
-            permissions,
-            rate_limit,
-            plan,
-            created_at: now,
-            revoked_at: None,
-        };
+        let key = ApiKey::issue(
+            ApiKeyId::new(self.ports.ids.object_id(now)),
+            user.id,
+            NewApiKey {
+                name,
+                key_hash: hash_key(&plain),
+                prefix: plain.chars().take(KEY_PREFIX.len() + 6).collect(),
+                permissions,
+                rate_limit,
+                plan,
+            },
+            now,
+        );
         (plain, key)
     }
 
@@ -289,7 +289,7 @@ impl AccountService {
             .user_by_id(user)
             .await?
             .ok_or(ServiceError::NotFound("User not found"))?;
-        Ok(user.signing_secret)
+        Ok(user.into_record().signing_secret)
     }
 
     async fn rotate_secret_of(&self, user: &UserId) -> Result<String, ServiceError> {

@@ -90,23 +90,14 @@ impl DeliveryService {
         url: &str,
     ) -> Delivery {
         let now = self.ports.clock.now();
-        Delivery {
-            id: DeliveryId::new(self.ports.ids.object_id(now)),
-            event_id: event.id,
-            event_type: event.event_type,
-            account_id: event.account_id,
+        Delivery::create(
+            DeliveryId::new(self.ports.ids.object_id(now)),
+            event,
             target,
-            webhook_id: webhook.map(|w| w.id),
-            url: url.to_owned(),
-            status: DeliveryStatus::Pending,
-            attempts: 0,
-            schedule_start: 0,
-            next_attempt_at: now,
-            last_attempt_at: None,
-            last_status_code: None,
-            last_error: None,
-            created_at: now,
-        }
+            webhook.map(|w| w.id),
+            url,
+            now,
+        )
     }
 
     /// Turns up to `batch` undispatched events into deliveries; returns how
@@ -196,18 +187,18 @@ impl DeliveryService {
         delivery: &Delivery,
     ) -> Result<Option<(String, String)>, ServiceError> {
         Ok(match (delivery.target, delivery.webhook_id) {
-            (DeliveryTarget::Webhook, Some(id)) => self
-                .ports
-                .webhooks
-                .webhook_by_id(&id)
-                .await?
-                .map(|w| (w.url, w.secret)),
+            (DeliveryTarget::Webhook, Some(id)) => {
+                self.ports.webhooks.webhook_by_id(&id).await?.map(|w| {
+                    let w = w.into_record();
+                    (w.url, w.secret)
+                })
+            }
             _ => self
                 .ports
                 .accounts
                 .user_by_id(&delivery.account_id)
                 .await?
-                .map(|u| (delivery.url.clone(), u.signing_secret)),
+                .map(|u| (delivery.url.clone(), u.into_record().signing_secret)),
         })
     }
 
@@ -229,7 +220,7 @@ impl DeliveryService {
                     started.timestamp(),
                     &payload,
                 );
-                delivery.url.clone_from(url);
+                delivery.retarget(url);
                 self.ports
                     .sender
                     .send(&Outgoing {

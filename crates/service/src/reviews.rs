@@ -118,7 +118,7 @@ impl ReviewService {
             };
             let reviewer = Reviewer {
                 user_id: user.id,
-                email: user.email,
+                email: user.into_record().email,
             };
             if !resolved.contains(&reviewer) {
                 resolved.push(reviewer);

@@ -142,13 +142,12 @@ impl Kit {
     }
 
     pub fn user(&self, n: u8, email: &str) -> User {
-        User {
-            id: self.user_id(n),
-            email: Email::parse(email).unwrap_or_else(|_| panic!("bad test email {email}")),
-            status: AccountStatus::Active,
-            signing_secret: "whsec_test".into(),
-            created_at: self.now,
-        }
+        User::create(
+            self.user_id(n),
+            Email::parse(email).unwrap_or_else(|_| panic!("bad test email {email}")),
+            "whsec_test".into(),
+            self.now,
+        )
     }
 
     pub fn email(n: u8) -> Email {

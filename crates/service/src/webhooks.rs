@@ -2,8 +2,8 @@
 
 use reviewloop_domain::webhook::{parse_description, parse_secret, parse_target_url};
 use reviewloop_domain::{
-    Delivery, DeliveryAttempt, DeliveryId, EventFilter, Permission, ValidationError, Webhook,
-    WebhookId,
+    Delivery, DeliveryAttempt, DeliveryId, EventFilter, NewWebhook, Permission, TransitionError,
+    ValidationError, Webhook, WebhookChange, WebhookId,
 };
 use reviewloop_ports::{Outgoing, SendOutcome, StoreError};
 
@@ -114,18 +114,17 @@ impl WebhookService {
         };
         let url = self.checked_url(&raw_url).await?;
         let now = self.ports.clock.now();
-        let webhook = Webhook {
-            id: WebhookId::new(self.ports.ids.object_id(now)),
-            account_id: caller.user_id,
-            url,
-            events,
-            secret: secret.clone(),
-            description,
-            active: true,
-            disabled_reason: None,
-            created_at: now,
-            updated_at: now,
-        };
+        let webhook = Webhook::create(
+            WebhookId::new(self.ports.ids.object_id(now)),
+            caller.user_id,
+            NewWebhook {
+                url,
+                events,
+                secret: secret.clone(),
+                description,
+            },
+            now,
+        );
         self.ports.webhooks.insert_webhook(&webhook).await?;
         Ok(WebhookView {
             webhook,
@@ -171,35 +170,32 @@ impl WebhookService {
             )
             .into());
         }
-        if let Some(events) = &patch.events {
-            webhook.events = EventFilter::parse(events)?;
-        }
-        if let Some(description) = &patch.description {
-            webhook.description = description
+        let secret = match (&patch.secret, patch.rotate_secret) {
+            (Some(secret), _) => Some(parse_secret(secret)?),
+            (None, true) => Some(new_secret(&self.ports.ids.secret_hex(24))),
+            (None, false) => None,
+        };
+        let change = WebhookChange {
+            events: patch
+                .events
                 .as_deref()
-                .map(parse_description)
+                .map(EventFilter::parse)
+                .transpose()?,
+            description: patch
+                .description
+                .as_ref()
+                .map(|d| d.as_deref().map(parse_description).transpose())
                 .transpose()?
-                .flatten();
-        }
-        let mut shown = None;
-        if let Some(secret) = &patch.secret {
-            webhook.secret = parse_secret(secret)?;
-            shown = Some(webhook.secret.clone());
-        }
-        if patch.rotate_secret {
-            webhook.secret = new_secret(&self.ports.ids.secret_hex(24));
-            shown = Some(webhook.secret.clone());
-        }
-        if let Some(url) = &patch.url {
-            webhook.url = self.checked_url(url).await?;
-        }
-        if let Some(active) = patch.active {
-            webhook.active = active;
-            if active {
-                webhook.disabled_reason = None;
-            }
-        }
-        webhook.updated_at = self.ports.clock.now();
+                .map(Option::flatten),
+            secret: secret.clone(),
+            url: match &patch.url {
+                Some(url) => Some(self.checked_url(url).await?),
+                None => None,
+            },
+            active: patch.active,
+        };
+        webhook.change(change, self.ports.clock.now());
+        let shown = secret;
         match self.ports.webhooks.update_webhook(&webhook).await {
             Ok(()) => Ok(WebhookView {
                 webhook,
@@ -271,7 +267,7 @@ impl WebhookService {
             .ports
             .sender
             .send(&Outgoing {
-                url: webhook.url,
+                url: webhook.url.clone(),
                 headers,
                 body,
             })
@@ -288,7 +284,7 @@ impl WebhookService {
     ) -> Result<Delivery, ServiceError> {
         caller.require(Permission::RequestsWrite)?;
         let webhook = self.own(caller, id).await?;
-        let found = self
+        let mut found = self
             .ports
             .webhooks
             .delivery_by_id(delivery)
@@ -300,22 +296,14 @@ impl WebhookService {
                 "Webhook is disabled; turn it on (active: true) first".into(),
             ));
         }
-        let now = self.ports.clock.now();
-        match self.ports.webhooks.redeliver(&found.id, now).await {
-            Ok(()) => {}
-            Err(StoreError::Conflict(_)) => return Err(ServiceError::Conflict(
-                "Delivery is still being attempted; redeliver it once it has succeeded or failed"
-                    .into(),
-            )),
-            Err(StoreError::NotFound) => return Err(ServiceError::NotFound(DELIVERY_NOT_FOUND)),
-            Err(e) => return Err(e.into()),
+        found.redeliver(self.ports.clock.now())?;
+        // The store writes it only if no worker has taken it up meanwhile.
+        match self.ports.webhooks.redeliver(&found).await {
+            Ok(()) => Ok(found),
+            Err(StoreError::Conflict(_)) => Err(TransitionError::StillPending.into()),
+            Err(StoreError::NotFound) => Err(ServiceError::NotFound(DELIVERY_NOT_FOUND)),
+            Err(e) => Err(e.into()),
         }
-        Ok(self
-            .ports
-            .webhooks
-            .delivery_by_id(delivery)
-            .await?
-            .unwrap_or(found))
     }
 }
 

@@ -4,9 +4,9 @@
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use reviewloop_domain::{
-    AccountStatus, ApiKey, BroadcastEntry, ContentType, Email, Feedback, Member, MemberRecord,
-    MemberStatus, Permission, Plan, Platform, Priority, ProcessingType, RequestRecord,
-    RequestStatus, ResponseType, ReviewRequest, User,
+    AccountStatus, ApiKey, ApiKeyRecord, BroadcastEntry, ContentType, Email, Feedback, Member,
+    MemberRecord, MemberStatus, Permission, Plan, Platform, Priority, ProcessingType,
+    RequestRecord, RequestStatus, ResponseType, ReviewRequest, User, UserRecord,
 };
 use serde_json::json;
 
@@ -47,14 +47,14 @@ impl UserRow {
     }
 
     pub fn into_domain(self) -> Result<User, DbError> {
-        Ok(User {
+        Ok(User::restore(UserRecord {
             id: parse("user id", &self.id)?,
             email: email(&self.email)?,
             status: AccountStatus::parse(&self.status)
                 .ok_or_else(|| corrupt("account status", &self.status))?,
             signing_secret: self.signing_secret,
             created_at: from_db_time(self.created_at),
-        })
+        }))
     }
 }
 
@@ -90,7 +90,7 @@ impl ApiKeyRow {
     }
 
     pub fn into_domain(self) -> Result<ApiKey, DbError> {
-        Ok(ApiKey {
+        Ok(ApiKey::restore(ApiKeyRecord {
             id: parse("api key id", &self.id)?,
             user_id: parse("user id", &self.user_id)?,
             name: self.name,
@@ -103,7 +103,7 @@ impl ApiKeyRow {
             prefix: self.prefix,
             created_at: from_db_time(self.created_at),
             revoked_at: opt_time(self.revoked_at),
-        })
+        }))
     }
 }
 

@@ -114,8 +114,9 @@ pub(crate) mod fixtures {
     use chrono::{DateTime, Duration, Utc};
     use reviewloop_domain::review_loop::NewLoop;
     use reviewloop_domain::{
-        AccountStatus, ApiKey, ApiKeyId, Email, Event, EventId, EventType, InviteCode, Loop,
-        LoopId, Member, ObjectId, Permission, RequestId, RequestInput, ReviewRequest, User, UserId,
+        AccountStatus, ApiKey, ApiKeyId, ApiKeyRecord, Email, Event, EventId, EventType,
+        InviteCode, Loop, LoopId, Member, ObjectId, Permission, RequestId, RequestInput,
+        ReviewRequest, User, UserId, UserRecord,
     };
     use reviewloop_ports::{AccountStore, LoopStore};
     use serde_json::json;
@@ -133,17 +134,17 @@ pub(crate) mod fixtures {
     }
 
     pub fn user(n: u8, email: &str) -> User {
-        User {
+        User::restore(UserRecord {
             id: UserId::new(oid(n)),
             email: Email::parse(email).expect("email"),
             status: AccountStatus::Active,
             signing_secret: format!("whsec_{n}"),
             created_at: at(0),
-        }
+        })
     }
 
     pub fn key(n: u8, user: &User, hash: &str) -> ApiKey {
-        ApiKey {
+        ApiKey::restore(ApiKeyRecord {
             id: ApiKeyId::new(oid(n)),
             user_id: user.id,
             name: Some("ci".into()),
@@ -154,7 +155,7 @@ pub(crate) mod fixtures {
             plan: reviewloop_domain::Plan::Standard,
             created_at: at(0),
             revoked_at: None,
-        }
+        })
     }
 
     /// Users 1 (creator), 2 and 3 (active), 4 (pending) and a loop with a code.

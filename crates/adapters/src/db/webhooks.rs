@@ -6,8 +6,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;
 use reviewloop_domain::{
-    Delivery, DeliveryAttempt, DeliveryId, DeliveryStatus, DeliveryTarget, Event, EventFilter,
-    EventId, EventType, UserId, Webhook, WebhookId,
+    Delivery, DeliveryAttempt, DeliveryId, DeliveryRecord, DeliveryStatus, DeliveryTarget, Event,
+    EventFilter, EventId, EventType, UserId, Webhook, WebhookId, WebhookRecord,
 };
 use reviewloop_ports::{
     DeliveryQueue, EventFeed, LeasedDelivery, StoreError, WebhookHealth, WebhookStore,
@@ -52,7 +52,7 @@ impl WebhookRow {
 
     fn into_domain(self) -> Result<Webhook, DbError> {
         let names: Vec<String> = self.events.split(',').map(str::to_owned).collect();
-        Ok(Webhook {
+        Ok(Webhook::restore(WebhookRecord {
             id: parse("webhook id", &self.id)?,
             account_id: parse("user id", &self.account_id)?,
             url: self.url,
@@ -64,7 +64,7 @@ impl WebhookRow {
             disabled_reason: self.disabled_reason,
             created_at: from_db_time(self.created_at),
             updated_at: from_db_time(self.updated_at),
-        })
+        }))
     }
 }
 
@@ -114,7 +114,7 @@ impl DeliveryRow {
     }
 
     fn into_domain(self) -> Result<(Delivery, String), DbError> {
-        let delivery = Delivery {
+        let delivery = Delivery::restore(DeliveryRecord {
             id: parse("delivery id", &self.id)?,
             event_id: parse("event id", &self.event_id)?,
             event_type: EventType::parse(&self.event_type)
@@ -133,7 +133,7 @@ impl DeliveryRow {
             last_status_code: self.last_status_code.and_then(|c| u16::try_from(c).ok()),
             last_error: self.last_error,
             created_at: from_db_time(self.created_at),
-        };
+        });
         Ok((delivery, self.payload))
     }
 }
@@ -351,37 +351,31 @@ impl WebhookStore for SqlStore {
             .await
     }
 
-    async fn redeliver(&self, id: &DeliveryId, now: DateTime<Utc>) -> Result<(), StoreError> {
-        let id = id.to_string();
+    async fn redeliver(&self, delivery: &Delivery) -> Result<(), StoreError> {
+        let id = delivery.id.to_string();
+        let state = (
+            deliveries::status.eq(delivery.status.as_str()),
+            deliveries::schedule_start
+                .eq(i32::try_from(delivery.schedule_start).unwrap_or(i32::MAX)),
+            deliveries::next_attempt_at.eq(to_db_time(delivery.next_attempt_at)),
+            deliveries::leased_until.eq(None::<NaiveDateTime>),
+        );
         self.db
             .write(move |conn| {
-                let attempts: Option<i32> = deliveries::table
+                let ended = deliveries::table
                     .find(&id)
-                    .select(deliveries::attempts)
-                    .first(conn)
-                    .optional()?;
-                let Some(attempts) = attempts else {
-                    return Err(StoreError::NotFound.into());
-                };
-                let changed = diesel::update(
-                    deliveries::table
-                        .find(&id)
-                        .filter(deliveries::status.ne(DeliveryStatus::Pending.as_str())),
-                )
-                .set((
-                    deliveries::status.eq(DeliveryStatus::Pending.as_str()),
-                    deliveries::schedule_start.eq(attempts),
-                    deliveries::next_attempt_at.eq(to_db_time(now)),
-                    deliveries::leased_until.eq(None::<NaiveDateTime>),
-                ))
-                .execute(conn)?;
-                if changed == 0 {
-                    return Err(StoreError::Conflict(
-                        "the delivery is still being attempted".into(),
-                    )
-                    .into());
+                    .filter(deliveries::status.ne(DeliveryStatus::Pending.as_str()));
+                if diesel::update(ended).set(state).execute(conn)? == 1 {
+                    return Ok(());
                 }
-                Ok(())
+                let exists = diesel::select(diesel::dsl::exists(deliveries::table.find(&id)))
+                    .get_result::<bool>(conn)?;
+                Err(if exists {
+                    StoreError::Conflict("the delivery is being attempted".into())
+                } else {
+                    StoreError::NotFound
+                }
+                .into())
             })
             .await
     }

@@ -129,31 +129,10 @@ pub struct ReviewRequest {
 }
 
 impl ReviewRequest {
-    /// A request as a store kept it.
-    pub fn restore(record: RequestRecord) -> Self {
-        Self { record }
-    }
-
-    /// Every fact about it.
-    pub fn record(&self) -> &RequestRecord {
-        &self.record
-    }
-
-    /// Its facts, owned, for a store to write.
-    pub fn into_record(self) -> RequestRecord {
-        self.record
-    }
-
     /// Marks a write: the store has bumped the stored version.
     pub fn written(&mut self) {
         self.record.version += 1;
     }
 }
 
-impl std::ops::Deref for ReviewRequest {
-    type Target = RequestRecord;
-
-    fn deref(&self) -> &RequestRecord {
-        &self.record
-    }
-}
+kept_in_record!(ReviewRequest, RequestRecord);

@@ -74,8 +74,9 @@ impl Authenticator {
                     .accounts
                     .api_key_by_hash(&hash)
                     .await?
-                    .filter(|(key, _)| key.revoked_at.is_none())
+                    .filter(|(key, _)| key.is_live())
                     .ok_or(ServiceError::Unauthenticated(messages::INVALID_KEY))?;
+                let (key, user) = (key.into_record(), user.into_record());
                 let principal = Principal {
                     user_id: user.id,
                     email: user.email,
@@ -111,10 +112,10 @@ impl Authenticator {
 mod tests {
     use super::*;
     use crate::testkit::Kit;
-    use reviewloop_domain::{ApiKey, ApiKeyId, Permission};
+    use reviewloop_domain::{ApiKey, ApiKeyId, ApiKeyRecord, Permission, User, UserRecord};
 
     fn key_for(kit: &Kit, revoked: bool) -> ApiKey {
-        ApiKey {
+        ApiKey::restore(ApiKeyRecord {
             id: ApiKeyId::new(kit.oid(40)),
             user_id: kit.user(1, "a@x.io").id,
             name: None,
@@ -125,7 +126,7 @@ mod tests {
             plan: reviewloop_domain::Plan::Standard,
             created_at: kit.now,
             revoked_at: revoked.then_some(kit.now),
-        }
+        })
     }
 
     fn allowing(kit: &mut Kit, allowed: bool) {
@@ -143,8 +144,10 @@ mod tests {
     #[tokio::test]
     async fn the_alternate_surface_counts_the_plans_per_minute_allowance() {
         let mut kit = Kit::new();
-        let mut key = key_for(&kit, false);
-        key.plan = reviewloop_domain::Plan::Professional;
+        let key = ApiKey::restore(ApiKeyRecord {
+            plan: reviewloop_domain::Plan::Professional,
+            ..key_for(&kit, false).into_record()
+        });
         let user = kit.user(1, "a@x.io");
         kit.accounts
             .expect_api_key_by_hash()
@@ -278,7 +281,7 @@ mod tests {
         let cache = KeyCache::with_capacity(2);
         let principal = Principal {
             user_id: kit.user(1, "a@x.io").id,
-            email: kit.user(1, "a@x.io").email,
+            email: kit.user(1, "a@x.io").email.clone(),
             account_status: AccountStatus::Active,
             api_key_id: Some(key_for(&kit, false).id),
             permissions: vec![],
@@ -301,8 +304,10 @@ mod tests {
     async fn suspended_accounts_are_refused() {
         let mut kit = Kit::new();
         let key = key_for(&kit, false);
-        let mut user = kit.user(1, "a@x.io");
-        user.status = AccountStatus::Suspended;
+        let user = User::restore(UserRecord {
+            status: AccountStatus::Suspended,
+            ..kit.user(1, "a@x.io").into_record()
+        });
         kit.accounts
             .expect_api_key_by_hash()
             .returning(move |_| Ok(Some((key.clone(), user.clone()))));

@@ -1,6 +1,6 @@
 use std::sync::{Arc, Mutex};
 
-use reviewloop_domain::{EventFilter, EventId, Webhook, WebhookId};
+use reviewloop_domain::{DeliveryRecord, EventFilter, EventId, Webhook, WebhookId, WebhookRecord};
 use reviewloop_ports::SendOutcome;
 use serde_json::json;
 
@@ -21,7 +21,7 @@ fn event(kit: &Kit, kind: EventType, owner: u8, callback: Option<&str>) -> Event
 }
 
 fn hook(kit: &Kit, n: u8, owner: u8, events: EventFilter) -> Webhook {
-    Webhook {
+    Webhook::restore(WebhookRecord {
         id: WebhookId::new(kit.oid(n)),
         account_id: kit.user_id(owner),
         url: format!("https://hooks.example.com/{n}"),
@@ -32,7 +32,7 @@ fn hook(kit: &Kit, n: u8, owner: u8, events: EventFilter) -> Webhook {
         disabled_reason: None,
         created_at: kit.now,
         updated_at: kit.now,
-    }
+    })
 }
 
 #[tokio::test]
@@ -112,7 +112,7 @@ async fn callbacks_are_only_for_completion_and_timeout() {
 
 fn leased(kit: &Kit, attempts: u32) -> LeasedDelivery {
     LeasedDelivery {
-        delivery: Delivery {
+        delivery: Delivery::restore(DeliveryRecord {
             id: DeliveryId::new(kit.oid(90)),
             event_id: EventId::new(kit.oid(80)),
             event_type: EventType::RequestCompleted,
@@ -128,7 +128,7 @@ fn leased(kit: &Kit, attempts: u32) -> LeasedDelivery {
             last_status_code: None,
             last_error: None,
             created_at: kit.now,
-        },
+        }),
         payload: "{\"id\":\"x\"}".into(),
         leased_until: kit.now + Duration::seconds(60),
     }
@@ -241,8 +241,10 @@ async fn a_failed_attempt_is_retried_on_schedule_and_the_last_one_fails_for_good
 #[tokio::test]
 async fn deliveries_follow_the_subscriptions_current_url() {
     let mut kit = Kit::new();
-    let mut moved = hook(&kit, 71, 1, EventFilter::All);
-    moved.url = "https://new.example.com/in".into();
+    let moved = Webhook::restore(WebhookRecord {
+        url: "https://new.example.com/in".into(),
+        ..hook(&kit, 71, 1, EventFilter::All).into_record()
+    });
     kit.webhooks
         .expect_webhook_by_id()
         .returning(move |_| Ok(Some(moved.clone())));
@@ -278,8 +280,11 @@ async fn a_callback_whose_account_is_gone_fails_at_once() {
         .times(1)
         .returning(|_, _, _, _| Ok(()));
     let mut lease = leased(&kit, 0);
-    lease.delivery.target = DeliveryTarget::Callback;
-    lease.delivery.webhook_id = None;
+    lease.delivery = Delivery::restore(DeliveryRecord {
+        target: DeliveryTarget::Callback,
+        webhook_id: None,
+        ..lease.delivery.into_record()
+    });
     assert_eq!(
         DeliveryService::new(kit.ports())
             .attempt(lease)
@@ -304,7 +309,10 @@ async fn a_redelivered_delivery_retries_from_the_start_of_the_schedule() {
         .times(1)
         .returning(|_, _, _, _| Ok(()));
     let mut lease = leased(&kit, 12);
-    lease.delivery.schedule_start = 12;
+    lease.delivery = Delivery::restore(DeliveryRecord {
+        schedule_start: 12,
+        ..lease.delivery.into_record()
+    });
     DeliveryService::new(kit.ports())
         .attempt(lease)
         .await

@@ -103,6 +103,7 @@ impl PeopleService {
     }
 
     fn principal(user: User) -> Principal {
+        let user = user.into_record();
         Principal {
             user_id: user.id,
             email: user.email,

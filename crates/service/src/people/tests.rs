@@ -231,7 +231,7 @@ async fn an_existing_account_cannot_be_taken_over_by_sign_up() {
             .returning(move |_| Ok(has_password.then(|| "hashed:x".to_owned())));
         let key = has_key.then(|| {
             let user = Kit::new().user(3, "u3@x.io");
-            reviewloop_domain::ApiKey {
+            reviewloop_domain::ApiKey::restore(reviewloop_domain::ApiKeyRecord {
                 id: reviewloop_domain::ApiKeyId::new(Kit::new().oid(9)),
                 user_id: user.id,
                 name: None,
@@ -242,7 +242,7 @@ async fn an_existing_account_cannot_be_taken_over_by_sign_up() {
                 plan: reviewloop_domain::Plan::Standard,
                 created_at: Kit::new().now,
                 revoked_at: None,
-            }
+            })
         });
         kit.accounts
             .expect_api_keys_of()

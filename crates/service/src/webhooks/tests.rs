@@ -1,10 +1,10 @@
-use reviewloop_domain::{EventType, ObjectId};
+use reviewloop_domain::{DeliveryRecord, DeliveryStatus, EventType, ObjectId, WebhookRecord};
 
 use super::*;
 use crate::testkit::Kit;
 
 fn hook(kit: &Kit, owner: u8) -> Webhook {
-    Webhook {
+    Webhook::restore(WebhookRecord {
         id: WebhookId::new(kit.oid(70)),
         account_id: kit.user_id(owner),
         url: "https://hooks.example.com/in".into(),
@@ -15,7 +15,7 @@ fn hook(kit: &Kit, owner: u8) -> Webhook {
         disabled_reason: Some("failing".into()),
         created_at: kit.now,
         updated_at: kit.now,
-    }
+    })
 }
 
 /// A delivery of subscription `webhook`, as the store would return it.
@@ -26,7 +26,7 @@ fn a_delivery(
     now: chrono::DateTime<chrono::Utc>,
 ) -> Delivery {
     let one = ObjectId::from_parts(1, [1; 8]);
-    Delivery {
+    Delivery::restore(DeliveryRecord {
         id,
         event_id: reviewloop_domain::EventId::new(one),
         event_type: EventType::RequestCreated,
@@ -42,7 +42,7 @@ fn a_delivery(
         last_status_code: None,
         last_error: None,
         created_at: now,
-    }
+    })
 }
 
 #[tokio::test]
@@ -187,52 +187,67 @@ async fn redelivery_needs_a_delivery_of_that_subscription() {
 #[tokio::test]
 async fn redelivery_needs_an_active_subscription_and_a_finished_delivery() {
     let mut kit = Kit::new();
-    let mut mine = hook(&kit, 1);
-    mine.active = true;
-    let inactive = Webhook {
-        active: false,
-        ..mine.clone()
-    };
-    let mut answers = vec![inactive, mine];
+    let active = Webhook::restore(WebhookRecord {
+        active: true,
+        ..hook(&kit, 1).into_record()
+    });
+    let mut hooks = vec![active.clone(), active.clone(), hook(&kit, 1), active];
     kit.webhooks
         .expect_webhook_by_id()
-        .returning(move |_| Ok(Some(answers.pop().unwrap_or_else(|| hook(&Kit::new(), 1)))));
+        .returning(move |_| Ok(hooks.pop()));
     let now = kit.now;
     let hook_id = WebhookId::new(kit.oid(70));
-    kit.webhooks.expect_delivery_by_id().returning(move |id| {
-        Ok(Some(a_delivery(
-            *id,
-            hook_id,
-            reviewloop_domain::DeliveryStatus::Pending,
-            now,
-        )))
-    });
+    let mut states = vec![
+        DeliveryStatus::Failed,
+        DeliveryStatus::Failed,
+        DeliveryStatus::Failed,
+        DeliveryStatus::Pending,
+    ];
+    kit.webhooks
+        .expect_delivery_by_id()
+        .returning(move |id| Ok(states.pop().map(|s| a_delivery(*id, hook_id, s, now))));
+    // The second failed delivery is taken up by a worker between the read
+    // and the write; the third is written.
+    let mut store_answers = vec![Ok(()), Err(StoreError::Conflict("pending".into()))];
     kit.webhooks
         .expect_redeliver()
-        .times(1)
-        .returning(|_, _| Err(StoreError::Conflict("pending".into())));
+        .withf(|d| d.status == DeliveryStatus::Pending && d.schedule_start == d.attempts)
+        .times(2)
+        .returning(move |_| store_answers.pop().unwrap());
     let caller = kit.principal(1);
     let service = WebhookService::new(kit.ports());
     let delivery = DeliveryId::new(ObjectId::from_parts(1, [9; 8]));
-    let err = service
+    for refusal in [
+        "Delivery is still being attempted",
+        "Webhook is disabled",
+        "Delivery is still being attempted",
+    ] {
+        let err = service
+            .redeliver(&caller, &hook_id, &delivery)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, ServiceError::Conflict(m) if m.starts_with(refusal)),
+            "{refusal}: {err:?}"
+        );
+    }
+    let again = service
         .redeliver(&caller, &hook_id, &delivery)
         .await
-        .unwrap_err();
-    assert!(
-        matches!(err, ServiceError::Conflict(m) if m.starts_with("Delivery is still being attempted"))
+        .unwrap();
+    assert_eq!(
+        (again.status, again.next_attempt_at),
+        (DeliveryStatus::Pending, now)
     );
-    let err = service
-        .redeliver(&caller, &hook_id, &delivery)
-        .await
-        .unwrap_err();
-    assert!(matches!(err, ServiceError::Conflict(m) if m.starts_with("Webhook is disabled")));
 }
 
 #[tokio::test]
 async fn a_test_send_posts_a_signed_test_event_and_reports_the_answer() {
     let mut kit = Kit::new();
-    let mut owned = hook(&kit, 1);
-    owned.active = true;
+    let owned = Webhook::restore(WebhookRecord {
+        active: true,
+        ..hook(&kit, 1).into_record()
+    });
     let found = owned.clone();
     kit.webhooks
         .expect_webhook_by_id()

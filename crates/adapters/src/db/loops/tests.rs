@@ -197,7 +197,7 @@ async fn save_member_inserts_new_members(db: TestDb) {
     let newcomer = Member::joined(
         lp.id,
         newcomer_user.id,
-        newcomer_user.email,
+        newcomer_user.email.clone(),
         fixtures::at(3),
     );
     store.save_member(&newcomer, None, &[]).await.unwrap();

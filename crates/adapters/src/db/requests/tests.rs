@@ -336,7 +336,12 @@ async fn the_inbox_holds_what_a_reviewer_can_still_act_on(db: TestDb) {
         .unwrap();
     store
         .save_member(
-            &Member::joined(lp.id, late_user.id, late_user.email, fixtures::at(9)),
+            &Member::joined(
+                lp.id,
+                late_user.id,
+                late_user.email.clone(),
+                fixtures::at(9),
+            ),
             None,
             &[],
         )

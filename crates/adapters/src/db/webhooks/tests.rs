@@ -1,5 +1,7 @@
 use chrono::Duration;
-use reviewloop_domain::{DeliveryStatus, DeliveryTarget, EventFilter, EventType, LoopId};
+use reviewloop_domain::{
+    DeliveryRecord, DeliveryStatus, DeliveryTarget, EventFilter, EventType, LoopId, WebhookRecord,
+};
 use reviewloop_ports::{
     DeliveryQueue, EventFeed, LoopStore, RequestStore, WebhookHealth, WebhookStore,
 };
@@ -7,8 +9,22 @@ use reviewloop_ports::{
 use super::super::testdb::{fixtures, on_every_backend, TestDb};
 use super::*;
 
+/// `hook` with its record edited: the store keeps whatever state it is given.
+fn edited(hook: &Webhook, edit: impl FnOnce(&mut WebhookRecord)) -> Webhook {
+    let mut record = hook.record().clone();
+    edit(&mut record);
+    Webhook::restore(record)
+}
+
+/// `delivery` moved to another state, as a worker would write it.
+fn moved(delivery: &Delivery, edit: impl FnOnce(&mut DeliveryRecord)) -> Delivery {
+    let mut record = delivery.record().clone();
+    edit(&mut record);
+    Delivery::restore(record)
+}
+
 fn webhook(n: u8, account: UserId) -> Webhook {
-    Webhook {
+    Webhook::restore(WebhookRecord {
         id: WebhookId::new(fixtures::oid(n)),
         account_id: account,
         url: format!("https://hooks.example.com/{n}"),
@@ -19,11 +35,11 @@ fn webhook(n: u8, account: UserId) -> Webhook {
         disabled_reason: None,
         created_at: fixtures::at(i64::from(n)),
         updated_at: fixtures::at(i64::from(n)),
-    }
+    })
 }
 
 fn delivery(n: u8, event: &Event, webhook: &Webhook, due: i64) -> (Delivery, String) {
-    let d = Delivery {
+    let d = Delivery::restore(DeliveryRecord {
         id: DeliveryId::new(fixtures::oid(n)),
         event_id: event.id,
         event_type: event.event_type,
@@ -39,7 +55,7 @@ fn delivery(n: u8, event: &Event, webhook: &Webhook, due: i64) -> (Delivery, Str
         last_status_code: None,
         last_error: None,
         created_at: fixtures::at(0),
-    };
+    });
     (d, format!("{{\"n\":{n}}}"))
 }
 
@@ -84,10 +100,11 @@ async fn subscriptions_round_trip_and_belong_to_their_account(db: TestDb) {
         .unwrap()
         .is_empty());
 
-    let mut changed = hook.clone();
-    changed.events = EventFilter::All;
-    changed.active = false;
-    changed.secret = "whsec_rotated".into();
+    let changed = edited(&hook, |w| {
+        w.events = EventFilter::All;
+        w.active = false;
+        w.secret = "whsec_rotated".into();
+    });
     store.update_webhook(&changed).await.unwrap();
     assert_eq!(store.webhook_by_id(&hook.id).await.unwrap(), Some(changed));
     assert!(store
@@ -222,14 +239,14 @@ async fn deliveries_of_a_disabled_subscription_wait(db: TestDb) {
     )
     .await
     .unwrap();
-    hook.active = false;
+    hook = edited(&hook, |w| w.active = false);
     store.update_webhook(&hook).await.unwrap();
     assert!(store
         .lease_due(fixtures::at(5), fixtures::at(65), 10, 10, &HashMap::new())
         .await
         .unwrap()
         .is_empty());
-    hook.active = true;
+    hook = edited(&hook, |w| w.active = true);
     store.update_webhook(&hook).await.unwrap();
     assert_eq!(
         store
@@ -316,15 +333,16 @@ async fn record(
         .find(|l| l.delivery.id == d.id)
         .expect("the delivery is due")
         .leased_until;
-    let mut state = d.clone();
-    state.attempts = n;
-    state.last_attempt_at = Some(fixtures::at(at));
-    state.last_status_code = Some(if ok { 200 } else { 500 });
-    state.status = if ok {
-        DeliveryStatus::Succeeded
-    } else {
-        DeliveryStatus::Pending
-    };
+    let state = moved(d, |d| {
+        d.attempts = n;
+        d.last_attempt_at = Some(fixtures::at(at));
+        d.last_status_code = Some(if ok { 200 } else { 500 });
+        d.status = if ok {
+            DeliveryStatus::Succeeded
+        } else {
+            DeliveryStatus::Pending
+        };
+    });
     let attempt = DeliveryAttempt {
         delivery_id: d.id,
         attempt: n,
@@ -358,13 +376,17 @@ async fn a_success_ends_the_failing_streak(db: TestDb) {
     )
     .await
     .unwrap();
-    let mut again = d.clone();
-    again.status = DeliveryStatus::Pending;
     // Edits do not reset a streak; only a success or turning it back on does.
-    let mut edited = store.webhook_by_id(&hook.id).await.unwrap().unwrap();
-    edited.description = Some("edited".into());
-    store.update_webhook(&edited).await.unwrap();
-    store.redeliver(&d.id, fixtures::at(3 * day)).await.unwrap();
+    let changed = edited(
+        &store.webhook_by_id(&hook.id).await.unwrap().unwrap(),
+        |w| {
+            w.description = Some("edited".into());
+        },
+    );
+    store.update_webhook(&changed).await.unwrap();
+    let mut again = store.delivery_by_id(&d.id).await.unwrap().unwrap();
+    again.redeliver(fixtures::at(3 * day)).unwrap();
+    store.redeliver(&again).await.unwrap();
     record(
         &store,
         &again,
@@ -423,8 +445,9 @@ async fn a_worker_whose_lease_ran_out_cannot_record(db: TestDb) {
 async fn one_receiver_gets_only_a_few_slots(db: TestDb) {
     let store = db.store();
     let (event, hook) = setup(&store).await;
-    let mut other = webhook(31, hook.account_id);
-    other.url = "https://elsewhere.example.com/in".into();
+    let other = edited(&webhook(31, hook.account_id), |w| {
+        w.url = "https://elsewhere.example.com/in".into();
+    });
     store.insert_webhook(&other).await.unwrap();
     let mut list: Vec<(Delivery, String)> =
         (40..46).map(|n| delivery(n, &event, &hook, 0)).collect();
@@ -468,16 +491,17 @@ async fn one_receiver_gets_only_a_few_slots(db: TestDb) {
 async fn a_backlog_at_one_receiver_does_not_starve_another(db: TestDb) {
     let store = db.store();
     let (event, slow) = setup(&store).await;
-    let mut fast = webhook(31, slow.account_id);
-    fast.url = "https://fast.example.com/in".into();
+    let fast = edited(&webhook(31, slow.account_id), |w| {
+        w.url = "https://fast.example.com/in".into();
+    });
     store.insert_webhook(&fast).await.unwrap();
     let mut list: Vec<(Delivery, String)> = (0..300u32)
         .map(|n| {
-            let (mut d, body) = delivery(40, &event, &slow, 0);
-            d.id = DeliveryId::new(
+            let (d, body) = delivery(40, &event, &slow, 0);
+            let id = DeliveryId::new(
                 reviewloop_domain::ObjectId::parse(&format!("{:024x}", 0x1000 + n)).unwrap(),
             );
-            (d, body)
+            (moved(&d, |d| d.id = id), body)
         })
         .collect();
     list.push(delivery(50, &event, &fast, 1));
@@ -508,15 +532,10 @@ async fn redelivery_puts_a_delivery_back_in_the_queue(db: TestDb) {
         .await
         .unwrap();
     assert!(
-        matches!(
-            store.redeliver(&d.id, fixtures::at(1)).await,
-            Err(StoreError::Conflict(_))
-        ),
+        matches!(store.redeliver(&d).await, Err(StoreError::Conflict(_))),
         "still pending"
     );
 
-    let mut failed = d.clone();
-    failed.status = DeliveryStatus::Failed;
     let leased = store
         .lease_due(fixtures::at(1), fixtures::at(61), 10, 10, &HashMap::new())
         .await
@@ -530,7 +549,10 @@ async fn redelivery_puts_a_delivery_back_in_the_queue(db: TestDb) {
         error: Some("timed out".into()),
         success: false,
     };
-    failed.attempts = 1;
+    let failed = moved(&d, |d| {
+        d.status = DeliveryStatus::Failed;
+        d.attempts = 1;
+    });
     store
         .record_attempt(&failed, &attempt, None, leased[0].leased_until)
         .await
@@ -541,16 +563,19 @@ async fn redelivery_puts_a_delivery_back_in_the_queue(db: TestDb) {
         .unwrap()
         .is_empty());
 
-    store.redeliver(&d.id, fixtures::at(10)).await.unwrap();
+    let mut again = failed.clone();
+    again.redeliver(fixtures::at(10)).unwrap();
+    store.redeliver(&again).await.unwrap();
     let back = store.delivery_by_id(&d.id).await.unwrap().unwrap();
     assert_eq!(
         (back.status, back.attempts, back.schedule_start),
         (DeliveryStatus::Pending, 1, 1)
     );
     // The next attempt is number 2: attempt numbers never repeat.
-    let mut next = back.clone();
-    next.attempts = 2;
-    next.status = DeliveryStatus::Succeeded;
+    let next = moved(&back, |d| {
+        d.attempts = 2;
+        d.status = DeliveryStatus::Succeeded;
+    });
     let lease = store
         .lease_due(fixtures::at(10), fixtures::at(70), 10, 10, &HashMap::new())
         .await
@@ -569,9 +594,9 @@ async fn redelivery_puts_a_delivery_back_in_the_queue(db: TestDb) {
     let listed = store.deliveries_of(&hook.id, 10).await.unwrap();
     assert_eq!(listed[0].1.len(), 2);
     assert_eq!(listed[0].0.status, DeliveryStatus::Succeeded);
-    let unknown = DeliveryId::new(fixtures::oid(99));
+    let unknown = moved(&again, |d| d.id = DeliveryId::new(fixtures::oid(99)));
     assert!(matches!(
-        store.redeliver(&unknown, fixtures::at(10)).await,
+        store.redeliver(&unknown).await,
         Err(StoreError::NotFound)
     ));
 }

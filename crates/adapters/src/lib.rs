@@ -1,11 +1,12 @@
 //! reviewloop's adapters: the Diesel store behind every storage port, the
-//! system clock and randomness, the in-process rate limiter and the QR
+//! SMTP mailer, the system clock and randomness, the in-process rate limiter and the QR
 //! code renderer.
 
 pub mod clock;
 pub mod db;
 pub mod http_client;
 pub mod ids;
+pub mod mailer;
 pub mod passwords;
 pub mod qr;
 pub mod rate_limit;
@@ -17,6 +18,7 @@ pub use db::{
 };
 pub use http_client::HttpWebhookClient;
 pub use ids::RandomIds;
+pub use mailer::SmtpMailer;
 pub use passwords::Argon2Passwords;
 pub use qr::PngQrRenderer;
 pub use rate_limit::InMemoryRateLimiter;

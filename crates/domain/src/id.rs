@@ -178,6 +178,10 @@ typed_id!(
     /// Identifies a review (a request of the alternate surface).
     ReviewId
 );
+typed_id!(
+    /// Identifies a notice (an email or Slack message to send).
+    NoticeId
+);
 
 #[cfg(test)]
 mod tests {

@@ -9,7 +9,7 @@
 #![deny(missing_docs)]
 
 #[macro_use]
-mod record;
+mod macros;
 
 pub mod account;
 pub mod error;
@@ -17,6 +17,7 @@ pub mod event;
 pub mod form;
 pub mod id;
 pub mod member;
+pub mod notice;
 pub mod person;
 pub mod request;
 pub mod response;
@@ -33,10 +34,13 @@ pub use error::{FieldError, TransitionError, ValidationError};
 pub use event::{Event, EventType};
 pub use form::{Field, FieldKind, Form};
 pub use id::{
-    ApiKeyId, DeliveryId, EventId, InvalidId, LoopId, ObjectId, RequestId, ReviewId, TemplateId,
-    UserId, WebhookId,
+    ApiKeyId, DeliveryId, EventId, InvalidId, LoopId, NoticeId, ObjectId, RequestId, ReviewId,
+    TemplateId, UserId, WebhookId,
 };
 pub use member::{Member, MemberRecord, MemberStatus};
+pub use notice::{
+    Channel, Message, NewNotice, Notice, NoticeKind, NoticeRecord, NoticeStatus, NotifyLevel,
+};
 pub use person::Password;
 pub use request::{
     Audience, BroadcastEntry, ChangeError, ContentType, Feedback, Platform, Priority,

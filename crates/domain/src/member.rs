@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use crate::account::Email;
 use crate::error::TransitionError;
 use crate::id::{LoopId, UserId};
+use crate::notice::NotifyLevel;
 
 /// Where a member stands in a loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +59,8 @@ pub struct MemberRecord {
     pub joined_at: Option<DateTime<Utc>>,
     /// When the member was removed, if it was.
     pub removed_at: Option<DateTime<Utc>>,
+    /// Which of the loop's requests the member is told of.
+    pub notify: NotifyLevel,
 }
 
 /// One account's membership of one loop, moved only along its state
@@ -80,6 +83,7 @@ impl Member {
             invited_at: now,
             joined_at: Some(now),
             removed_at: None,
+            notify: NotifyLevel::All,
         })
     }
 
@@ -93,6 +97,7 @@ impl Member {
             invited_at: now,
             joined_at: None,
             removed_at: None,
+            notify: NotifyLevel::All,
         })
     }
 
@@ -131,6 +136,11 @@ impl Member {
             }
             MemberStatus::Pending | MemberStatus::Active => false,
         }
+    }
+
+    /// Chooses which of the loop's requests the member is told of.
+    pub fn set_notify(&mut self, level: NotifyLevel) {
+        self.record.notify = level;
     }
 
     /// Removal by the loop's creator.

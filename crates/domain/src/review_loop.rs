@@ -5,8 +5,11 @@ use chrono::{DateTime, Utc};
 use crate::error::{TransitionError, ValidationError};
 use crate::id::{LoopId, UserId};
 use crate::member::{Member, MemberStatus};
-use crate::request::BroadcastEntry;
+use crate::request::{BroadcastEntry, Priority};
 use crate::text::{char_len, check_line, check_prose};
+
+/// What a broadcast entry says when the service has no SMTP server.
+pub const EMAIL_NOT_CONFIGURED: &str = "not notified: email is not configured";
 
 /// A loop's name: 1 to 100 characters after trimming.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,8 +148,14 @@ pub struct LoopRecord {
     pub members: Vec<Member>,
     /// When it was created.
     pub created_at: DateTime<Utc>,
-    /// When its name, description, icon or invite code last changed.
+    /// When its name, description, icon, notification settings or invite
+    /// code last changed.
     pub updated_at: DateTime<Utc>,
+    /// The Slack incoming webhook that hears of every new request.
+    pub slack_webhook_url: Option<String>,
+    /// Whether members who have not answered are reminded when a quarter of
+    /// a request's time is left.
+    pub reminders: bool,
 }
 
 /// A named group of human reviewers: its record, which only its methods
@@ -223,7 +232,27 @@ impl Loop {
             members: vec![creator],
             created_at: now,
             updated_at: now,
+            slack_webhook_url: None,
+            reminders: false,
         })
+    }
+
+    /// Points new-request messages at a Slack incoming webhook (`Some(None)`
+    /// stops them) or turns reminders on or off; what is `None` stays. The
+    /// URL is one the caller has found safe to call.
+    pub fn set_notifications(
+        &mut self,
+        slack_webhook_url: Option<Option<String>>,
+        reminders: Option<bool>,
+        now: DateTime<Utc>,
+    ) {
+        if let Some(url) = slack_webhook_url {
+            self.record.slack_webhook_url = url;
+        }
+        if let Some(reminders) = reminders {
+            self.record.reminders = reminders;
+        }
+        self.record.updated_at = now;
     }
 
     /// Renames it, describes it (`Some(None)` clears the description) or
@@ -292,17 +321,25 @@ impl Loop {
             .filter(|m| m.status == MemberStatus::Active)
     }
 
-    /// Who a request created now is sent to: every active member, the
-    /// creator included. The notification is the inbox entry itself, written
-    /// with the request, so it is marked sent.
-    pub fn broadcast_entries(&self) -> Vec<BroadcastEntry> {
+    /// Who a request of `priority` created now is sent to: every active
+    /// member, the creator included. Each entry starts out saying what will
+    /// become of its member's email: nothing sent yet and no error when one
+    /// will be (`email` says whether email is configured); the reason when
+    /// the member asked not to be told or there is no way to tell them.
+    pub fn broadcast_entries(&self, priority: Priority, email: bool) -> Vec<BroadcastEntry> {
         self.active_members()
             .map(|m| BroadcastEntry {
                 user_id: m.user_id,
                 email: m.email.clone(),
                 role: "member".into(),
-                notification_sent: true,
-                notification_error: None,
+                notification_sent: false,
+                notification_error: if !m.notify.wants(priority) {
+                    Some(m.notify.refusal().into())
+                } else if !email {
+                    Some(EMAIL_NOT_CONFIGURED.into())
+                } else {
+                    None
+                },
             })
             .collect()
     }
@@ -330,6 +367,7 @@ impl Loop {
 mod tests {
     use super::*;
     use crate::id::ObjectId;
+    use crate::notice::NotifyLevel;
     use crate::Email;
 
     fn now() -> DateTime<Utc> {
@@ -449,7 +487,40 @@ mod tests {
             now(),
         );
         assert_eq!(lp.put_member(stranger), Err(TransitionError::ForeignMember));
-        let sent: Vec<_> = lp.broadcast_entries().iter().map(|b| b.user_id).collect();
+        let sent: Vec<_> = lp
+            .broadcast_entries(Priority::Medium, true)
+            .iter()
+            .map(|b| b.user_id)
+            .collect();
         assert_eq!(sent, [user(1), user(2)]);
+    }
+
+    #[test]
+    fn each_entry_says_what_will_become_of_its_members_email() {
+        let mut lp = sample_loop();
+        let mut quiet = Member::joined(lp.id, user(2), Email::parse("q@x.io").unwrap(), now());
+        quiet.set_notify(NotifyLevel::Urgent);
+        lp.put_member(quiet).unwrap();
+        let told = |priority, email| -> Vec<(bool, Option<String>)> {
+            lp.broadcast_entries(priority, email)
+                .into_iter()
+                .map(|b| (b.notification_sent, b.notification_error))
+                .collect()
+        };
+        let urgent_only = Some(NotifyLevel::Urgent.refusal().to_owned());
+        assert_eq!(
+            told(Priority::Low, true),
+            [(false, None), (false, urgent_only)],
+            "the creator's email is coming; the other asked for urgent ones only"
+        );
+        assert_eq!(
+            told(Priority::Critical, true),
+            [(false, None), (false, None)]
+        );
+        let unconfigured = Some(EMAIL_NOT_CONFIGURED.to_owned());
+        assert_eq!(
+            told(Priority::Critical, false),
+            [(false, unconfigured.clone()), (false, unconfigured)]
+        );
     }
 }

@@ -97,6 +97,8 @@ fn ports(permissions: Vec<Permission>, allowed: bool) -> Ports {
         reviews: Arc::new(reviewloop_ports::MockReviewStore::new()),
         deliveries: Arc::new(MockDeliveryQueue::new()),
         sender: Arc::new(MockWebhookSender::new()),
+        notices: Arc::new(reviewloop_ports::MockNoticeQueue::new()),
+        mailer: None,
         feed: Arc::new(reviewloop_ports::MockEventFeed::new()),
         guard: Arc::new(MockTargetGuard::new()),
         clock: Arc::new(Fixed),

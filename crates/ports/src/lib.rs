@@ -5,6 +5,7 @@
 
 mod error;
 mod idempotency;
+mod notices;
 mod people;
 mod reviews;
 mod stores;
@@ -15,6 +16,7 @@ mod webhooks;
 
 pub use error::StoreError;
 pub use idempotency::{IdempotencyBegin, IdempotencyStore};
+pub use notices::{LeasedNotice, Mail, Mailer, NoticeQueue};
 pub use people::{HashError, PasswordHasher, PeopleStore, Session};
 pub use reviews::{ReviewPage, ReviewQuery, ReviewScope, ReviewStore};
 pub use stores::{
@@ -24,12 +26,14 @@ pub use stores::{
 pub use system::{Clock, IdSource, QrError, QrRenderer, RateLimitStatus, RateLimiter, RateWindow};
 pub use templates::TemplateStore;
 pub use webhooks::{
-    DeliveryQueue, EventFeed, LeasedDelivery, Outgoing, SendOutcome, TargetGuard, WebhookHealth,
-    WebhookSender, WebhookStore,
+    DeliveryQueue, Dispatch, EventFeed, LeasedDelivery, Outgoing, SendOutcome, TargetGuard,
+    WebhookHealth, WebhookSender, WebhookStore,
 };
 
 #[cfg(feature = "mock")]
 pub use idempotency::MockIdempotencyStore;
+#[cfg(feature = "mock")]
+pub use notices::{MockMailer, MockNoticeQueue};
 #[cfg(feature = "mock")]
 pub use people::{MockPasswordHasher, MockPeopleStore};
 #[cfg(feature = "mock")]

@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use reviewloop_domain::{
-    Delivery, DeliveryAttempt, DeliveryId, Event, EventId, UserId, Webhook, WebhookId,
+    Delivery, DeliveryAttempt, DeliveryId, Event, EventId, Notice, UserId, Webhook, WebhookId,
 };
 
 use crate::StoreError;
@@ -36,6 +36,17 @@ pub trait WebhookStore: Send + Sync {
     /// if the stored one has still ended: `Conflict` when a worker took it up
     /// meanwhile, `NotFound` when it is gone.
     async fn redeliver(&self, delivery: &Delivery) -> Result<(), StoreError>;
+}
+
+/// What dispatching one event writes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dispatch {
+    /// The event.
+    pub event: EventId,
+    /// Its deliveries, each with the exact body to send.
+    pub deliveries: Vec<(Delivery, String)>,
+    /// The notices it causes (emails and Slack messages of a new request).
+    pub notices: Vec<Notice>,
 }
 
 /// A delivery handed to one worker until `leased_until`.
@@ -72,12 +83,13 @@ pub trait DeliveryQueue: Send + Sync {
     async fn undispatched_events(&self, limit: u32) -> Result<Vec<Event>, StoreError>;
     /// The active subscriptions of these accounts.
     async fn active_webhooks_of(&self, accounts: &[UserId]) -> Result<Vec<Webhook>, StoreError>;
-    /// Writes each event's deliveries (with their bodies) and marks it
-    /// dispatched, all in one transaction, skipping every event another
-    /// dispatcher already took; returns how many this call dispatched.
+    /// Writes each event's deliveries (with their bodies) and notices and
+    /// marks it dispatched, all in one transaction, skipping every event
+    /// another dispatcher already took; returns how many this call
+    /// dispatched.
     async fn dispatch_all(
         &self,
-        events: &[(EventId, Vec<(Delivery, String)>)],
+        events: &[Dispatch],
         now: DateTime<Utc>,
     ) -> Result<usize, StoreError>;
     /// Takes up to `limit` due deliveries (pending, due, not leased, and

@@ -71,6 +71,26 @@ pub struct Cli {
     #[arg(long, env = "REVIEWLOOP_SIGNUP", global = true)]
     pub signup: Option<String>,
 
+    /// The SMTP server that sends email: `smtp://host:port` (add
+    /// `?tls=required` for STARTTLS) or `smtps://user:pass@host:port`.
+    /// Without it, no email is attempted.
+    #[arg(
+        long,
+        env = "REVIEWLOOP_SMTP_URL",
+        global = true,
+        hide_env_values = true
+    )]
+    pub smtp_url: Option<String>,
+
+    /// The address emails come from (default `reviewloop@localhost`).
+    #[arg(long, env = "REVIEWLOOP_SMTP_FROM", global = true)]
+    pub smtp_from: Option<String>,
+
+    /// Pauses between attempts to send an email or Slack message, in
+    /// seconds, comma-separated (default: 10,60,300,1800,7200,21600).
+    #[arg(long, env = "REVIEWLOOP_NOTIFY_RETRY_SCHEDULE", global = true)]
+    pub notify_retry_schedule: Option<String>,
+
     /// What to do; `serve` when omitted.
     #[command(subcommand)]
     pub command: Option<Command>,

@@ -33,6 +33,56 @@ pub struct Config {
     pub retention_days: u32,
     /// Who may sign up in the web application.
     pub signup: SignupPolicy,
+    /// The mail server, when email is configured.
+    pub smtp: Option<Smtp>,
+    /// Pauses between attempts to send a notice, in seconds.
+    pub notify_retry_schedule: Vec<i64>,
+}
+
+/// Where email goes out.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Smtp {
+    /// `smtp://` or `smtps://`, perhaps with a login.
+    pub url: String,
+    /// The sender's address.
+    pub from: String,
+}
+
+impl std::fmt::Debug for Smtp {
+    // The URL may carry a password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Smtp")
+            .field("from", &self.from)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The default pauses between attempts to send a notice: quick at first,
+/// then spread over about eight hours (7 attempts).
+pub const DEFAULT_NOTIFY_SCHEDULE: [i64; 6] = [10, 60, 300, 1800, 7200, 21_600];
+
+fn smtp(cli: &Cli) -> anyhow::Result<Option<Smtp>> {
+    let Some(url) = cli
+        .smtp_url
+        .as_deref()
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+    else {
+        return Ok(None);
+    };
+    if !(url.starts_with("smtp://") || url.starts_with("smtps://")) {
+        bail!("REVIEWLOOP_SMTP_URL must start with smtp:// or smtps://");
+    }
+    let from = cli
+        .smtp_from
+        .as_deref()
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .unwrap_or("reviewloop@localhost");
+    Ok(Some(Smtp {
+        url: url.to_owned(),
+        from: from.to_owned(),
+    }))
 }
 
 /// The pool settings, checked: at least one connection, at most 1,000;
@@ -94,6 +144,12 @@ impl Config {
                 None | Some("") | Some("invite") => SignupPolicy::InviteOnly,
                 Some("open") => SignupPolicy::Open,
                 Some(other) => bail!("REVIEWLOOP_SIGNUP must be 'invite' or 'open', not '{other}'"),
+            },
+            smtp: smtp(cli)?,
+            notify_retry_schedule: match cli.notify_retry_schedule.as_deref() {
+                Some(raw) => parse_retry_schedule(raw)
+                    .map_err(|why| anyhow::anyhow!("REVIEWLOOP_NOTIFY_RETRY_SCHEDULE: {why}"))?,
+                None => DEFAULT_NOTIFY_SCHEDULE.to_vec(),
             },
             retention_days: match cli.retention_days {
                 None => 30,

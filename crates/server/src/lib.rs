@@ -12,7 +12,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use reviewloop_adapters::{
     redacted_url, Argon2Passwords, Database, HttpWebhookClient, InMemoryRateLimiter, PngQrRenderer,
-    RandomIds, SharedRateLimiter, SqlStore, SystemClock,
+    RandomIds, SharedRateLimiter, SmtpMailer, SqlStore, SystemClock,
 };
 use reviewloop_ports::RateLimiter;
 use reviewloop_service::{ChangeHub, Ports};
@@ -59,7 +59,14 @@ pub(crate) fn ports(
         reviews: store.clone(),
         feed: store.clone(),
         people: store.clone(),
+        notices: store.clone(),
         deliveries: store,
+        mailer: match &config.smtp {
+            Some(smtp) => Some(Arc::new(
+                SmtpMailer::new(&smtp.url, &smtp.from).map_err(anyhow::Error::msg)?,
+            )),
+            None => None,
+        },
         passwords: Arc::new(Argon2Passwords),
         sender: http.clone(),
         guard: http,

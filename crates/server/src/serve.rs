@@ -9,7 +9,8 @@ use anyhow::Context;
 use reviewloop_adapters::Change;
 use reviewloop_http_actix::{build_app, AppState};
 use reviewloop_service::{
-    AccountService, DeliveryService, EventStream, IdempotencyService, Ports, RequestService,
+    AccountService, DeliveryService, EventStream, IdempotencyService, NoticeService, Ports,
+    RequestService,
 };
 use reviewloop_web::WebState;
 use std::sync::Arc;
@@ -96,11 +97,18 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     tracing::info!(%bound, %public_url, "reviewloop started");
 
     let (stop, stopped) = watch::channel(false);
+    let notices = NoticeService::new(
+        ports.clone(),
+        &public_url,
+        config.notify_retry_schedule.clone(),
+    );
     let deliverer = tokio::spawn(workers::deliver_events(
-        DeliveryService::with_schedule(ports.clone(), config.retry_schedule.clone()),
+        DeliveryService::with_schedule(ports.clone(), config.retry_schedule.clone())
+            .announcing(notices.clone()),
         ports.changes.clone(),
         stopped.clone(),
     ));
+    let notifier = tokio::spawn(workers::send_notices(notices, stopped.clone()));
     let numberer = tokio::spawn(workers::number_events(
         EventStream::new(ports.clone()),
         stopped.clone(),
@@ -128,6 +136,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         ("idempotency purge", purger),
         ("event numbering", numberer),
         ("delivery", deliverer),
+        ("notices", notifier),
     ] {
         if let Err(error) = worker.await {
             tracing::warn!(%error, worker = name, "worker ended abnormally");

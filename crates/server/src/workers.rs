@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use reviewloop_adapters::SharedRateLimiter;
 use reviewloop_service::{
-    ChangeHub, DeliveryService, EventStream, IdempotencyService, PeopleService, RequestService,
-    ServiceError,
+    ChangeHub, DeliveryService, EventStream, IdempotencyService, NoticeService, PeopleService,
+    RequestService, ServiceError,
 };
 use tokio::sync::watch;
 use tokio::sync::Semaphore;
@@ -214,6 +214,52 @@ pub(crate) async fn deliver_events(
             _ = tokio::time::sleep(DELIVERY_TICK) => {}
             () = &mut written => {}
             () = &mut freed => {}
+            _ = stop.changed() => break,
+        }
+    }
+}
+
+/// Emails and Slack messages being sent at once, at most.
+const NOTICES_IN_FLIGHT: usize = 8;
+/// Pause between passes when there is nothing to send.
+const NOTICE_TICK: Duration = Duration::from_millis(250);
+
+/// Sends every due notice, a few at a time, until told to stop. A notice
+/// cut off by the stop keeps its lease until it runs out; then this or
+/// another instance sends it, so none is lost.
+pub(crate) async fn send_notices(notices: NoticeService, mut stop: watch::Receiver<bool>) {
+    let slots = Arc::new(Semaphore::new(NOTICES_IN_FLIGHT));
+    loop {
+        let free = u32::try_from(slots.available_permits()).unwrap_or(u32::MAX);
+        let mut busy = false;
+        if free > 0 {
+            match notices.lease(free).await {
+                Ok(leased) => {
+                    busy = !leased.is_empty();
+                    for notice in leased {
+                        let Ok(slot) = slots.clone().acquire_owned().await else {
+                            break;
+                        };
+                        let service = notices.clone();
+                        tokio::spawn(async move {
+                            let _slot = slot;
+                            if let Err(error) = service.attempt(notice).await {
+                                tracing::warn!(%error, "could not record a notice attempt");
+                            }
+                        });
+                    }
+                }
+                Err(error) => tracing::warn!(%error, "leasing notices failed; retrying"),
+            }
+        }
+        if *stop.borrow() {
+            break;
+        }
+        if busy {
+            continue;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(NOTICE_TICK) => {}
             _ = stop.changed() => break,
         }
     }

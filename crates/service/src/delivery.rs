@@ -11,9 +11,12 @@ use reviewloop_domain::webhook::DEFAULT_RETRY_SCHEDULE;
 use reviewloop_domain::{
     AttemptOutcome, Delivery, DeliveryId, DeliveryStatus, DeliveryTarget, Event, EventType, UserId,
 };
-use reviewloop_ports::{LeasedDelivery, Outgoing, SendOutcome, StoreError, WebhookHealth};
+use reviewloop_ports::{
+    Dispatch, LeasedDelivery, Outgoing, SendOutcome, StoreError, WebhookHealth,
+};
 
 use crate::error::ServiceError;
+use crate::notices::NoticeService;
 use crate::ports::Ports;
 use crate::signing::delivery_headers;
 
@@ -36,6 +39,8 @@ pub struct DeliveryService {
     schedule: Vec<i64>,
     /// This worker's deliveries in flight, per URL.
     in_flight: Arc<Mutex<HashMap<String, u32>>>,
+    /// Plans the emails and Slack messages of events, when set.
+    notices: Option<NoticeService>,
 }
 
 /// Where the event's own callback goes: a request's when it completes or
@@ -79,7 +84,15 @@ impl DeliveryService {
             ports,
             schedule,
             in_flight: Arc::default(),
+            notices: None,
         }
+    }
+
+    /// Also writes the notices each event causes, in the transaction that
+    /// dispatches it: they cannot be lost, nor written twice.
+    pub fn announcing(mut self, notices: NoticeService) -> Self {
+        self.notices = Some(notices);
+        self
     }
 
     fn delivery(
@@ -132,7 +145,15 @@ impl DeliveryService {
                     body.clone(),
                 ));
             }
-            batch.push((event.id, list));
+            let notices = match &self.notices {
+                Some(planner) => planner.plan(event).await?,
+                None => Vec::new(),
+            };
+            batch.push(Dispatch {
+                event: event.id,
+                deliveries: list,
+                notices,
+            });
         }
         // The whole pass in one transaction.
         Ok(self.ports.deliveries.dispatch_all(&batch, now).await?)

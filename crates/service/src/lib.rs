@@ -11,6 +11,7 @@ mod error;
 mod events;
 mod idempotency;
 mod loops;
+mod notices;
 mod people;
 mod ports;
 mod principal;
@@ -33,6 +34,7 @@ pub use error::{messages, ServiceError};
 pub use events::EventStream;
 pub use idempotency::{IdempotencyService, IdempotencyTicket, Idempotent};
 pub use loops::{LoopInvite, LoopPatch, LoopService, RemovedMember};
+pub use notices::NoticeService;
 pub use people::{
     PeopleService, SignInThrottle, SignedIn, SignedUp, SignupPolicy, WebSession, ACCOUNT_EXISTS,
     BAD_LINK, SESSION_DAYS, SETUP_LINK_DAYS, WRONG_CREDENTIALS,

@@ -6,9 +6,9 @@ use reviewloop_domain::EventId;
 
 use crate::watch::ChangeHub;
 use reviewloop_ports::{
-    AccountStore, Clock, DeliveryQueue, EventFeed, IdSource, IdempotencyStore, LoopStore,
-    PasswordHasher, PeopleStore, QrRenderer, RateLimiter, RequestStore, ReviewStore, TargetGuard,
-    TemplateStore, WebhookSender, WebhookStore,
+    AccountStore, Clock, DeliveryQueue, EventFeed, IdSource, IdempotencyStore, LoopStore, Mailer,
+    NoticeQueue, PasswordHasher, PeopleStore, QrRenderer, RateLimiter, RequestStore, ReviewStore,
+    TargetGuard, TemplateStore, WebhookSender, WebhookStore,
 };
 
 /// Every port, behind `Arc`s so services clone it cheaply.
@@ -30,8 +30,12 @@ pub struct Ports {
     pub webhooks: Arc<dyn WebhookStore>,
     /// The queue from the outbox to the receivers.
     pub deliveries: Arc<dyn DeliveryQueue>,
-    /// Makes the POSTs.
+    /// Makes the POSTs (webhooks, callbacks, Slack).
     pub sender: Arc<dyn WebhookSender>,
+    /// Emails and Slack messages waiting to be sent.
+    pub notices: Arc<dyn NoticeQueue>,
+    /// Sends email; `None` when no SMTP server is configured.
+    pub mailer: Option<Arc<dyn Mailer>>,
     /// The outbox read as a stream.
     pub feed: Arc<dyn EventFeed>,
     /// Keeps webhook and callback targets off internal addresses.
@@ -53,6 +57,11 @@ pub struct Ports {
 }
 
 impl Ports {
+    /// True when email can be sent.
+    pub fn email_enabled(&self) -> bool {
+        self.mailer.is_some()
+    }
+
     pub(crate) fn event_id(&self, now: chrono::DateTime<chrono::Utc>) -> EventId {
         EventId::new(self.ids.object_id(now))
     }

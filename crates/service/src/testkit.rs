@@ -11,9 +11,9 @@ use reviewloop_domain::{
 };
 use reviewloop_ports::{
     Clock, IdSource, MockAccountStore, MockDeliveryQueue, MockEventFeed, MockIdempotencyStore,
-    MockLoopStore, MockPasswordHasher, MockPeopleStore, MockQrRenderer, MockRateLimiter,
-    MockRequestStore, MockReviewStore, MockTargetGuard, MockTemplateStore, MockWebhookSender,
-    MockWebhookStore,
+    MockLoopStore, MockMailer, MockNoticeQueue, MockPasswordHasher, MockPeopleStore,
+    MockQrRenderer, MockRateLimiter, MockRequestStore, MockReviewStore, MockTargetGuard,
+    MockTemplateStore, MockWebhookSender, MockWebhookStore,
 };
 
 use crate::ports::Ports;
@@ -71,6 +71,9 @@ pub(crate) struct Kit {
     pub reviews: MockReviewStore,
     pub deliveries: MockDeliveryQueue,
     pub sender: MockWebhookSender,
+    pub notices: MockNoticeQueue,
+    /// `None` is a service without SMTP.
+    pub mailer: Option<MockMailer>,
     pub feed: MockEventFeed,
     pub guard: MockTargetGuard,
     pub limiter: MockRateLimiter,
@@ -94,6 +97,8 @@ impl Kit {
             reviews: MockReviewStore::new(),
             deliveries: MockDeliveryQueue::new(),
             sender: MockWebhookSender::new(),
+            notices: MockNoticeQueue::new(),
+            mailer: None,
             feed: MockEventFeed::new(),
             guard: MockTargetGuard::new(),
             limiter: MockRateLimiter::new(),
@@ -117,6 +122,10 @@ impl Kit {
             reviews: Arc::new(self.reviews),
             deliveries: Arc::new(self.deliveries),
             sender: Arc::new(self.sender),
+            notices: Arc::new(self.notices),
+            mailer: self
+                .mailer
+                .map(|m| Arc::new(m) as Arc<dyn reviewloop_ports::Mailer>),
             feed: Arc::new(self.feed),
             guard: Arc::new(self.guard),
             clock: Arc::new(FixedClock(self.now)),

@@ -30,6 +30,8 @@ impl LoopRow {
             invite_code: lp.invite_code.as_str().to_owned(),
             created_at: to_db_time(lp.created_at),
             updated_at: to_db_time(lp.updated_at),
+            slack_webhook_url: lp.slack_webhook_url.clone(),
+            reminders: lp.reminders,
         }
     }
 
@@ -50,6 +52,8 @@ impl LoopRow {
             members,
             created_at: from_db_time(self.created_at),
             updated_at: from_db_time(self.updated_at),
+            slack_webhook_url: self.slack_webhook_url,
+            reminders: self.reminders,
         }))
     }
 }
@@ -173,6 +177,8 @@ impl LoopStore for SqlStore {
                         loops::icon.eq(&row.icon),
                         loops::created_at.eq(row.created_at),
                         loops::updated_at.eq(row.updated_at),
+                        loops::slack_webhook_url.eq(&row.slack_webhook_url),
+                        loops::reminders.eq(row.reminders),
                     ))
                     .execute(conn)?;
                 if changed == 0 {

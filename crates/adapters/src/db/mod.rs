@@ -11,6 +11,7 @@ mod error;
 mod idempotency;
 mod loops;
 mod models;
+mod notices;
 mod outbox;
 mod people;
 mod rate_limits;

@@ -5,7 +5,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use reviewloop_domain::{
     AccountStatus, ApiKey, ApiKeyRecord, BroadcastEntry, ContentType, Email, Feedback, Member,
-    MemberRecord, MemberStatus, Permission, Plan, Platform, Priority, ProcessingType,
+    MemberRecord, MemberStatus, NotifyLevel, Permission, Plan, Platform, Priority, ProcessingType,
     RequestRecord, RequestStatus, ResponseType, ReviewRequest, User, UserRecord,
 };
 use serde_json::json;
@@ -118,6 +118,8 @@ pub(crate) struct LoopRow {
     pub invite_code: String,
     pub created_at: NaiveDateTime,
     pub updated_at: NaiveDateTime,
+    pub slack_webhook_url: Option<String>,
+    pub reminders: bool,
 }
 
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
@@ -130,6 +132,7 @@ pub(crate) struct MemberRow {
     pub invited_at: NaiveDateTime,
     pub joined_at: Option<NaiveDateTime>,
     pub removed_at: Option<NaiveDateTime>,
+    pub notify: String,
 }
 
 impl MemberRow {
@@ -142,6 +145,7 @@ impl MemberRow {
             invited_at: to_db_time(m.invited_at),
             joined_at: m.joined_at.map(to_db_time),
             removed_at: m.removed_at.map(to_db_time),
+            notify: m.notify.as_str().to_owned(),
         }
     }
 
@@ -155,6 +159,8 @@ impl MemberRow {
             invited_at: from_db_time(self.invited_at),
             joined_at: opt_time(self.joined_at),
             removed_at: opt_time(self.removed_at),
+            notify: NotifyLevel::parse(&self.notify)
+                .map_err(|_| corrupt("notification preference", &self.notify))?,
         }))
     }
 }

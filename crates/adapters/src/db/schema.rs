@@ -55,6 +55,8 @@ diesel::table! {
         invite_code -> Text,
         created_at -> Timestamp,
         updated_at -> Timestamp,
+        slack_webhook_url -> Nullable<Text>,
+        reminders -> Bool,
     }
 }
 
@@ -67,6 +69,30 @@ diesel::table! {
         invited_at -> Timestamp,
         joined_at -> Nullable<Timestamp>,
         removed_at -> Nullable<Timestamp>,
+        notify -> Text,
+    }
+}
+
+diesel::table! {
+    notices (id) {
+        id -> Text,
+        kind -> Text,
+        channel -> Text,
+        account_id -> Text,
+        loop_id -> Nullable<Text>,
+        request_id -> Nullable<Text>,
+        recipient_id -> Nullable<Text>,
+        recipient_email -> Nullable<Text>,
+        subject -> Text,
+        body_text -> Text,
+        body_html -> Nullable<Text>,
+        status -> Text,
+        attempts -> Integer,
+        next_attempt_at -> Timestamp,
+        leased_until -> Nullable<Timestamp>,
+        last_error -> Nullable<Text>,
+        created_at -> Timestamp,
+        sent_at -> Nullable<Timestamp>,
     }
 }
 
@@ -259,6 +285,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     web_sessions,
     loops,
     loop_members,
+    notices,
     requests,
     request_broadcasts,
     outbox_events,

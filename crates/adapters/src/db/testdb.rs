@@ -210,13 +210,14 @@ pub(crate) mod fixtures {
             callback_url: Some("https://hooks.example.com/cb".into()),
             ..RequestInput::default()
         };
-        let broadcasts = lp.broadcast_entries();
+        let fields = input.validate().expect("valid");
+        let broadcasts = lp.broadcast_entries(fields.priority, true);
         ReviewRequest::create(
             RequestId::new(oid(n)),
             lp.id,
             lp.creator_id,
             Some(ApiKeyId::new(oid(200))),
-            input.validate().expect("valid"),
+            fields,
             broadcasts,
             at(created),
         )

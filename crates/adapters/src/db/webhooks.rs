@@ -7,10 +7,10 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;
 use reviewloop_domain::{
     Delivery, DeliveryAttempt, DeliveryId, DeliveryRecord, DeliveryStatus, DeliveryTarget, Event,
-    EventFilter, EventId, EventType, UserId, Webhook, WebhookId, WebhookRecord,
+    EventFilter, EventType, Notice, UserId, Webhook, WebhookId, WebhookRecord,
 };
 use reviewloop_ports::{
-    DeliveryQueue, EventFeed, LeasedDelivery, StoreError, WebhookHealth, WebhookStore,
+    DeliveryQueue, Dispatch, EventFeed, LeasedDelivery, StoreError, WebhookHealth, WebhookStore,
 };
 
 use super::convert::{corrupt, from_db_time, from_json_text, parse, parse_opt, to_db_time};
@@ -464,23 +464,24 @@ impl DeliveryQueue for SqlStore {
 
     async fn dispatch_all(
         &self,
-        events: &[(EventId, Vec<(Delivery, String)>)],
+        events: &[Dispatch],
         now: DateTime<Utc>,
     ) -> Result<usize, StoreError> {
-        let events: Vec<(String, Vec<DeliveryRow>)> = events
+        let events: Vec<(String, Vec<DeliveryRow>, Vec<Notice>)> = events
             .iter()
-            .map(|(event, list)| {
-                let rows = list
+            .map(|d| {
+                let rows = d
+                    .deliveries
                     .iter()
                     .map(|(d, body)| DeliveryRow::from_domain(d, body.clone()))
                     .collect();
-                (event.to_string(), rows)
+                (d.event.to_string(), rows, d.notices.clone())
             })
             .collect();
         self.db
             .write(move |conn| {
                 let mut dispatched = 0;
-                for (event, rows) in &events {
+                for (event, rows, notices) in &events {
                     // Only the dispatcher that marks it writes its
                     // deliveries; a lost race changes no row and raises no
                     // error, so it cannot spoil the rest of the batch.
@@ -500,6 +501,7 @@ impl DeliveryQueue for SqlStore {
                             .values(row)
                             .execute(conn)?;
                     }
+                    super::notices::append(conn, notices)?;
                     dispatched += 1;
                 }
                 Ok(dispatched)

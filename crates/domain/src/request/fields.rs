@@ -1,48 +1,5 @@
 //! The enumerated fields of a request.
 
-use crate::error::ValidationError;
-
-macro_rules! api_enum {
-    (
-        $(#[$doc:meta])* $name:ident, $field:literal {
-            $( $(#[$vdoc:meta])* $variant:ident => $text:literal ),+ $(,)?
-        }
-    ) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum $name {
-            $( $(#[$vdoc])* $variant ),+
-        }
-
-        impl $name {
-            /// Every value, in the order the API lists them.
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            /// The stored name, which the API also uses.
-            pub fn as_str(&self) -> &'static str {
-                match self { $( Self::$variant => $text ),+ }
-            }
-
-            /// Parses a name given by a client.
-            pub fn parse(s: &str) -> Result<Self, ValidationError> {
-                Self::ALL.iter().copied().find(|v| v.as_str() == s).ok_or_else(|| {
-                    let names: Vec<&str> = Self::ALL.iter().map(|v| v.as_str()).collect();
-                    ValidationError::field(
-                        $field,
-                        format!("{} must be one of {}", $field, names.join(", ")),
-                    )
-                })
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
 api_enum!(
     /// How the request is processed.
     ProcessingType, "processing_type" {

@@ -63,7 +63,7 @@ async fn dispatch_fans_out_to_matching_subscriptions_and_the_callback() {
     kit.deliveries
         .expect_dispatch_all()
         .withf(|events, _| {
-            let list = &events[0].1;
+            let list = &events[0].deliveries;
             let urls: Vec<&str> = list.iter().map(|(d, _)| d.url.as_str()).collect();
             urls == [
                 "https://hooks.example.com/71",
@@ -101,7 +101,7 @@ async fn callbacks_are_only_for_completion_and_timeout() {
         .returning(|_| Ok(vec![]));
     kit.deliveries
         .expect_dispatch_all()
-        .withf(|events, _| events.len() == 1 && events[0].1.is_empty())
+        .withf(|events, _| events.len() == 1 && events[0].deliveries.is_empty())
         .times(1)
         .returning(|events, _| Ok(events.len()));
     DeliveryService::new(kit.ports())

@@ -193,7 +193,7 @@ impl RequestService {
             })?;
         }
         let now = self.ports.clock.now();
-        let broadcasts = lp.broadcast_entries();
+        let broadcasts = lp.broadcast_entries(fields.priority, self.ports.email_enabled());
         let id = RequestId::new(id.unwrap_or_else(|| self.ports.ids.object_id(now)));
         let request = ReviewRequest::create(
             id,

@@ -1,9 +1,10 @@
 use chrono::Duration;
 use reviewloop_domain::{
-    DeliveryRecord, DeliveryStatus, DeliveryTarget, EventFilter, EventType, LoopId, WebhookRecord,
+    DeliveryRecord, DeliveryStatus, DeliveryTarget, EventFilter, EventId, EventType, LoopId,
+    WebhookRecord,
 };
 use reviewloop_ports::{
-    DeliveryQueue, EventFeed, LoopStore, RequestStore, WebhookHealth, WebhookStore,
+    DeliveryQueue, Dispatch, EventFeed, LoopStore, RequestStore, WebhookHealth, WebhookStore,
 };
 
 use super::super::testdb::{fixtures, on_every_backend, TestDb};
@@ -66,7 +67,12 @@ async fn dispatch_one(
     list: &[(Delivery, String)],
     at: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
-    Ok(store.dispatch_all(&[(*event, list.to_vec())], at).await? == 1)
+    let dispatch = Dispatch {
+        event: *event,
+        deliveries: list.to_vec(),
+        notices: Vec::new(),
+    };
+    Ok(store.dispatch_all(&[dispatch], at).await? == 1)
 }
 
 /// A loop, a request, its `request.created` event in the outbox, and a subscription.

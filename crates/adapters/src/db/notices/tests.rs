@@ -1,0 +1,159 @@
+use chrono::Duration;
+use reviewloop_domain::{Event, EventType, NewNotice, NoticeId, ReviewRequest};
+use reviewloop_ports::{DeliveryQueue, Dispatch, RequestStore};
+
+use super::super::testdb::{fixtures, on_every_backend, TestDb};
+use super::*;
+
+/// A request of a loop with members, stored with its `request.created` event.
+async fn setup(store: &SqlStore) -> (ReviewRequest, Event) {
+    let lp = fixtures::loop_with_members(store, 10, "ABCDEF").await;
+    let request = fixtures::request(&lp, 20, "high", 0);
+    let event = fixtures::event_for(&request, &lp, 90, EventType::RequestCreated);
+    store
+        .insert_request(&request, std::slice::from_ref(&event))
+        .await
+        .unwrap();
+    (request, event)
+}
+
+fn email_to(request: &ReviewRequest, n: u8, entry: usize) -> Notice {
+    let member = &request.broadcasted_to[entry];
+    Notice::create(
+        NoticeId::new(fixtures::oid(n)),
+        NewNotice {
+            kind: NoticeKind::NewRequest,
+            channel: Channel::Email,
+            account_id: request.creator_id,
+            loop_id: Some(request.loop_id),
+            request_id: Some(request.id),
+            recipient_id: Some(member.user_id),
+            to: Some(member.email.as_str().to_owned()),
+            message: Message {
+                subject: "New request".into(),
+                text: "Look".into(),
+                html: Some("<p>Look</p>".into()),
+            },
+        },
+        fixtures::at(0),
+    )
+}
+
+async fn notices_dispatched_with_their_event_are_leased_once(db: TestDb) {
+    let store = db.store();
+    let (request, event) = setup(&store).await;
+    let list = vec![email_to(&request, 40, 0), email_to(&request, 41, 1)];
+    let dispatch = Dispatch {
+        event: event.id,
+        deliveries: Vec::new(),
+        notices: list.clone(),
+    };
+    assert_eq!(
+        store
+            .dispatch_all(std::slice::from_ref(&dispatch), fixtures::at(0))
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        store
+            .dispatch_all(&[dispatch], fixtures::at(0))
+            .await
+            .unwrap(),
+        0,
+        "a dispatched event writes its notices once"
+    );
+    let first = store
+        .lease_due_notices(fixtures::at(1), fixtures::at(61), 10)
+        .await
+        .unwrap();
+    let leased: Vec<Notice> = first.iter().map(|l| l.notice.clone()).collect();
+    assert_eq!(leased, list, "read back as written");
+    assert!(store
+        .lease_due_notices(fixtures::at(2), fixtures::at(62), 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let again = store
+        .lease_due_notices(fixtures::at(62), fixtures::at(122), 10)
+        .await
+        .unwrap();
+    assert_eq!(again.len(), 2, "the first worker died: its leases ran out");
+    assert_eq!(
+        store
+            .notices_of_loop(&request.loop_id, 10)
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+async fn recording_a_notice_tells_the_broadcast_entry(db: TestDb) {
+    let store = db.store();
+    let (request, _) = setup(&store).await;
+    store.enqueue(&[email_to(&request, 40, 0)]).await.unwrap();
+    let leased = store
+        .lease_due_notices(fixtures::at(1), fixtures::at(61), 10)
+        .await
+        .unwrap()
+        .remove(0);
+    let mut notice = leased.notice.clone();
+    notice.record_attempt(fixtures::at(1), Some("connection refused"), &[10], 0.0);
+    store
+        .record_notice(&notice, leased.leased_until)
+        .await
+        .unwrap();
+    let entry = |r: Option<ReviewRequest>| {
+        let b = r.unwrap().broadcasted_to[0].clone();
+        (b.notification_sent, b.notification_error)
+    };
+    assert_eq!(
+        entry(store.request_by_id(&request.id).await.unwrap()),
+        (false, Some("connection refused".into()))
+    );
+    assert!(
+        store
+            .lease_due_notices(fixtures::at(5), fixtures::at(65), 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "not due before its pause"
+    );
+    let retry = store
+        .lease_due_notices(fixtures::at(11), fixtures::at(71), 10)
+        .await
+        .unwrap()
+        .remove(0);
+    assert_eq!(retry.notice, notice);
+    let mut sent = retry.notice.clone();
+    sent.record_attempt(fixtures::at(11), None, &[10], 0.0);
+    assert!(
+        matches!(
+            store.record_notice(&sent, leased.leased_until).await,
+            Err(StoreError::Conflict(_))
+        ),
+        "an old lease cannot record"
+    );
+    store
+        .record_notice(&sent, retry.leased_until)
+        .await
+        .unwrap();
+    assert_eq!(
+        entry(store.request_by_id(&request.id).await.unwrap()),
+        (true, None)
+    );
+    assert!(
+        store
+            .lease_due_notices(fixtures::at(100) + Duration::days(1), fixtures::at(200), 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "a sent notice is never sent again"
+    );
+}
+
+on_every_backend!(
+    notices_dispatched_with_their_event_are_leased_once,
+    recording_a_notice_tells_the_broadcast_entry,
+);

@@ -1,0 +1,72 @@
+use super::*;
+use crate::id::ObjectId;
+
+fn t(s: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap()
+}
+
+fn email() -> Notice {
+    Notice::create(
+        NoticeId::new(ObjectId::from_parts(1, [1; 8])),
+        NewNotice {
+            kind: NoticeKind::NewRequest,
+            channel: Channel::Email,
+            account_id: UserId::new(ObjectId::from_parts(1, [2; 8])),
+            loop_id: None,
+            request_id: None,
+            recipient_id: None,
+            to: Some("rev@example.com".into()),
+            message: Message {
+                subject: "New request".into(),
+                text: "Please look".into(),
+                html: None,
+            },
+        },
+        t(0),
+    )
+}
+
+#[test]
+fn preferences_decide_which_priorities_are_announced() {
+    for p in [
+        Priority::Low,
+        Priority::Medium,
+        Priority::High,
+        Priority::Critical,
+    ] {
+        assert!(NotifyLevel::All.wants(p));
+        assert!(!NotifyLevel::Off.wants(p));
+    }
+    assert!(!NotifyLevel::Urgent.wants(Priority::Medium));
+    assert!(NotifyLevel::Urgent.wants(Priority::High));
+    assert!(NotifyLevel::Urgent.wants(Priority::Critical));
+    assert_eq!(NotifyLevel::parse("urgent"), Ok(NotifyLevel::Urgent));
+    let refused = NotifyLevel::parse("sometimes").unwrap_err();
+    assert_eq!(refused.errors[0].field, "notify");
+}
+
+#[test]
+fn a_failed_attempt_waits_then_gives_up_keeping_a_short_error() {
+    let mut n = email();
+    let long = format!("421 {}\nsecond line", "x".repeat(400));
+    n.record_attempt(t(0), Some(&long), &[10, 60], 0.0);
+    assert_eq!(n.status, NoticeStatus::Pending);
+    assert_eq!(n.next_attempt_at, t(10));
+    let kept = n.last_error.clone().unwrap();
+    assert_eq!(kept.chars().count(), 200);
+    assert!(kept.starts_with("421 x") && kept.ends_with('…'));
+    assert_eq!(n.outcome(), (false, Some(kept)));
+    n.record_attempt(t(10), Some("connection refused"), &[10, 60], 0.0);
+    assert_eq!(n.next_attempt_at, t(70));
+    n.record_attempt(t(70), Some("connection refused"), &[10, 60], 0.0);
+    assert_eq!((n.status, n.attempts), (NoticeStatus::Failed, 3));
+}
+
+#[test]
+fn a_success_is_sent_and_clears_the_error() {
+    let mut n = email();
+    n.record_attempt(t(0), Some("connection refused"), &[10], 0.0);
+    n.record_attempt(t(10), None, &[10], 0.0);
+    assert_eq!((n.status, n.sent_at), (NoticeStatus::Sent, Some(t(10))));
+    assert_eq!(n.outcome(), (true, None));
+}

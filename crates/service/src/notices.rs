@@ -1,0 +1,197 @@
+//! Telling reviewers: which notices an event causes, and sending them.
+
+mod compose;
+
+use chrono::Duration;
+use reviewloop_domain::{
+    Channel, Event, EventType, NewNotice, Notice, NoticeId, NoticeKind, NoticeStatus,
+};
+use reviewloop_ports::{LeasedNotice, Mail, Outgoing, StoreError};
+use serde_json::json;
+
+use crate::error::ServiceError;
+use crate::ports::Ports;
+
+use compose::Links;
+
+/// How long a worker holds a notice: the 15-second SMTP limit and room to
+/// record the outcome.
+const LEASE_SECONDS: i64 = 60;
+
+/// Plans notices from events and sends them.
+#[derive(Clone)]
+pub struct NoticeService {
+    ports: Ports,
+    public_url: String,
+    schedule: Vec<i64>,
+}
+
+impl NoticeService {
+    /// A service whose links start with `public_url` and whose failed
+    /// notices are tried again after the pauses of `schedule` (seconds).
+    pub fn new(ports: Ports, public_url: &str, schedule: Vec<i64>) -> Self {
+        Self {
+            ports,
+            public_url: public_url.trim_end_matches('/').to_owned(),
+            schedule,
+        }
+    }
+
+    fn notice(&self, fields: NewNotice) -> Notice {
+        let now = self.ports.clock.now();
+        Notice::create(NoticeId::new(self.ports.ids.object_id(now)), fields, now)
+    }
+
+    /// The notices `event` causes: for a new request, an email to each
+    /// member whose broadcast entry is waiting for one, and a message to the
+    /// loop's Slack channel if it has one. Other events cause none.
+    pub async fn plan(&self, event: &Event) -> Result<Vec<Notice>, ServiceError> {
+        let (EventType::RequestCreated, Some(request_id)) = (event.event_type, event.request_id)
+        else {
+            return Ok(Vec::new());
+        };
+        let Some(request) = self.ports.requests.request_by_id(&request_id).await? else {
+            return Ok(Vec::new());
+        };
+        let Some(lp) = self.ports.loops.loop_by_id(&request.loop_id).await? else {
+            return Ok(Vec::new());
+        };
+        let links = Links::new(&self.public_url, &request);
+        let about = |channel, recipient_id, to: Option<String>, message| NewNotice {
+            kind: NoticeKind::NewRequest,
+            channel,
+            account_id: request.creator_id,
+            loop_id: Some(lp.id),
+            request_id: Some(request.id),
+            recipient_id,
+            to,
+            message,
+        };
+        let mut notices = Vec::new();
+        if self.ports.email_enabled() {
+            let message = compose::new_request_email(&request, &lp, &links);
+            // An entry with an error already says why its member is not told.
+            for entry in request
+                .broadcasted_to
+                .iter()
+                .filter(|b| !b.notification_sent && b.notification_error.is_none())
+            {
+                notices.push(self.notice(about(
+                    Channel::Email,
+                    Some(entry.user_id),
+                    Some(entry.email.as_str().to_owned()),
+                    message.clone(),
+                )));
+            }
+        }
+        if lp.slack_webhook_url.is_some() {
+            let message = compose::new_request_slack(&request, &lp, &links);
+            notices.push(self.notice(about(Channel::Slack, None, None, message)));
+        }
+        Ok(notices)
+    }
+
+    /// Leases up to `batch` due notices to this worker.
+    pub async fn lease(&self, batch: u32) -> Result<Vec<LeasedNotice>, ServiceError> {
+        let now = self.ports.clock.now();
+        Ok(self
+            .ports
+            .notices
+            .lease_due_notices(now, now + Duration::seconds(LEASE_SECONDS), batch)
+            .await?)
+    }
+
+    /// Makes one attempt at a leased notice and records how it went.
+    pub async fn attempt(&self, leased: LeasedNotice) -> Result<NoticeStatus, ServiceError> {
+        let LeasedNotice {
+            mut notice,
+            leased_until,
+        } = leased;
+        let at = self.ports.clock.now();
+        let outcome = match notice.channel {
+            Channel::Email => self.email(&notice).await,
+            Channel::Slack => self.slack(&notice).await,
+        };
+        // Nothing to send to, or nothing to send with: trying again cannot help.
+        let (error, schedule) = match &outcome {
+            Ok(()) => (None, self.schedule.as_slice()),
+            Err(Attempt::Failed(why)) => (Some(why.as_str()), self.schedule.as_slice()),
+            Err(Attempt::Hopeless(why)) => (Some(why.as_str()), &[][..]),
+        };
+        notice.record_attempt(at, error, schedule, self.ports.ids.jitter());
+        match self
+            .ports
+            .notices
+            .record_notice(&notice, leased_until)
+            .await
+        {
+            // Another worker took it over after the lease ran out.
+            Ok(()) | Err(StoreError::Conflict(_)) => Ok(notice.status),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn email(&self, notice: &Notice) -> Result<(), Attempt> {
+        let Some(mailer) = &self.ports.mailer else {
+            return Err(Attempt::Hopeless("email is not configured".into()));
+        };
+        let Some(to) = &notice.to else {
+            return Err(Attempt::Hopeless("the notice has no address".into()));
+        };
+        mailer
+            .send(&Mail {
+                to: to.clone(),
+                subject: notice.message.subject.clone(),
+                text: notice.message.text.clone(),
+                html: notice.message.html.clone(),
+            })
+            .await
+            .map_err(Attempt::Failed)
+    }
+
+    async fn slack(&self, notice: &Notice) -> Result<(), Attempt> {
+        let lp = match notice.loop_id {
+            Some(id) => self
+                .ports
+                .loops
+                .loop_by_id(&id)
+                .await
+                .map_err(|e| Attempt::Failed(e.to_string()))?,
+            None => None,
+        };
+        // The URL is read now, so a changed or removed one is followed.
+        let Some(url) = lp.and_then(|lp| lp.slack_webhook_url.clone()) else {
+            return Err(Attempt::Hopeless(
+                "the loop no longer posts to Slack".into(),
+            ));
+        };
+        let sent = self
+            .ports
+            .sender
+            .send(&Outgoing {
+                url,
+                headers: vec![("content-type".into(), "application/json".into())],
+                body: json!({ "text": notice.message.text }).to_string(),
+            })
+            .await;
+        if sent.succeeded() {
+            return Ok(());
+        }
+        Err(Attempt::Failed(match (sent.error, sent.status) {
+            (Some(error), _) => format!("Slack could not be reached: {error}"),
+            (None, Some(status)) => format!("Slack answered HTTP {status}"),
+            (None, None) => "Slack did not answer".into(),
+        }))
+    }
+}
+
+/// Why an attempt failed.
+enum Attempt {
+    /// Worth trying again later.
+    Failed(String),
+    /// Never going to work.
+    Hopeless(String),
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,117 @@
+//! What notices say. Request text comes from automations: the HTML part is
+//! escaped by maud and Slack's control characters are escaped by hand.
+
+use maud::html;
+use reviewloop_domain::{Loop, Message, ReviewRequest};
+
+/// Characters of request text an email or Slack message quotes.
+const QUOTED_CHARS: usize = 500;
+
+/// The first lines of `text`, at most [`QUOTED_CHARS`] characters.
+fn excerpt(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().take(8).collect();
+    let joined = lines.join("\n");
+    let mut cut: String = joined.chars().take(QUOTED_CHARS).collect();
+    if cut.len() < text.trim_end().len() {
+        cut.push('…');
+    }
+    cut
+}
+
+/// The subject's summary: the first line, at most 60 characters.
+fn headline(text: &str) -> String {
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let mut cut: String = first.trim().chars().take(60).collect();
+    if first.trim().chars().count() > 60 {
+        cut.push('…');
+    }
+    cut
+}
+
+fn deadline(request: &ReviewRequest) -> String {
+    request.timeout_at.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+/// Links a notice gives: where to answer and where to change preferences.
+pub(crate) struct Links {
+    /// The request's page in the web application.
+    pub review: String,
+    /// The loop's page, where a member chooses what they hear about.
+    pub preferences: String,
+}
+
+impl Links {
+    pub(crate) fn new(public_url: &str, request: &ReviewRequest) -> Self {
+        Self {
+            review: format!("{public_url}/app/requests/{}", request.id),
+            preferences: format!("{public_url}/app/loops/{}", request.loop_id),
+        }
+    }
+}
+
+/// The email telling a member of a new request.
+pub(crate) fn new_request_email(request: &ReviewRequest, lp: &Loop, links: &Links) -> Message {
+    let (loop_name, priority) = (lp.name.as_str(), request.priority.as_str());
+    let quoted = excerpt(&request.request_text);
+    let due = deadline(request);
+    let text = format!(
+        "A new request is waiting in {loop_name}.\n\n\
+         Priority: {priority}\n\
+         Answer by: {due}\n\n\
+         {quoted}\n\n\
+         Review it: {review}\n\n\
+         You get this email as a member of {loop_name}. Choose which requests \
+         you hear about on the loop's page: {preferences}\n",
+        review = links.review,
+        preferences = links.preferences,
+    );
+    let html = html! {
+        p { "A new request is waiting in " strong { (loop_name) } "." }
+        p { "Priority: " strong { (priority) } br; "Answer by: " (due) }
+        blockquote style="white-space: pre-wrap; border-left: 3px solid #ccc; margin: 0; padding-left: 12px" {
+            (quoted)
+        }
+        p { a href=(links.review) { "Review it" } }
+        p style="color: #666; font-size: 13px" {
+            "You get this email as a member of " (loop_name) ". "
+            a href=(links.preferences) { "Choose which requests you hear about" } "."
+        }
+    };
+    Message {
+        subject: format!(
+            "[{loop_name}] New {priority} request: {}",
+            headline(&request.request_text)
+        ),
+        text,
+        html: Some(html.into_string()),
+    }
+}
+
+/// Escapes the three characters Slack reads as markup.
+fn slack_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The Slack message announcing a new request to a loop's channel.
+pub(crate) fn new_request_slack(request: &ReviewRequest, lp: &Loop, links: &Links) -> Message {
+    let quoted: String = excerpt(&request.request_text)
+        .lines()
+        .map(|l| format!("> {}\n", slack_escape(l)))
+        .collect();
+    let subject = format!(
+        "New {} request in {}",
+        request.priority.as_str(),
+        slack_escape(lp.name.as_str())
+    );
+    Message {
+        text: format!(
+            "*{subject}*\n{quoted}Answer by {}\n<{}|Review it>",
+            deadline(request),
+            links.review
+        ),
+        subject,
+        html: None,
+    }
+}

@@ -1,0 +1,231 @@
+use std::sync::{Arc, Mutex};
+
+use reviewloop_domain::{BroadcastEntry, NoticeRecord, Priority, RequestId, ReviewRequest};
+use reviewloop_ports::{MockMailer, SendOutcome};
+
+use super::*;
+use crate::testkit::Kit;
+
+fn loop_with_slack(kit: &Kit, slack: Option<&str>) -> reviewloop_domain::Loop {
+    let mut lp = kit.a_loop(&[2, 3], &[]);
+    lp.set_notifications(Some(slack.map(str::to_owned)), None, kit.now);
+    lp
+}
+
+/// A request of `lp` whose entries say: user 1 waits for an email, user 2
+/// asked for urgent requests only.
+fn request(kit: &Kit, lp: &reviewloop_domain::Loop) -> ReviewRequest {
+    let mut record = crate::requests::tests::a_request(kit).into_record();
+    record.loop_id = lp.id;
+    record.request_text = "Refund <b>order</b> #1042?\nSecond line".into();
+    record.priority = Priority::Medium;
+    record.broadcasted_to = vec![
+        BroadcastEntry {
+            user_id: kit.user_id(1),
+            email: Kit::email(1),
+            role: "member".into(),
+            notification_sent: false,
+            notification_error: None,
+        },
+        BroadcastEntry {
+            user_id: kit.user_id(2),
+            email: Kit::email(2),
+            role: "member".into(),
+            notification_sent: false,
+            notification_error: Some("not notified: urgent only".into()),
+        },
+    ];
+    ReviewRequest::restore(record)
+}
+
+fn created(kit: &Kit, request: &ReviewRequest) -> Event {
+    Event::for_request(
+        reviewloop_domain::EventId::new(kit.oid(90)),
+        EventType::RequestCreated,
+        request,
+        serde_json::Value::Null,
+        kit.now,
+    )
+}
+
+fn service(kit: Kit) -> NoticeService {
+    NoticeService::new(kit.ports(), "https://review.example.com/", vec![10, 60])
+}
+
+#[tokio::test]
+async fn a_new_request_emails_each_waiting_member_and_posts_to_slack() {
+    let mut kit = Kit::new();
+    kit.mailer = Some(MockMailer::new());
+    let lp = loop_with_slack(&kit, Some("https://hooks.slack.example/T1"));
+    let req = request(&kit, &lp);
+    let event = created(&kit, &req);
+    let (found, found_loop) = (req.clone(), lp.clone());
+    kit.requests
+        .expect_request_by_id()
+        .returning(move |_| Ok(Some(found.clone())));
+    kit.loops
+        .expect_loop_by_id()
+        .returning(move |_| Ok(Some(found_loop.clone())));
+    let notices = service(kit).plan(&event).await.unwrap();
+    assert_eq!(
+        notices.len(),
+        2,
+        "one email (user 2 opted out) and one Slack post"
+    );
+    let email = &notices[0];
+    assert_eq!(
+        (email.channel, email.to.as_deref(), email.recipient_id),
+        (
+            Channel::Email,
+            Some("u1@x.io"),
+            Some(req.broadcasted_to[0].user_id)
+        )
+    );
+    let link = format!("https://review.example.com/app/requests/{}", req.id);
+    assert!(email.message.text.contains(&link));
+    assert!(email
+        .message
+        .subject
+        .contains("New medium request: Refund <b>order</b> #1042?"));
+    let html = email.message.html.as_deref().unwrap();
+    assert!(html.contains("Refund &lt;b&gt;order&lt;/b&gt;"), "{html}");
+    assert!(!html.contains("<b>order"));
+    let slack = &notices[1];
+    assert_eq!((slack.channel, slack.to.clone()), (Channel::Slack, None));
+    assert!(slack
+        .message
+        .text
+        .contains("> Refund &lt;b&gt;order&lt;/b&gt; #1042?"));
+    assert!(slack.message.text.contains(&format!("<{link}|Review it>")));
+}
+
+#[tokio::test]
+async fn without_smtp_or_slack_a_new_request_causes_no_notice() {
+    let mut kit = Kit::new();
+    let lp = loop_with_slack(&kit, None);
+    let req = request(&kit, &lp);
+    let event = created(&kit, &req);
+    kit.requests
+        .expect_request_by_id()
+        .returning(move |_| Ok(Some(req.clone())));
+    kit.loops
+        .expect_loop_by_id()
+        .returning(move |_| Ok(Some(lp.clone())));
+    assert!(service(kit).plan(&event).await.unwrap().is_empty());
+}
+
+fn leased(kit: &Kit, channel: Channel, lp: &reviewloop_domain::Loop) -> LeasedNotice {
+    let notice = Notice::create(
+        NoticeId::new(kit.oid(60)),
+        NewNotice {
+            kind: NoticeKind::NewRequest,
+            channel,
+            account_id: kit.user_id(1),
+            loop_id: Some(lp.id),
+            request_id: Some(RequestId::new(kit.oid(50))),
+            recipient_id: Some(kit.user_id(2)),
+            to: Some("u2@x.io".into()),
+            message: reviewloop_domain::Message {
+                subject: "New request".into(),
+                text: "Look".into(),
+                html: Some("<p>Look</p>".into()),
+            },
+        },
+        kit.now,
+    );
+    LeasedNotice {
+        notice,
+        leased_until: kit.now + Duration::seconds(60),
+    }
+}
+
+#[tokio::test]
+async fn a_refused_email_is_retried_with_its_error_and_then_sent() {
+    let mut kit = Kit::new();
+    let lp = loop_with_slack(&kit, None);
+    let mut mailer = MockMailer::new();
+    let mut answers = vec![Ok(()), Err("421 try later".to_owned())];
+    mailer
+        .expect_send()
+        .withf(|m| m.to == "u2@x.io" && m.html.as_deref() == Some("<p>Look</p>"))
+        .times(2)
+        .returning(move |_| answers.pop().unwrap());
+    kit.mailer = Some(mailer);
+    let recorded: Arc<Mutex<Vec<NoticeRecord>>> = Arc::default();
+    let seen = recorded.clone();
+    kit.notices.expect_record_notice().returning(move |n, _| {
+        seen.lock().unwrap().push(n.record().clone());
+        Ok(())
+    });
+    let first = leased(&kit, Channel::Email, &lp);
+    let service = service(kit);
+    assert_eq!(
+        service.attempt(first.clone()).await.unwrap(),
+        NoticeStatus::Pending
+    );
+    let mut again = first;
+    again.notice = Notice::restore(recorded.lock().unwrap()[0].clone());
+    assert_eq!(service.attempt(again).await.unwrap(), NoticeStatus::Sent);
+    let states = recorded.lock().unwrap();
+    assert_eq!(states[0].last_error.as_deref(), Some("421 try later"));
+    assert_eq!(
+        states[0].next_attempt_at,
+        states[0].created_at + Duration::seconds(10)
+    );
+    assert_eq!(
+        (states[1].attempts, states[1].last_error.clone()),
+        (2, None)
+    );
+}
+
+#[tokio::test]
+async fn slack_posts_to_the_loops_current_url_and_gives_up_when_it_is_gone() {
+    let mut kit = Kit::new();
+    let lp = loop_with_slack(&kit, Some("https://hooks.slack.example/NEW"));
+    let mut loops = vec![loop_with_slack(&kit, None), lp.clone()];
+    kit.loops
+        .expect_loop_by_id()
+        .returning(move |_| Ok(loops.pop()));
+    kit.sender
+        .expect_send()
+        .withf(|o| o.url == "https://hooks.slack.example/NEW" && o.body == r#"{"text":"Look"}"#)
+        .times(1)
+        .returning(|_| SendOutcome {
+            status: Some(200),
+            latency_ms: 3,
+            error: None,
+        });
+    let states: Arc<Mutex<Vec<NoticeRecord>>> = Arc::default();
+    let seen = states.clone();
+    kit.notices.expect_record_notice().returning(move |n, _| {
+        seen.lock().unwrap().push(n.record().clone());
+        Ok(())
+    });
+    let service = service(kit);
+    let notice = leased(&Kit::new(), Channel::Slack, &lp);
+    assert_eq!(
+        service.attempt(notice.clone()).await.unwrap(),
+        NoticeStatus::Sent
+    );
+    assert_eq!(
+        service.attempt(notice).await.unwrap(),
+        NoticeStatus::Failed,
+        "no URL any more: trying again cannot help"
+    );
+    assert_eq!(
+        states.lock().unwrap()[1].last_error.as_deref(),
+        Some("the loop no longer posts to Slack")
+    );
+}
+
+#[tokio::test]
+async fn without_smtp_an_email_notice_fails_at_once() {
+    let mut kit = Kit::new();
+    let lp = loop_with_slack(&kit, None);
+    kit.notices.expect_record_notice().returning(|_, _| Ok(()));
+    let notice = leased(&kit, Channel::Email, &lp);
+    assert_eq!(
+        service(kit).attempt(notice).await.unwrap(),
+        NoticeStatus::Failed
+    );
+}

@@ -4,6 +4,7 @@
 
 pub mod people;
 pub mod receiver;
+pub mod smtp;
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering};

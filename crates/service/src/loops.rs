@@ -1,6 +1,6 @@
 //! Loop use cases: creating and changing loops, membership, invite codes.
 
-use reviewloop_domain::review_loop::NewLoop;
+use reviewloop_domain::review_loop::{parse_slack_webhook_url, NewLoop};
 use reviewloop_domain::{
     Email, EventType, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, Member,
     MemberStatus, ObjectId, Permission, UserId, ValidationError,
@@ -52,6 +52,9 @@ pub struct LoopPatch {
     pub description: Option<Option<String>>,
     /// New icon.
     pub icon: Option<String>,
+    /// The Slack incoming webhook that hears of new requests, or
+    /// `Some(None)` (or an empty text) to stop posting there.
+    pub slack_webhook_url: Option<Option<String>>,
 }
 
 /// The outcome of removing a member.
@@ -216,7 +219,7 @@ impl LoopService {
         if patch == LoopPatch::default() {
             return Err(ValidationError::field(
                 "body",
-                "nothing to update: send name, description or icon",
+                "nothing to update: send name, description, icon or slack_webhook_url",
             )
             .into());
         }
@@ -233,11 +236,37 @@ impl LoopService {
             .icon
             .as_deref()
             .and_then(|i| errors.collect(Icon::parse(i)));
+        let slack = match patch.slack_webhook_url {
+            Some(Some(url)) if !url.trim().is_empty() => {
+                match errors.collect(parse_slack_webhook_url(&url)) {
+                    Some(url) => Some(Some(self.checked_slack_url(url).await?)),
+                    None => None,
+                }
+            }
+            Some(_) => Some(None),
+            None => None,
+        };
         errors.into_result()?;
-        lp.change(name, description, icon, self.ports.clock.now());
+        let now = self.ports.clock.now();
+        lp.change(name, description, icon, now);
+        if slack.is_some() {
+            lp.set_notifications(slack, None, now);
+        }
         self.ports.loops.update_loop(&lp).await.map_err(loop_gone)?;
         Ok(lp)
     }
+    /// `url` if the service may post to it: the guard of webhooks keeps
+    /// Slack messages off internal addresses too.
+    async fn checked_slack_url(&self, url: String) -> Result<String, ServiceError> {
+        self.ports.guard.check(&url).await.map_err(|why| {
+            ValidationError::field(
+                "slack_webhook_url",
+                format!("slack_webhook_url is not allowed: {why}"),
+            )
+        })?;
+        Ok(url)
+    }
+
     /// Deletes a loop with its members and requests (creator only). Open
     /// requests refuse the deletion unless `force`, which cancels them first.
     #[tracing::instrument(level = "debug", skip_all)]

@@ -81,6 +81,8 @@ pub(super) struct UpdateLoop {
     #[serde(default, deserialize_with = "present_text")]
     description: Option<Option<String>>,
     icon: Option<String>,
+    #[serde(default, deserialize_with = "present_text")]
+    slack_webhook_url: Option<Option<String>>,
 }
 
 pub(super) async fn update(
@@ -93,6 +95,7 @@ pub(super) async fn update(
         name: body.name,
         description: body.description,
         icon: body.icon,
+        slack_webhook_url: body.slack_webhook_url,
     };
     let lp = state
         .loops

@@ -46,6 +46,8 @@ pub struct LoopView<'a> {
     active_count: usize,
     created_at: &'a DateTime<Utc>,
     updated_at: &'a DateTime<Utc>,
+    /// Whether new requests are posted to Slack; the URL itself is a secret.
+    slack_configured: bool,
 }
 
 impl<'a> LoopView<'a> {
@@ -64,6 +66,7 @@ impl<'a> LoopView<'a> {
             active_count: lp.active_count(),
             created_at: &lp.created_at,
             updated_at: &lp.updated_at,
+            slack_configured: lp.slack_webhook_url.is_some(),
         }
     }
 }

@@ -217,6 +217,11 @@ async fn loop_page(
                 form method="post" action=(action("edit")) {
                     (csrf_field(person.csrf()))
                     (loop_fields(previous, Some(lp)))
+                    label { "Slack incoming webhook"
+                        input type="url" name="slack_webhook_url"
+                            value=(previous.get("slack_webhook_url").or(lp.slack_webhook_url.as_deref()).unwrap_or(""))
+                            placeholder="https://hooks.slack.com/services/…"; }
+                    p.hint { "Each new request is posted there, with a link to answer it. Leave it empty to post nowhere." }
                     button.primary type="submit" { "Save" }
                 }
             }
@@ -284,6 +289,10 @@ pub(crate) async fn act(
                     .map(str::trim)
                     .filter(|i| !i.is_empty())
                     .map(str::to_owned),
+                // Blank stops the posts.
+                slack_webhook_url: f
+                    .get("slack_webhook_url")
+                    .map(|u| Some(u.trim().to_owned())),
             };
             state.loops.update(who, &id, patch).await.map(|_| "saved")
         }

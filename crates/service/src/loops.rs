@@ -239,7 +239,12 @@ impl LoopService {
         let slack = match patch.slack_webhook_url {
             Some(Some(url)) if !url.trim().is_empty() => {
                 match errors.collect(parse_slack_webhook_url(&url)) {
-                    Some(url) => Some(Some(self.checked_slack_url(url).await?)),
+                    Some(url) => {
+                        // The guard of webhooks keeps Slack posts off
+                        // internal addresses too.
+                        self.ports.check_target("slack_webhook_url", &url).await?;
+                        Some(Some(url))
+                    }
                     None => None,
                 }
             }
@@ -249,24 +254,10 @@ impl LoopService {
         errors.into_result()?;
         let now = self.ports.clock.now();
         lp.change(name, description, icon, now);
-        if slack.is_some() {
-            lp.set_notifications(slack, None, now);
-        }
+        lp.set_notifications(slack, None, now);
         self.ports.loops.update_loop(&lp).await.map_err(loop_gone)?;
         Ok(lp)
     }
-    /// `url` if the service may post to it: the guard of webhooks keeps
-    /// Slack messages off internal addresses too.
-    async fn checked_slack_url(&self, url: String) -> Result<String, ServiceError> {
-        self.ports.guard.check(&url).await.map_err(|why| {
-            ValidationError::field(
-                "slack_webhook_url",
-                format!("slack_webhook_url is not allowed: {why}"),
-            )
-        })?;
-        Ok(url)
-    }
-
     /// Deletes a loop with its members and requests (creator only). Open
     /// requests refuse the deletion unless `force`, which cancels them first.
     #[tracing::instrument(level = "debug", skip_all)]

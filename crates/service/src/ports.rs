@@ -57,6 +57,21 @@ pub struct Ports {
 }
 
 impl Ports {
+    /// Refuses a target the service must not call (an internal address,
+    /// unless the operator allows them), naming the `field` it came in.
+    pub(crate) async fn check_target(
+        &self,
+        field: &str,
+        url: &str,
+    ) -> Result<(), reviewloop_domain::ValidationError> {
+        self.guard.check(url).await.map_err(|why| {
+            reviewloop_domain::ValidationError::field(
+                field,
+                format!("{field} is not allowed: {why}"),
+            )
+        })
+    }
+
     /// True when email can be sent.
     pub fn email_enabled(&self) -> bool {
         self.mailer.is_some()

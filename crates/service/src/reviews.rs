@@ -193,12 +193,7 @@ impl ReviewService {
             self.usable_team(caller, team).await?;
         }
         if let Some(url) = &parsed.callback_url {
-            self.ports.guard.check(url).await.map_err(|why| {
-                ValidationError::field(
-                    "callback_url",
-                    format!("callback_url is not allowed: {why}"),
-                )
-            })?;
+            self.ports.check_target("callback_url", url).await?;
         }
         // Every check before the assignees are resolved: resolving may
         // create invitations, which a refused review should not leave.

@@ -73,11 +73,7 @@ impl WebhookService {
 
     async fn checked_url(&self, raw: &str) -> Result<String, ServiceError> {
         let url = parse_target_url(raw)?;
-        self.ports
-            .guard
-            .check(&url)
-            .await
-            .map_err(|why| ValidationError::field("url", format!("url is not allowed: {why}")))?;
+        self.ports.check_target("url", &url).await?;
         Ok(url)
     }
 

@@ -112,13 +112,16 @@ impl NoticeQueue for SqlStore {
         let (now, until) = (to_db_time(now), to_db_time(lease_until));
         self.db
             .write(move |conn| {
-                let free = notices::leased_until
-                    .is_null()
-                    .or(notices::leased_until.lt(now));
+                // Never leased, or the lease has run out.
+                let free = || {
+                    notices::leased_until
+                        .is_null()
+                        .or(notices::leased_until.lt(now))
+                };
                 let due: Vec<NoticeRow> = notices::table
                     .filter(notices::status.eq(NoticeStatus::Pending.as_str()))
                     .filter(notices::next_attempt_at.le(now))
-                    .filter(free)
+                    .filter(free())
                     .order((notices::next_attempt_at.asc(), notices::id.asc()))
                     .limit(i64::from(limit))
                     .select(NoticeRow::as_select())
@@ -131,11 +134,7 @@ impl NoticeQueue for SqlStore {
                         notices::table
                             .find(&row.id)
                             .filter(notices::status.eq(NoticeStatus::Pending.as_str()))
-                            .filter(
-                                notices::leased_until
-                                    .is_null()
-                                    .or(notices::leased_until.lt(now)),
-                            ),
+                            .filter(free()),
                     )
                     .set(notices::leased_until.eq(until))
                     .execute(conn)?;

@@ -118,7 +118,7 @@ pub(crate) mod fixtures {
         InviteCode, Loop, LoopId, Member, ObjectId, Permission, RequestId, RequestInput,
         ReviewRequest, User, UserId, UserRecord,
     };
-    use reviewloop_ports::{AccountStore, LoopStore};
+    use reviewloop_ports::{AccountStore, LoopStore, RequestStore};
     use serde_json::json;
 
     use crate::db::SqlStore;
@@ -226,5 +226,18 @@ pub(crate) mod fixtures {
     pub fn event_for(request: &ReviewRequest, lp: &Loop, n: u8, kind: EventType) -> Event {
         let data = json!({"request": {"id": request.id}, "loop": {"id": lp.id}});
         Event::for_request(EventId::new(oid(n)), kind, request, data, at(0))
+    }
+
+    /// A high request in a loop with members, stored with its
+    /// `request.created` event in the outbox.
+    pub async fn created_request(store: &SqlStore) -> (ReviewRequest, Event) {
+        let lp = loop_with_members(store, 10, "ABCDEF").await;
+        let request = request(&lp, 20, "high", 0);
+        let event = event_for(&request, &lp, 90, EventType::RequestCreated);
+        store
+            .insert_request(&request, std::slice::from_ref(&event))
+            .await
+            .expect("stored");
+        (request, event)
     }
 }

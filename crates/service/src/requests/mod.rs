@@ -185,12 +185,7 @@ impl RequestService {
             .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))?;
         let fields = input.validate()?;
         if let Some(url) = &fields.callback_url {
-            self.ports.guard.check(url).await.map_err(|why| {
-                reviewloop_domain::ValidationError::field(
-                    "callback_url",
-                    format!("callback_url is not allowed: {why}"),
-                )
-            })?;
+            self.ports.check_target("callback_url", url).await?;
         }
         let now = self.ports.clock.now();
         let broadcasts = lp.broadcast_entries(fields.priority, self.ports.email_enabled());

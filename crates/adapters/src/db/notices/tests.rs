@@ -1,21 +1,9 @@
 use chrono::Duration;
-use reviewloop_domain::{Event, EventType, NewNotice, NoticeId, ReviewRequest};
+use reviewloop_domain::{NewNotice, NoticeId, ReviewRequest};
 use reviewloop_ports::{DeliveryQueue, Dispatch, RequestStore};
 
 use super::super::testdb::{fixtures, on_every_backend, TestDb};
 use super::*;
-
-/// A request of a loop with members, stored with its `request.created` event.
-async fn setup(store: &SqlStore) -> (ReviewRequest, Event) {
-    let lp = fixtures::loop_with_members(store, 10, "ABCDEF").await;
-    let request = fixtures::request(&lp, 20, "high", 0);
-    let event = fixtures::event_for(&request, &lp, 90, EventType::RequestCreated);
-    store
-        .insert_request(&request, std::slice::from_ref(&event))
-        .await
-        .unwrap();
-    (request, event)
-}
 
 fn email_to(request: &ReviewRequest, n: u8, entry: usize) -> Notice {
     let member = &request.broadcasted_to[entry];
@@ -41,7 +29,7 @@ fn email_to(request: &ReviewRequest, n: u8, entry: usize) -> Notice {
 
 async fn notices_dispatched_with_their_event_are_leased_once(db: TestDb) {
     let store = db.store();
-    let (request, event) = setup(&store).await;
+    let (request, event) = fixtures::created_request(&store).await;
     let list = vec![email_to(&request, 40, 0), email_to(&request, 41, 1)];
     let dispatch = Dispatch {
         event: event.id,
@@ -91,7 +79,7 @@ async fn notices_dispatched_with_their_event_are_leased_once(db: TestDb) {
 
 async fn recording_a_notice_tells_the_broadcast_entry(db: TestDb) {
     let store = db.store();
-    let (request, _) = setup(&store).await;
+    let (request, _) = fixtures::created_request(&store).await;
     store.enqueue(&[email_to(&request, 40, 0)]).await.unwrap();
     let leased = store
         .lease_due_notices(fixtures::at(1), fixtures::at(61), 10)

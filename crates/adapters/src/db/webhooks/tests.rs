@@ -77,14 +77,8 @@ async fn dispatch_one(
 
 /// A loop, a request, its `request.created` event in the outbox, and a subscription.
 async fn setup(store: &SqlStore) -> (Event, Webhook) {
-    let lp = fixtures::loop_with_members(store, 10, "ABCDEF").await;
-    let request = fixtures::request(&lp, 20, "high", 0);
-    let event = fixtures::event_for(&request, &lp, 90, EventType::RequestCreated);
-    store
-        .insert_request(&request, std::slice::from_ref(&event))
-        .await
-        .unwrap();
-    let hook = webhook(30, lp.creator_id);
+    let (request, event) = fixtures::created_request(store).await;
+    let hook = webhook(30, request.creator_id);
     store.insert_webhook(&hook).await.unwrap();
     (event, hook)
 }

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use crate::error::{TransitionError, ValidationError};
 use crate::id::{LoopId, UserId};
 use crate::member::{Member, MemberStatus};
-use crate::request::{BroadcastEntry, Priority};
+use crate::request::{BroadcastEntry, Priority, ReviewRequest};
 use crate::text::{char_len, check_line, check_prose};
 
 /// What a broadcast entry says when the service has no SMTP server.
@@ -350,6 +350,26 @@ impl Loop {
             .collect()
     }
 
+    /// Who is reminded of `request`, still open near its deadline: the
+    /// reviewer holding it, or, while nobody does, every active member it
+    /// went to; in both cases only members who want to hear of requests of
+    /// its priority.
+    pub fn to_remind<'a>(&'a self, request: &ReviewRequest) -> Vec<&'a Member> {
+        let wanted = |m: &&Member| m.notify.wants(request.priority);
+        match request.claimed_by {
+            Some(holder) => self
+                .active_members()
+                .filter(|m| m.user_id == holder)
+                .filter(wanted)
+                .collect(),
+            None => self
+                .active_members()
+                .filter(|m| request.was_broadcast_to(&m.user_id))
+                .filter(wanted)
+                .collect(),
+        }
+    }
+
     /// Number of members, active and pending.
     pub fn member_count(&self) -> usize {
         self.members.len()
@@ -528,5 +548,60 @@ mod tests {
             told(Priority::Critical, false),
             [(false, unconfigured.clone()), (false, unconfigured)]
         );
+    }
+
+    #[test]
+    fn reminders_go_to_the_holder_or_to_everyone_it_reached_who_wants_them() {
+        let mut lp = sample_loop();
+        for (n, level) in [
+            (2, NotifyLevel::All),
+            (3, NotifyLevel::Urgent),
+            (4, NotifyLevel::Off),
+        ] {
+            let mut m = Member::joined(
+                lp.id,
+                user(n),
+                Email::parse(&format!("u{n}@x.io")).unwrap(),
+                now(),
+            );
+            m.set_notify(level);
+            lp.put_member(m).unwrap();
+        }
+        let late = Member::joined(lp.id, user(5), Email::parse("late@x.io").unwrap(), now());
+        let entries = lp.broadcast_entries(Priority::Medium, true);
+        lp.put_member(late).unwrap();
+        let input = crate::request::RequestInput {
+            request_text: Some("Ship it?".into()),
+            content_type: Some("markdown".into()),
+            response_type: Some("boolean".into()),
+            priority: Some("medium".into()),
+            processing_type: Some("time-sensitive".into()),
+            timeout_seconds: Some(serde_json::json!(60)),
+            ..Default::default()
+        };
+        let mut request = ReviewRequest::create(
+            crate::RequestId::new(ObjectId::from_parts(1, [7; 8])),
+            lp.id,
+            user(1),
+            None,
+            input.validate().unwrap(),
+            entries,
+            now(),
+        );
+        let names =
+            |members: Vec<&Member>| -> Vec<UserId> { members.iter().map(|m| m.user_id).collect() };
+        assert_eq!(
+            names(lp.to_remind(&request)),
+            [user(1), user(2)],
+            "not the urgent-only or silent members, nor one who joined after"
+        );
+        request.claim(user(4), now()).unwrap();
+        assert!(
+            lp.to_remind(&request).is_empty(),
+            "the holder asked for silence"
+        );
+        request.release(user(4), now()).unwrap();
+        request.claim(user(2), now()).unwrap();
+        assert_eq!(names(lp.to_remind(&request)), [user(2)]);
     }
 }

@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use reviewloop_domain::{LoopId, Notice};
+use reviewloop_domain::{LoopId, Notice, RequestId, ReviewRequest};
 
 use crate::StoreError;
 
@@ -59,6 +59,22 @@ pub trait NoticeQueue: Send + Sync {
         notice: &Notice,
         leased_until: DateTime<Utc>,
     ) -> Result<(), StoreError>;
+    /// Open requests whose reminder fell due by `now` and was not handled
+    /// yet, with their broadcast entries, soonest first.
+    async fn requests_to_remind(
+        &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<ReviewRequest>, StoreError>;
+    /// Marks the reminder of `request` handled at `at` and queues its
+    /// `notices`, in one transaction; `false` (and nothing written) when
+    /// it was handled already.
+    async fn record_reminder(
+        &self,
+        request: &RequestId,
+        at: DateTime<Utc>,
+        notices: &[Notice],
+    ) -> Result<bool, StoreError>;
     /// A loop's latest notices, newest first.
     async fn notices_of_loop(&self, id: &LoopId, limit: u32) -> Result<Vec<Notice>, StoreError>;
 }

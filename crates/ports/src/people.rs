@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use reviewloop_domain::{User, UserId};
+use reviewloop_domain::{Notice, User, UserId};
 
 use crate::StoreError;
 
@@ -49,12 +49,15 @@ pub trait PeopleStore: Send + Sync {
     ) -> Result<(), StoreError>;
     /// Ends a session (nothing happens when there is none).
     async fn delete_session(&self, token_hash: &str) -> Result<(), StoreError>;
-    /// Adds a one-time link that lets its holder set the account's password.
+    /// Adds a one-time link that lets its holder set the account's
+    /// password, with the notices that carry it (queued in the same
+    /// transaction).
     async fn insert_password_token(
         &self,
         token_hash: &str,
         user: &UserId,
         expires_at: DateTime<Utc>,
+        notices: &[Notice],
     ) -> Result<(), StoreError>;
     /// The account of an unexpired password link, without using it up.
     async fn password_token(

@@ -4,8 +4,8 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use reviewloop_domain::{
-    ApiKey, ApiKeyId, Email, Event, InviteCode, Loop, LoopId, Member, MemberStatus, Priority,
-    RequestId, RequestStatus, ReviewRequest, User, UserId,
+    ApiKey, ApiKeyId, Email, Event, InviteCode, Loop, LoopId, Member, MemberStatus, Notice,
+    Priority, RequestId, RequestStatus, ReviewRequest, User, UserId,
 };
 
 use crate::StoreError;
@@ -80,12 +80,14 @@ pub trait LoopStore: Send + Sync {
     /// Writes a membership if the stored one is still as it was read:
     /// `previous` is its status then, `None` for a membership that did not
     /// exist. `Conflict` when someone changed it meanwhile, `NotFound` when
-    /// the loop is gone.
+    /// the loop is gone. `notices` (an invitation's email) are queued in
+    /// the same transaction.
     async fn save_member(
         &self,
         member: &Member,
         previous: Option<MemberStatus>,
         events: &[Event],
+        notices: &[Notice],
     ) -> Result<(), StoreError>;
 }
 

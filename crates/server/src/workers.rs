@@ -223,13 +223,33 @@ pub(crate) async fn deliver_events(
 const NOTICES_IN_FLIGHT: usize = 8;
 /// Pause between passes when there is nothing to send.
 const NOTICE_TICK: Duration = Duration::from_millis(250);
+/// How often requests are checked for due reminders.
+const REMIND_EVERY: Duration = Duration::from_secs(1);
+/// Requests handled per reminder transaction.
+const REMIND_BATCH: u32 = 200;
 
 /// Sends every due notice, a few at a time, until told to stop. A notice
 /// cut off by the stop keeps its lease until it runs out; then this or
 /// another instance sends it, so none is lost.
 pub(crate) async fn send_notices(notices: NoticeService, mut stop: watch::Receiver<bool>) {
     let slots = Arc::new(Semaphore::new(NOTICES_IN_FLIGHT));
+    let mut reminded = tokio::time::Instant::now() - REMIND_EVERY;
     loop {
+        // Reminders become notices here, then go out with the rest.
+        if reminded.elapsed() >= REMIND_EVERY {
+            reminded = tokio::time::Instant::now();
+            loop {
+                match notices.remind(REMIND_BATCH).await {
+                    // A full batch: more may be due.
+                    Ok(handled) if handled == REMIND_BATCH as usize => continue,
+                    Ok(_) => break,
+                    Err(error) => {
+                        tracing::warn!(%error, "planning reminders failed; retrying");
+                        break;
+                    }
+                }
+            }
+        }
         let free = u32::try_from(slots.available_permits()).unwrap_or(u32::MAX);
         let mut busy = false;
         if free > 0 {

@@ -3,12 +3,13 @@
 use reviewloop_domain::review_loop::{parse_slack_webhook_url, NewLoop};
 use reviewloop_domain::{
     Email, EventType, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, Member,
-    MemberStatus, ObjectId, Permission, UserId, ValidationError,
+    MemberStatus, NotifyLevel, ObjectId, Permission, UserId, ValidationError,
 };
 use reviewloop_ports::StoreError;
 
 use crate::accounts::find_or_create_user;
 use crate::error::{messages, ServiceError};
+use crate::notices;
 use crate::ports::Ports;
 use crate::principal::Principal;
 use crate::wire;
@@ -55,6 +56,9 @@ pub struct LoopPatch {
     /// The Slack incoming webhook that hears of new requests, or
     /// `Some(None)` (or an empty text) to stop posting there.
     pub slack_webhook_url: Option<Option<String>>,
+    /// Whether members are reminded of requests with a quarter of their
+    /// time left.
+    pub reminders: Option<bool>,
 }
 
 /// The outcome of removing a member.
@@ -219,7 +223,7 @@ impl LoopService {
         if patch == LoopPatch::default() {
             return Err(ValidationError::field(
                 "body",
-                "nothing to update: send name, description, icon or slack_webhook_url",
+                "nothing to update: send name, description, icon, slack_webhook_url or reminders",
             )
             .into());
         }
@@ -254,7 +258,7 @@ impl LoopService {
         errors.into_result()?;
         let now = self.ports.clock.now();
         lp.change(name, description, icon, now);
-        lp.set_notifications(slack, None, now);
+        lp.set_notifications(slack, patch.reminders, now);
         self.ports.loops.update_loop(&lp).await.map_err(loop_gone)?;
         Ok(lp)
     }
@@ -351,7 +355,7 @@ impl LoopService {
             match self
                 .ports
                 .loops
-                .save_member(&member, Some(previous), &[event])
+                .save_member(&member, Some(previous), &[event], &[])
                 .await
             {
                 Ok(()) => {
@@ -425,7 +429,7 @@ impl LoopService {
             match self
                 .ports
                 .loops
-                .save_member(&member, previous, &[event])
+                .save_member(&member, previous, &[event], &[])
                 .await
             {
                 Ok(()) => {
@@ -477,7 +481,61 @@ impl LoopService {
                 }
                 None => Member::invited(lp.id, user.id, user.email.clone(), now),
             };
-            match self.ports.loops.save_member(&member, previous, &[]).await {
+            // The email is queued with the membership, so neither exists
+            // without the other.
+            let email = notices::invitation(
+                &self.ports,
+                &lp,
+                &member,
+                caller,
+                &self.join_url(&lp.invite_code),
+            );
+            match self
+                .ports
+                .loops
+                .save_member(&member, previous, &[], email.as_slice())
+                .await
+            {
+                Ok(()) => return Ok(member),
+                Err(StoreError::Conflict(_)) => continue,
+                Err(e) => return Err(loop_gone(e)),
+            }
+        }
+        Err(busy())
+    }
+
+    /// Sets which of the loop's requests the caller hears about. Only an
+    /// active member has a say; it is their own choice, nobody else's.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn set_notify(
+        &self,
+        caller: &Principal,
+        id: &LoopId,
+        level: Option<&str>,
+    ) -> Result<Member, ServiceError> {
+        caller.require(Permission::LoopsWrite)?;
+        let level = level.ok_or_else(|| {
+            ValidationError::field("notify", "notify is required: all, urgent or none")
+        })?;
+        let level = NotifyLevel::parse(level)?;
+        for _ in 0..WRITE_ATTEMPTS {
+            let lp = self.visible_loop(caller, id).await?;
+            let mut member = lp
+                .member(&caller.user_id)
+                .filter(|m| m.status == MemberStatus::Active)
+                .cloned()
+                .ok_or(ServiceError::NotFound(messages::MEMBER_NOT_FOUND))?;
+            if member.notify == level {
+                return Ok(member);
+            }
+            member.set_notify(level);
+            let status = member.status;
+            match self
+                .ports
+                .loops
+                .save_member(&member, Some(status), &[], &[])
+                .await
+            {
                 Ok(()) => return Ok(member),
                 Err(StoreError::Conflict(_)) => continue,
                 Err(e) => return Err(loop_gone(e)),

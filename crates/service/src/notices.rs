@@ -2,15 +2,19 @@
 
 mod compose;
 
+use std::collections::HashMap;
+
 use chrono::Duration;
 use reviewloop_domain::{
-    Channel, Event, EventType, NewNotice, Notice, NoticeId, NoticeKind, NoticeStatus,
+    Channel, Event, EventType, Loop, LoopId, Member, NewNotice, Notice, NoticeId, NoticeKind,
+    NoticeStatus, User,
 };
 use reviewloop_ports::{LeasedNotice, Mail, Outgoing, StoreError};
 use serde_json::json;
 
 use crate::error::ServiceError;
 use crate::ports::Ports;
+use crate::principal::Principal;
 
 use compose::Links;
 
@@ -38,8 +42,7 @@ impl NoticeService {
     }
 
     fn notice(&self, fields: NewNotice) -> Notice {
-        let now = self.ports.clock.now();
-        Notice::create(NoticeId::new(self.ports.ids.object_id(now)), fields, now)
+        new_notice(&self.ports, fields)
     }
 
     /// The notices `event` causes: for a new request, an email to each
@@ -89,6 +92,55 @@ impl NoticeService {
             notices.push(self.notice(about(Channel::Slack, None, None, message)));
         }
         Ok(notices)
+    }
+
+    /// Handles up to `batch` requests whose reminder fell due: in a loop
+    /// with reminders on, each member who should hear of it gets one email;
+    /// either way the request is marked, so it is never looked at again.
+    /// Answers how many requests it handled.
+    pub async fn remind(&self, batch: u32) -> Result<usize, ServiceError> {
+        let now = self.ports.clock.now();
+        let due = self.ports.notices.requests_to_remind(now, batch).await?;
+        let handled = due.len();
+        let mut loops: HashMap<LoopId, Option<Loop>> = HashMap::new();
+        for request in due {
+            let lp = match loops.get(&request.loop_id) {
+                Some(lp) => lp.clone(),
+                None => {
+                    let lp = self.ports.loops.loop_by_id(&request.loop_id).await?;
+                    loops.insert(request.loop_id, lp.clone());
+                    lp
+                }
+            };
+            let notices = match &lp {
+                Some(lp) if lp.reminders && self.ports.email_enabled() => {
+                    let links = Links::new(&self.public_url, &request);
+                    let message = compose::reminder_email(&request, lp, &links);
+                    lp.to_remind(&request)
+                        .into_iter()
+                        .map(|member| {
+                            self.notice(NewNotice {
+                                kind: NoticeKind::Reminder,
+                                channel: Channel::Email,
+                                account_id: request.creator_id,
+                                loop_id: Some(lp.id),
+                                request_id: Some(request.id),
+                                recipient_id: Some(member.user_id),
+                                to: Some(member.email.as_str().to_owned()),
+                                message: message.clone(),
+                            })
+                        })
+                        .collect()
+                }
+                _ => Vec::new(),
+            };
+            // False when another instance handled it first: fine.
+            self.ports
+                .notices
+                .record_reminder(&request.id, now, &notices)
+                .await?;
+        }
+        Ok(handled)
     }
 
     /// Leases up to `batch` due notices to this worker.
@@ -183,6 +235,63 @@ impl NoticeService {
             (None, None) => "Slack did not answer".into(),
         }))
     }
+}
+
+/// A notice made now, under a fresh id.
+fn new_notice(ports: &Ports, fields: NewNotice) -> Notice {
+    let now = ports.clock.now();
+    Notice::create(NoticeId::new(ports.ids.object_id(now)), fields, now)
+}
+
+/// The email inviting a pending `member` of `lp`, sent in the name of
+/// `inviter`; none when the server sends no email.
+pub(crate) fn invitation(
+    ports: &Ports,
+    lp: &Loop,
+    member: &Member,
+    inviter: &Principal,
+    join_url: &str,
+) -> Option<Notice> {
+    ports.email_enabled().then(|| {
+        new_notice(
+            ports,
+            NewNotice {
+                kind: NoticeKind::Invitation,
+                channel: Channel::Email,
+                account_id: inviter.user_id,
+                loop_id: Some(lp.id),
+                request_id: None,
+                recipient_id: Some(member.user_id),
+                to: Some(member.email.as_str().to_owned()),
+                message: compose::invitation_email(lp, inviter.email.as_str(), join_url),
+            },
+        )
+    })
+}
+
+/// The email carrying a password link to `user`; none when the server
+/// sends no email.
+pub(crate) fn password_reset(
+    ports: &Ports,
+    user: &User,
+    reset_url: &str,
+    valid_hours: i64,
+) -> Option<Notice> {
+    ports.email_enabled().then(|| {
+        new_notice(
+            ports,
+            NewNotice {
+                kind: NoticeKind::PasswordReset,
+                channel: Channel::Email,
+                account_id: user.id,
+                loop_id: None,
+                request_id: None,
+                recipient_id: Some(user.id),
+                to: Some(user.email.as_str().to_owned()),
+                message: compose::password_reset_email(reset_url, valid_hours),
+            },
+        )
+    })
 }
 
 /// Why an attempt failed.

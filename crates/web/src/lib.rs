@@ -52,6 +52,12 @@ pub fn mount(cfg: &mut web::ServiceConfig, state: WebState) {
                 .post(pages::auth::signup),
         )
         .service(
+            web::resource("/forgot")
+                .wrap(pages())
+                .get(pages::auth::forgot_page)
+                .post(pages::auth::forgot),
+        )
+        .service(
             web::resource("/setup/{token}")
                 .wrap(pages())
                 .get(pages::auth::setup_page)

@@ -36,6 +36,9 @@ pub struct WebState {
     pub(crate) secure_cookies: bool,
     pub(crate) client_address: ClientAddress,
     pub(crate) public_gate: PublicGate,
+    /// Whether an SMTP server is set up, so pages can say where
+    /// notifications and password links go.
+    pub(crate) email_enabled: bool,
 }
 
 impl WebState {
@@ -44,6 +47,7 @@ impl WebState {
     pub fn new(ports: Ports, public_url: &str, signup: SignupPolicy, keys: Arc<KeyCache>) -> Self {
         let public_url = public_url.trim_end_matches('/').to_owned();
         Self {
+            email_enabled: ports.email_enabled(),
             people: PeopleService::new(ports.clone(), &public_url, signup),
             loops: LoopService::new(ports.clone(), &public_url),
             accounts: AccountService::new(ports.clone()).forgetting_revoked_keys_in(keys),

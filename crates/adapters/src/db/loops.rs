@@ -9,7 +9,7 @@ use diesel::prelude::*;
 use diesel::sql_types::Bool;
 use reviewloop_domain::{
     Event, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, LoopRecord, Member,
-    MemberStatus, UserId,
+    MemberStatus, Notice, UserId,
 };
 use reviewloop_ports::{LoopStore, StoreError};
 
@@ -265,9 +265,11 @@ impl LoopStore for SqlStore {
         member: &Member,
         previous: Option<MemberStatus>,
         events: &[Event],
+        notices: &[Notice],
     ) -> Result<(), StoreError> {
         let row = MemberRow::from_domain(member);
         let events = events.to_vec();
+        let notices = notices.to_vec();
         self.db
             .write(move |conn| {
                 match previous {
@@ -290,7 +292,8 @@ impl LoopStore for SqlStore {
                         }
                     }
                 }
-                outbox::append(conn, &events)
+                outbox::append(conn, &events)?;
+                super::notices::append(conn, &notices)
             })
             .await
     }

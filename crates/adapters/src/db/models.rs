@@ -244,6 +244,12 @@ pub(crate) struct RequestRow {
     pub updated_at: NaiveDateTime,
     #[diesel(skip_update)]
     pub version: i64,
+    /// Written from the domain's rule, so the reminder pass finds due
+    /// requests by index.
+    pub remind_at: Option<NaiveDateTime>,
+    /// Set only by the reminder pass, which never rewrites the request.
+    #[diesel(skip_update)]
+    pub reminded_at: Option<NaiveDateTime>,
 }
 
 fn enum_value<T>(
@@ -293,6 +299,8 @@ impl RequestRow {
             created_at: to_db_time(r.created_at),
             updated_at: to_db_time(r.updated_at),
             version: r.version,
+            remind_at: Some(to_db_time(r.remind_at())),
+            reminded_at: None,
         }
     }
 

@@ -2,12 +2,19 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDateTime, Utc};
+use diesel::dsl::sql;
 use diesel::prelude::*;
-use reviewloop_domain::{Channel, LoopId, Message, Notice, NoticeKind, NoticeRecord, NoticeStatus};
+use diesel::sql_types::Bool;
+use reviewloop_domain::{
+    Channel, LoopId, Message, Notice, NoticeKind, NoticeRecord, NoticeStatus, RequestId,
+    ReviewRequest,
+};
 use reviewloop_ports::{LeasedNotice, NoticeQueue, StoreError};
 
 use super::convert::{corrupt, from_db_time, parse, parse_opt, to_db_time};
-use super::schema::{notices, request_broadcasts};
+use super::models::RequestRow;
+use super::requests::{with_broadcasts, OPEN_CONDITION};
+use super::schema::{notices, request_broadcasts, requests};
 use super::{Conn, DbError, SqlStore};
 
 #[derive(Queryable, Selectable, Insertable)]
@@ -98,6 +105,55 @@ pub(crate) fn append(conn: &mut Conn, list: &[Notice]) -> Result<(), DbError> {
 
 #[async_trait]
 impl NoticeQueue for SqlStore {
+    async fn requests_to_remind(
+        &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<ReviewRequest>, StoreError> {
+        let now = to_db_time(now);
+        self.db
+            .run(move |conn| {
+                // Through `requests_to_remind`: its condition is repeated here.
+                let rows = requests::table
+                    .filter(requests::reminded_at.is_null())
+                    .filter(sql::<Bool>(OPEN_CONDITION))
+                    .filter(requests::remind_at.le(now))
+                    .filter(requests::timeout_at.gt(now))
+                    .order((requests::remind_at.asc(), requests::id.asc()))
+                    .limit(i64::from(limit))
+                    .select(RequestRow::as_select())
+                    .load(conn)?;
+                with_broadcasts(conn, rows)
+            })
+            .await
+    }
+
+    async fn record_reminder(
+        &self,
+        request: &RequestId,
+        at: DateTime<Utc>,
+        list: &[Notice],
+    ) -> Result<bool, StoreError> {
+        let (id, at) = (request.to_string(), to_db_time(at));
+        let list = list.to_vec();
+        self.db
+            .write(move |conn| {
+                let marked = diesel::update(
+                    requests::table
+                        .find(&id)
+                        .filter(requests::reminded_at.is_null()),
+                )
+                .set(requests::reminded_at.eq(at))
+                .execute(conn)?;
+                if marked == 0 {
+                    return Ok(false);
+                }
+                append(conn, &list)?;
+                Ok(true)
+            })
+            .await
+    }
+
     async fn enqueue(&self, list: &[Notice]) -> Result<(), StoreError> {
         let list = list.to_vec();
         self.db.write(move |conn| append(conn, &list)).await

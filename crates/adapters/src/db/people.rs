@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use reviewloop_domain::{User, UserId};
+use reviewloop_domain::{Notice, User, UserId};
 use reviewloop_ports::{PeopleStore, Session, StoreError};
 
 use super::convert::{from_db_time, parse, to_db_time};
@@ -145,7 +145,9 @@ impl PeopleStore for SqlStore {
         token_hash: &str,
         user: &UserId,
         expires_at: DateTime<Utc>,
+        notices: &[Notice],
     ) -> Result<(), StoreError> {
+        let notices = notices.to_vec();
         let values = (
             password_tokens::token_hash.eq(token_hash.to_owned()),
             password_tokens::user_id.eq(user.to_string()),
@@ -156,7 +158,7 @@ impl PeopleStore for SqlStore {
                 diesel::insert_into(password_tokens::table)
                     .values(values)
                     .execute(conn)?;
-                Ok(())
+                super::notices::append(conn, &notices)
             })
             .await
     }

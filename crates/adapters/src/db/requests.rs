@@ -72,7 +72,10 @@ fn write_if_unchanged(
 }
 
 /// Attaches each request's broadcast entries, in the order they were sent.
-fn with_broadcasts(conn: &mut Conn, rows: Vec<RequestRow>) -> Result<Vec<ReviewRequest>, DbError> {
+pub(super) fn with_broadcasts(
+    conn: &mut Conn,
+    rows: Vec<RequestRow>,
+) -> Result<Vec<ReviewRequest>, DbError> {
     let entries = match rows.as_slice() {
         [] => Vec::new(),
         // One request (the common case): `=` keeps the statement the same

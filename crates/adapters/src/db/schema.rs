@@ -130,6 +130,8 @@ diesel::table! {
         created_at -> Timestamp,
         updated_at -> Timestamp,
         version -> BigInt,
+        remind_at -> Nullable<Timestamp>,
+        reminded_at -> Nullable<Timestamp>,
     }
 }
 

@@ -172,6 +172,13 @@ impl ReviewRequest {
         Ok(())
     }
 
+    /// When a reminder is due: with a quarter of the time between creation
+    /// and the timeout left. A changed timeout moves it.
+    pub fn remind_at(&self) -> DateTime<Utc> {
+        let span = self.timeout_at - self.created_at;
+        self.timeout_at - span / 4
+    }
+
     /// True when the request is open and its timeout has passed.
     pub fn is_due(&self, now: DateTime<Utc>) -> bool {
         self.status.is_open() && self.timeout_at <= now

@@ -83,6 +83,7 @@ pub(super) struct UpdateLoop {
     icon: Option<String>,
     #[serde(default, deserialize_with = "present_text")]
     slack_webhook_url: Option<Option<String>>,
+    reminders: Option<bool>,
 }
 
 pub(super) async fn update(
@@ -96,6 +97,7 @@ pub(super) async fn update(
         description: body.description,
         icon: body.icon,
         slack_webhook_url: body.slack_webhook_url,
+        reminders: body.reminders,
     };
     let lp = state
         .loops

@@ -60,6 +60,30 @@ pub(super) async fn invite(
     ))
 }
 
+#[derive(Deserialize)]
+pub(super) struct Notifications {
+    notify: Option<String>,
+}
+
+/// `PUT /loops/{id}/notifications`: which requests the caller hears about.
+pub(super) async fn notifications(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+    Body(body, _): Body<Notifications>,
+) -> Result {
+    let loop_id = id::<LoopId>(&path)?;
+    let member = state
+        .loops
+        .set_notify(&caller.principal, &loop_id, body.notify.as_deref())
+        .await?;
+    Ok(ok(
+        StatusCode::OK,
+        "Notification preference saved",
+        json!({"loop_id": loop_id, "member": MemberView::of(&member)}),
+    ))
+}
+
 pub(super) async fn remove(
     state: web::Data<AppState>,
     caller: Caller,

@@ -102,6 +102,7 @@ fn operations(cfg: &mut web::ServiceConfig) {
                 .post(members::invite),
         )
         .service(web::resource("/loops/{id}/members/{user_id}").delete(members::remove))
+        .service(web::resource("/loops/{id}/notifications").put(members::notifications))
         .service(web::resource("/loops/{id}/invite-code").post(members::new_invite_code))
         .service(
             web::resource("/loops/{id}/requests")

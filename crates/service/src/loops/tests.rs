@@ -243,14 +243,14 @@ async fn member_removal_rules() {
     let removed = kit.user_id(3);
     kit.loops
         .expect_save_member()
-        .withf(move |m, _, events| {
+        .withf(move |m, _, events, _| {
             m.user_id == removed
                 && m.status == MemberStatus::Removed
                 && events.len() == 1
                 && events[0].event_type == EventType::LoopMemberLeft
         })
         .times(1)
-        .returning(|_, _, _| Ok(()));
+        .returning(|_, _, _, _| Ok(()));
     // User 3 holds a claim in the loop; removing it gives the request back.
     let mut claimed = crate::requests::tests::a_request(&kit);
     claimed.claim(kit.user_id(3), kit.now).unwrap();
@@ -300,11 +300,11 @@ async fn joining_activates_a_pending_member_once() {
         .returning(move |_, _| Ok(Some(pending.clone())));
     kit.loops
         .expect_save_member()
-        .withf(|m, _, events| {
+        .withf(|m, _, events, _| {
             m.status == MemberStatus::Active && events[0].event_type == EventType::LoopMemberJoined
         })
         .times(1)
-        .returning(|_, _, _| Ok(()));
+        .returning(|_, _, _, _| Ok(()));
     let caller = kit.principal(2);
     let (lp, member) = service(kit).join(&caller, " abcdef ").await.unwrap();
     assert_eq!(member.status, MemberStatus::Active);
@@ -362,9 +362,9 @@ async fn invite_creates_a_pending_member_and_refuses_active_ones() {
         .returning(move |_, u| Ok((u == &active_member.user_id).then(|| active_member.clone())));
     kit.loops
         .expect_save_member()
-        .withf(|m, _, _| m.status == MemberStatus::Pending && m.email.as_str() == "new@x.io")
+        .withf(|m, _, _, _| m.status == MemberStatus::Pending && m.email.as_str() == "new@x.io")
         .times(1)
-        .returning(|_, _, _| Ok(()));
+        .returning(|_, _, _, _| Ok(()));
     let caller = kit.principal(1);
     let svc = service(kit);
     let member = svc.invite(&caller, &id, Some("New@x.io")).await.unwrap();
@@ -450,4 +450,79 @@ async fn a_retry_under_an_idempotency_id_answers_the_loop_it_already_created() {
         "Reviewers",
         "the first loop, not a second one"
     );
+}
+
+#[tokio::test]
+async fn an_invitation_is_emailed_with_the_join_link_in_the_same_write() {
+    let mut kit = Kit::new();
+    kit.mailer = Some(reviewloop_ports::MockMailer::new());
+    let lp = kit.a_loop(&[], &[]);
+    let id = lp.id;
+    with_loop(&mut kit, lp);
+    kit.accounts.expect_user_by_email().returning(|_| Ok(None));
+    kit.accounts.expect_insert_user().returning(|_| Ok(()));
+    kit.loops.expect_member().returning(|_, _| Ok(None));
+    kit.loops
+        .expect_save_member()
+        .withf(|m, previous, _, notices| {
+            let [email] = notices else { return false };
+            previous.is_none()
+                && email.kind == reviewloop_domain::NoticeKind::Invitation
+                && email.to.as_deref() == Some("new@x.io")
+                && email.recipient_id == Some(m.user_id)
+                && email.message.subject == "You are invited to review in Reviewers"
+                && email
+                    .message
+                    .text
+                    .contains("u1@x.io invited you to review requests in Reviewers")
+                && email
+                    .message
+                    .text
+                    .contains("Join the loop: https://review.example.com/join/")
+        })
+        .times(1)
+        .returning(|_, _, _, _| Ok(()));
+    let caller = kit.principal(1);
+    service(kit)
+        .invite(&caller, &id, Some("new@x.io"))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn only_an_active_member_sets_their_own_notifications() {
+    let mut kit = Kit::new();
+    let lp = kit.a_loop(&[2], &[3]);
+    let id = lp.id;
+    with_loop(&mut kit, lp);
+    kit.loops
+        .expect_save_member()
+        .withf(|m, previous, events, notices| {
+            m.notify == reviewloop_domain::NotifyLevel::Urgent
+                && *previous == Some(MemberStatus::Active)
+                && events.is_empty()
+                && notices.is_empty()
+        })
+        .times(1)
+        .returning(|_, _, _, _| Ok(()));
+    let (member, pending, stranger) = (kit.principal(2), kit.principal(3), kit.principal(9));
+    let svc = service(kit);
+    let saved = svc.set_notify(&member, &id, Some("urgent")).await.unwrap();
+    assert_eq!(saved.user_id, member.user_id);
+    match svc.set_notify(&member, &id, Some("sometimes")).await {
+        Err(ServiceError::Invalid(e)) => {
+            assert_eq!(e.to_string(), "notify must be one of all, urgent, none")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        svc.set_notify(&member, &id, None).await,
+        Err(ServiceError::Invalid(_))
+    ));
+    for outsider in [&pending, &stranger] {
+        assert!(matches!(
+            svc.set_notify(outsider, &id, Some("none")).await,
+            Err(ServiceError::NotFound(_))
+        ));
+    }
 }

@@ -115,3 +115,92 @@ pub(crate) fn new_request_slack(request: &ReviewRequest, lp: &Loop, links: &Link
         html: None,
     }
 }
+
+/// The email inviting someone to review in a loop.
+pub(crate) fn invitation_email(lp: &Loop, inviter: &str, join_url: &str) -> Message {
+    let loop_name = lp.name.as_str();
+    let text = format!(
+        "{inviter} invited you to review requests in {loop_name} on reviewloop.\n\n\
+         Join the loop: {join_url}\n\n\
+         If you have no account yet, the link lets you make one with this \
+         email address. If you did not expect this, ignore this email.\n"
+    );
+    let html = html! {
+        p { (inviter) " invited you to review requests in " strong { (loop_name) } " on reviewloop." }
+        p { a href=(join_url) { "Join the loop" } }
+        p style="color: #666; font-size: 13px" {
+            "If you have no account yet, the link lets you make one with this email address. "
+            "If you did not expect this, ignore this email."
+        }
+    };
+    Message {
+        subject: format!("You are invited to review in {loop_name}"),
+        text,
+        html: Some(html.into_string()),
+    }
+}
+
+/// The email with a link to set a new password.
+pub(crate) fn password_reset_email(reset_url: &str, valid_hours: i64) -> Message {
+    let text = format!(
+        "Someone asked to reset the password of your reviewloop account.\n\n\
+         Set a new password: {reset_url}\n\n\
+         The link works once, for {valid_hours} hours. If you did not ask, \
+         ignore this email: your password stays as it is.\n"
+    );
+    let html = html! {
+        p { "Someone asked to reset the password of your reviewloop account." }
+        p { a href=(reset_url) { "Set a new password" } }
+        p style="color: #666; font-size: 13px" {
+            "The link works once, for " (valid_hours) " hours. "
+            "If you did not ask, ignore this email: your password stays as it is."
+        }
+    };
+    Message {
+        subject: "Reset your reviewloop password".into(),
+        text,
+        html: Some(html.into_string()),
+    }
+}
+
+/// The email reminding a member of a request still waiting near its deadline.
+pub(crate) fn reminder_email(request: &ReviewRequest, lp: &Loop, links: &Links) -> Message {
+    let (loop_name, priority) = (lp.name.as_str(), request.priority.as_str());
+    let quoted = excerpt(&request.request_text);
+    let due = deadline(request);
+    let fallback = request.default_response.is_some();
+    let ending = if fallback {
+        "If nobody answers by then, the default answer is used."
+    } else {
+        "If nobody answers by then, it times out."
+    };
+    let text = format!(
+        "A {priority} request in {loop_name} is still waiting for an answer.\n\n\
+         Answer by: {due}\n\
+         {ending}\n\n\
+         {quoted}\n\n\
+         Review it: {review}\n\n\
+         Choose which requests you hear about on the loop's page: {preferences}\n",
+        review = links.review,
+        preferences = links.preferences,
+    );
+    let html = html! {
+        p { "A " strong { (priority) } " request in " strong { (loop_name) } " is still waiting for an answer." }
+        p { "Answer by: " (due) br; (ending) }
+        blockquote style="white-space: pre-wrap; border-left: 3px solid #ccc; margin: 0; padding-left: 12px" {
+            (quoted)
+        }
+        p { a href=(links.review) { "Review it" } }
+        p style="color: #666; font-size: 13px" {
+            a href=(links.preferences) { "Choose which requests you hear about" } "."
+        }
+    };
+    Message {
+        subject: format!(
+            "[{loop_name}] Reminder, answer by {due}: {}",
+            headline(&request.request_text)
+        ),
+        text,
+        html: Some(html.into_string()),
+    }
+}

@@ -229,3 +229,81 @@ async fn without_smtp_an_email_notice_fails_at_once() {
         NoticeStatus::Failed
     );
 }
+
+#[tokio::test]
+async fn a_due_reminder_emails_who_should_hear_once_and_marks_every_request() {
+    let mut kit = Kit::new();
+    kit.mailer = Some(MockMailer::new());
+    let mut reminding = kit.a_loop(&[2, 3], &[]);
+    reminding.set_notifications(None, Some(true), kit.now);
+    let mut quiet_member = reminding.member(&kit.user_id(2)).cloned().unwrap();
+    quiet_member.set_notify(reviewloop_domain::NotifyLevel::Urgent);
+    reminding.put_member(quiet_member).unwrap();
+    let silent = {
+        let mut record = reminding.clone().into_record();
+        record.id = reviewloop_domain::LoopId::new(kit.oid(51));
+        record.reminders = false;
+        reviewloop_domain::Loop::restore(record)
+    };
+    let first = request(&kit, &reminding);
+    let mut other = request(&kit, &silent).into_record();
+    other.id = RequestId::new(kit.oid(71));
+    let other = ReviewRequest::restore(other);
+    let due = vec![first.clone(), other.clone()];
+    kit.notices
+        .expect_requests_to_remind()
+        .withf(|_, limit| *limit == 50)
+        .times(1)
+        .returning(move |_, _| Ok(due.clone()));
+    let loops = [reminding.clone(), silent.clone()];
+    kit.loops
+        .expect_loop_by_id()
+        .times(2)
+        .returning(move |id| Ok(loops.iter().find(|l| &l.id == id).cloned()));
+    let marked = Arc::new(Mutex::new(Vec::new()));
+    let seen = marked.clone();
+    kit.notices
+        .expect_record_reminder()
+        .times(2)
+        .returning(move |id, _, notices| {
+            seen.lock().unwrap().push((*id, notices.to_vec()));
+            Ok(true)
+        });
+    let handled = service(kit).remind(50).await.unwrap();
+    assert_eq!(handled, 2);
+    let marked = marked.lock().unwrap();
+    assert_eq!(marked[0].0, first.id);
+    let reminders = &marked[0].1;
+    assert_eq!(
+        reminders.len(),
+        1,
+        "user 1 only: user 2 wants urgent requests, user 3 never got it"
+    );
+    let email = &reminders[0];
+    assert_eq!(
+        (email.kind, email.to.as_deref()),
+        (NoticeKind::Reminder, Some("u1@x.io"))
+    );
+    assert!(email
+        .message
+        .subject
+        .starts_with("[Reviewers] Reminder, answer by "));
+    assert!(email
+        .message
+        .text
+        .contains("https://review.example.com/app/requests/"));
+    assert!(
+        email
+            .message
+            .html
+            .as_deref()
+            .unwrap()
+            .contains("Refund &lt;b&gt;order&lt;/b&gt;"),
+        "request text is escaped in HTML"
+    );
+    assert_eq!(
+        (marked[1].0, marked[1].1.len()),
+        (other.id, 0),
+        "a loop without reminders: marked, nobody emailed"
+    );
+}

@@ -16,6 +16,7 @@ use reviewloop_ports::{Session, StoreError};
 use crate::accounts::{hash_key, new_user};
 use crate::error::{messages, ServiceError};
 use crate::loops::LoopService;
+use crate::notices;
 use crate::ports::Ports;
 use crate::principal::Principal;
 
@@ -25,6 +26,11 @@ pub use throttle::SignInThrottle;
 pub const SESSION_DAYS: i64 = 30;
 /// How long the first-start password link stays valid.
 pub const SETUP_LINK_DAYS: i64 = 7;
+/// How long an emailed password reset link stays valid.
+pub const RESET_LINK_HOURS: i64 = 1;
+/// Asking for a reset link on a server that cannot send it.
+pub const NO_EMAIL: &str =
+    "This server sends no email, so it cannot send a reset link: ask its administrator for a password link";
 /// The answer to every failed sign-in, whether the email is unknown, has
 /// no password or the password is wrong: no account enumeration.
 pub const WRONG_CREDENTIALS: &str = "Email or password is incorrect";
@@ -77,6 +83,8 @@ pub struct PeopleService {
     ports: Ports,
     loops: LoopService,
     throttle: Arc<SignInThrottle>,
+    /// Reset links asked for, counted like failed sign-ins.
+    resets: Arc<SignInThrottle>,
     signup: SignupPolicy,
 }
 
@@ -87,6 +95,7 @@ impl PeopleService {
             loops: LoopService::new(ports.clone(), public_url),
             ports,
             throttle: Arc::new(SignInThrottle::default()),
+            resets: Arc::new(SignInThrottle::default()),
             signup,
         }
     }
@@ -274,9 +283,50 @@ impl PeopleService {
                 &hash_key(&token),
                 user,
                 now + Duration::days(SETUP_LINK_DAYS),
+                &[],
             )
             .await?;
         Ok(token)
+    }
+
+    /// Emails a link to set a new password to the account of `email`, if
+    /// there is one and it is not suspended. The answer is the same either
+    /// way, so the form tells nobody who has an account; every request
+    /// counts against the email and the client address, so the form
+    /// cannot be used to flood someone's mailbox.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn request_password_reset(
+        &self,
+        email: &str,
+        client: &str,
+    ) -> Result<(), ServiceError> {
+        if !self.ports.email_enabled() {
+            return Err(ServiceError::Refused(NO_EMAIL.into()));
+        }
+        let email = Email::parse(email)?;
+        let now = self.ports.clock.now();
+        let key = email.as_str().to_owned();
+        self.resets.check(&key, client, now)?;
+        self.resets.failed(&key, client, now);
+        let Some(user) = self.ports.accounts.user_by_email(&email).await? else {
+            return Ok(());
+        };
+        if user.status == AccountStatus::Suspended {
+            return Ok(());
+        }
+        let token = self.ports.ids.secret_hex(32);
+        let url = format!("{}/setup/{token}", self.loops.public_url());
+        let notice = notices::password_reset(&self.ports, &user, &url, RESET_LINK_HOURS);
+        self.ports
+            .people
+            .insert_password_token(
+                &hash_key(&token),
+                &user.id,
+                now + Duration::hours(RESET_LINK_HOURS),
+                notice.as_slice(),
+            )
+            .await?;
+        Ok(())
     }
 
     /// The account a password link is for, if the link is still good.

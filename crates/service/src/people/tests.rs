@@ -178,11 +178,11 @@ async fn an_invited_email_claims_its_account_with_the_code_and_joins() {
         .returning(move |_, _| Ok(pending.clone()));
     kit.loops
         .expect_save_member()
-        .withf(|m, prev, _| {
+        .withf(|m, prev, _, _| {
             m.status == MemberStatus::Active && *prev == Some(MemberStatus::Pending)
         })
         .times(1)
-        .returning(|_, _, _| Ok(()));
+        .returning(|_, _, _, _| Ok(()));
     let u = invited.clone();
     kit.accounts
         .expect_user_by_email()
@@ -274,4 +274,81 @@ async fn a_password_change_needs_the_current_password() {
         panic!("expected a refusal");
     };
     assert_eq!(e.errors[0].field, "current_password");
+}
+
+#[tokio::test]
+async fn a_reset_link_is_emailed_to_known_accounts_and_the_answer_never_tells() {
+    let mut kit = Kit::new();
+    kit.mailer = Some(reviewloop_ports::MockMailer::new());
+    let user = kit.user(1, "a@x.io");
+    let id = user.id;
+    kit.accounts
+        .expect_user_by_email()
+        .returning(move |e| Ok((e.as_str() == "a@x.io").then(|| user.clone())));
+    let now = kit.now;
+    kit.people
+        .expect_insert_password_token()
+        .withf(move |hash, who, expires, notices| {
+            let [email] = notices else { return false };
+            // The link holds the token; only its hash is stored.
+            let link = email
+                .message
+                .text
+                .lines()
+                .find_map(|l| l.strip_prefix("Set a new password: "))
+                .unwrap_or_default();
+            let token = link.rsplit('/').next().unwrap_or_default();
+            *who == id
+                && *expires == now + chrono::Duration::hours(RESET_LINK_HOURS)
+                && link.starts_with("https://review.example.com/setup/")
+                && crate::accounts::hash_key(token) == *hash
+                && hash != token
+                && email.to.as_deref() == Some("a@x.io")
+                && email.kind == reviewloop_domain::NoticeKind::PasswordReset
+        })
+        .times(1)
+        .returning(|_, _, _, _| Ok(()));
+    let people = service(kit, SignupPolicy::InviteOnly);
+    assert!(people
+        .request_password_reset("A@x.io ", "1.1.1.1")
+        .await
+        .is_ok());
+    assert!(
+        people
+            .request_password_reset("nobody@x.io", "1.1.1.1")
+            .await
+            .is_ok(),
+        "an unknown email gets the same answer and no email"
+    );
+    assert!(matches!(
+        people
+            .request_password_reset("not an email", "1.1.1.1")
+            .await,
+        Err(ServiceError::Invalid(_))
+    ));
+    for _ in 0..4 {
+        assert!(people
+            .request_password_reset("nobody@x.io", "2.2.2.2")
+            .await
+            .is_ok());
+    }
+    assert!(
+        matches!(
+            people
+                .request_password_reset("nobody@x.io", "3.3.3.3")
+                .await,
+            Err(ServiceError::RateLimited(_))
+        ),
+        "five requests for one email are the most in a window, from any address"
+    );
+}
+
+#[tokio::test]
+async fn without_email_a_reset_is_refused_with_advice() {
+    let kit = Kit::new();
+    let people = service(kit, SignupPolicy::InviteOnly);
+    match people.request_password_reset("a@x.io", "1.1.1.1").await {
+        Err(ServiceError::Refused(m)) => assert_eq!(m, NO_EMAIL),
+        other => panic!("{other:?}"),
+    }
 }

@@ -11,6 +11,7 @@ pub struct MemberView<'a> {
     user_id: &'a UserId,
     email: &'a str,
     status: &'static str,
+    notify: &'static str,
     invited_at: &'a DateTime<Utc>,
     joined_at: &'a Option<DateTime<Utc>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -24,6 +25,7 @@ impl<'a> MemberView<'a> {
             user_id: &member.user_id,
             email: member.email.as_str(),
             status: member.status.as_str(),
+            notify: member.notify.as_str(),
             invited_at: &member.invited_at,
             joined_at: &member.joined_at,
             removed_at: &member.removed_at,
@@ -48,6 +50,7 @@ pub struct LoopView<'a> {
     updated_at: &'a DateTime<Utc>,
     /// Whether new requests are posted to Slack; the URL itself is a secret.
     slack_configured: bool,
+    reminders: bool,
 }
 
 impl<'a> LoopView<'a> {
@@ -67,6 +70,7 @@ impl<'a> LoopView<'a> {
             created_at: &lp.created_at,
             updated_at: &lp.updated_at,
             slack_configured: lp.slack_webhook_url.is_some(),
+            reminders: lp.reminders,
         }
     }
 }

@@ -47,6 +47,7 @@ fn login_form(token: &str, email: &str, next: &str, problems: &Problems, open: b
                 label { "Password" input type="password" name="password" autocomplete="current-password" required; }
                 button.primary type="submit" { "Sign in" }
             }
+            p.hint { a href="/forgot" { "Forgot your password?" } }
             p.hint {
                 "No account yet? Open the join link a loop owner sent you"
                 @if open { ", or " a href="/signup" { "sign up" } }
@@ -54,6 +55,61 @@ fn login_form(token: &str, email: &str, next: &str, problems: &Problems, open: b
             }
         }
     }
+}
+
+fn forgot_form(token: &str, email: &str, problems: &Problems, sent: bool) -> Markup {
+    html! {
+        section.card.narrow {
+            h1 { "Forgot your password?" }
+            @if sent {
+                p.notice role="status" {
+                    "If " strong { (email) } " has an account here, a link to set a new password is on its way. "
+                    "It works once, for an hour."
+                }
+                p.hint { "Nothing arrived? Look in your spam folder, or ask again in a few minutes." }
+            } @else {
+                p { "Enter your email and we send you a link to set a new password." }
+            }
+            (problems.show())
+            form method="post" action="/forgot" {
+                (csrf_field(token))
+                label { "Email" input type="email" name="email" value=(email) autocomplete="username" required autofocus[!sent]; }
+                button.primary type="submit" { @if sent { "Send again" } @else { "Send the link" } }
+            }
+            p.hint { a href="/login" { "Back to sign in" } }
+        }
+    }
+}
+
+/// `GET /forgot`
+pub(crate) async fn forgot_page(req: HttpRequest, state: web::Data<WebState>) -> HttpResponse {
+    anon_page(&req, &state, StatusCode::OK, "Forgot your password?", |t| {
+        forgot_form(t, "", &Problems::none(), false)
+    })
+}
+
+/// `POST /forgot`: the same answer whether or not the email has an account.
+pub(crate) async fn forgot(
+    req: HttpRequest,
+    state: web::Data<WebState>,
+    posted: AnonForm,
+) -> Result<HttpResponse, PageError> {
+    (state.public_gate)(&req).map_err(PageError::Busy)?;
+    let email = posted.form.text("email").trim().to_owned();
+    let client = (state.client_address)(req.peer_addr().map(|a| a.ip()), req.headers())
+        .map(|ip| ip.to_string())
+        .unwrap_or_default();
+    let (sent, problems) = match state.people.request_password_reset(&email, &client).await {
+        Ok(()) => (true, Problems::none()),
+        Err(error) => (false, Problems::from_service(error)?),
+    };
+    Ok(anon_page(
+        &req,
+        &state,
+        problems.status,
+        "Forgot your password?",
+        |t| forgot_form(t, &email, &problems, sent),
+    ))
 }
 
 /// `GET /login`

@@ -6,7 +6,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use base64::Engine as _;
 use maud::{html, Markup};
-use reviewloop_domain::{Loop, LoopId, MemberStatus, UserId};
+use reviewloop_domain::{Loop, LoopId, MemberStatus, NotifyLevel, UserId};
 use reviewloop_service::LoopPatch;
 
 use crate::csrf::PersonForm;
@@ -43,6 +43,22 @@ fn loop_fields(previous: &FormData, lp: Option<&Loop>) -> Markup {
             textarea name="description" rows="2" maxlength="500" { (description) } }
         label { "Icon " small { "(an emoji, optional)" }
             input type="text" name="icon" value=(icon) maxlength="10" placeholder="📋"; }
+    }
+}
+
+/// The choices a member has, in the words the page shows.
+const NOTIFY_CHOICES: [(NotifyLevel, &str); 3] = [
+    (NotifyLevel::All, "Every request"),
+    (NotifyLevel::Urgent, "High and critical requests only"),
+    (NotifyLevel::Off, "Nothing: I look in my inbox"),
+];
+
+/// Where the member's notifications go, so the choice means something.
+fn notify_hint(email: bool, slack: bool) -> &'static str {
+    match (email, slack) {
+        (true, _) => "New requests and reminders are emailed to you. Your inbox always shows them.",
+        (false, true) => "This server sends no email; the loop posts new requests to Slack, and your inbox always shows them. Your choice applies to email once it is set up.",
+        (false, false) => "This server sends no email yet; your inbox always shows new requests. Your choice applies once email is set up.",
     }
 }
 
@@ -175,6 +191,25 @@ async fn loop_page(
                 }
             }
         }
+        @if let Some(me) = lp.member(&person.principal().user_id).filter(|m| m.status == MemberStatus::Active) {
+            section.card #notifications {
+                h2 { "Your notifications" }
+                p.hint { (notify_hint(state.email_enabled, lp.slack_webhook_url.is_some())) }
+                form method="post" action=(action("notify")) {
+                    (csrf_field(person.csrf()))
+                    fieldset.choices {
+                        legend { "Tell me about" }
+                        @for (level, label) in NOTIFY_CHOICES {
+                            label.check {
+                                input type="radio" name="notify" value=(level.as_str()) checked[me.notify == level];
+                                " " (label)
+                            }
+                        }
+                    }
+                    button.secondary type="submit" { "Save preference" }
+                }
+            }
+        }
         section.card {
             h2 { "Members" }
             table.members {
@@ -222,6 +257,9 @@ async fn loop_page(
                             value=(previous.get("slack_webhook_url").or(lp.slack_webhook_url.as_deref()).unwrap_or(""))
                             placeholder="https://hooks.slack.com/services/…"; }
                     p.hint { "Each new request is posted there, with a link to answer it. Leave it empty to post nowhere." }
+                    @let remind = if previous.get("name").is_some() { previous.checked("reminders") } else { lp.reminders };
+                    label.check { input type="checkbox" name="reminders" value="true" checked[remind];
+                        " Remind members of a request nobody has answered when a quarter of its time is left" }
                     button.primary type="submit" { "Save" }
                 }
             }
@@ -254,6 +292,7 @@ pub(crate) async fn page(
         "regenerated" => "New invite code made. The old one no longer works.",
         "invited" => "Invitation added.",
         "removed" => "Member removed.",
+        "notify" => "Notification preference saved.",
         "saved" => "Saved.",
         _ => "Done.",
     });
@@ -268,7 +307,7 @@ pub(crate) async fn page(
     .await
 }
 
-/// `POST /app/loops/{id}/{edit|regenerate|invite|remove|delete}`
+/// `POST /app/loops/{id}/{edit|notify|regenerate|invite|remove|delete}`
 pub(crate) async fn act(
     state: web::Data<WebState>,
     path: web::Path<(String, String)>,
@@ -293,9 +332,15 @@ pub(crate) async fn act(
                 slack_webhook_url: f
                     .get("slack_webhook_url")
                     .map(|u| Some(u.trim().to_owned())),
+                reminders: Some(f.checked("reminders")),
             };
             state.loops.update(who, &id, patch).await.map(|_| "saved")
         }
+        "notify" => state
+            .loops
+            .set_notify(who, &id, f.get("notify"))
+            .await
+            .map(|_| "notify"),
         "regenerate" => state
             .loops
             .regenerate_code(who, &id)

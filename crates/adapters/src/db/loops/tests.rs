@@ -160,7 +160,7 @@ async fn removed_members_leave_the_loop_but_keep_their_row(db: TestDb) {
         fixtures::at(5),
     );
     store
-        .save_member(&member, Some(MemberStatus::Active), &[event])
+        .save_member(&member, Some(MemberStatus::Active), &[event], &[])
         .await
         .unwrap();
     let loaded = store.loop_by_id(&lp.id).await.unwrap().unwrap();
@@ -200,7 +200,7 @@ async fn save_member_inserts_new_members(db: TestDb) {
         newcomer_user.email.clone(),
         fixtures::at(3),
     );
-    store.save_member(&newcomer, None, &[]).await.unwrap();
+    store.save_member(&newcomer, None, &[], &[]).await.unwrap();
     assert_eq!(
         store.member(&lp.id, &newcomer.user_id).await.unwrap(),
         Some(newcomer)
@@ -251,7 +251,7 @@ async fn membership_writes_lose_to_changes_made_since_they_read(db: TestDb) {
     let mut joined = pending.clone();
     joined.join(fixtures::at(2)).unwrap();
     store
-        .save_member(&joined, Some(MemberStatus::Pending), &[])
+        .save_member(&joined, Some(MemberStatus::Pending), &[], &[])
         .await
         .unwrap();
     // ... so an invitation based on the old "pending" read is refused,
@@ -260,12 +260,12 @@ async fn membership_writes_lose_to_changes_made_since_they_read(db: TestDb) {
         ..pending.clone().into_record()
     });
     let stale = store
-        .save_member(&reinvited, Some(MemberStatus::Pending), &[])
+        .save_member(&reinvited, Some(MemberStatus::Pending), &[], &[])
         .await;
     assert!(matches!(stale, Err(StoreError::Conflict(_))));
     // ... and so is creating a membership that now exists.
     assert!(matches!(
-        store.save_member(&joined, None, &[]).await,
+        store.save_member(&joined, None, &[], &[]).await,
         Err(StoreError::Conflict(_))
     ));
     let stored = store
@@ -290,7 +290,7 @@ async fn a_member_of_a_deleted_loop_cannot_be_written(db: TestDb) {
         lp.members[1].email.clone(),
         fixtures::at(5),
     );
-    let result = store.save_member(&late, None, &[]).await;
+    let result = store.save_member(&late, None, &[], &[]).await;
     assert!(matches!(result, Err(StoreError::NotFound)), "{result:?}");
 }
 

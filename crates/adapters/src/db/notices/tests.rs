@@ -1,6 +1,6 @@
 use chrono::Duration;
 use reviewloop_domain::{NewNotice, NoticeId, ReviewRequest};
-use reviewloop_ports::{DeliveryQueue, Dispatch, RequestStore};
+use reviewloop_ports::{DeliveryQueue, Dispatch, LoopStore, RequestStore};
 
 use super::super::testdb::{fixtures, on_every_backend, TestDb};
 use super::*;
@@ -141,7 +141,91 @@ async fn recording_a_notice_tells_the_broadcast_entry(db: TestDb) {
     );
 }
 
+async fn each_request_is_reminded_of_once_when_its_reminder_falls_due(db: TestDb) {
+    let store = db.store();
+    let (request, _) = fixtures::created_request(&store).await;
+    let lp = store.loop_by_id(&request.loop_id).await.unwrap().unwrap();
+    // Already past its timeout: the sweeper's, not the reminder's.
+    let late = fixtures::request(&lp, 22, "low", -100);
+    store.insert_request(&late, &[]).await.unwrap();
+    // Given more time: its reminder moves with the timeout.
+    let mut longer = fixtures::request(&lp, 23, "low", 0);
+    store.insert_request(&longer, &[]).await.unwrap();
+    let patch = reviewloop_domain::RequestPatch {
+        timeout_seconds: Some(serde_json::json!(400)),
+        ..Default::default()
+    };
+    longer.update(patch, fixtures::at(10)).unwrap();
+    store.update_request(&longer, &[]).await.unwrap();
+
+    let ids = |list: Vec<ReviewRequest>| -> Vec<RequestId> { list.iter().map(|r| r.id).collect() };
+    assert!(store
+        .requests_to_remind(fixtures::at(44), 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let due = store
+        .requests_to_remind(fixtures::at(45), 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        due,
+        vec![request.clone()],
+        "read with its broadcast entries"
+    );
+    let reminder = email_to(&request, 40, 0);
+    assert!(store
+        .record_reminder(
+            &request.id,
+            fixtures::at(45),
+            std::slice::from_ref(&reminder)
+        )
+        .await
+        .unwrap());
+    assert!(
+        !store
+            .record_reminder(&request.id, fixtures::at(46), &[email_to(&request, 41, 1)])
+            .await
+            .unwrap(),
+        "a second worker writes nothing"
+    );
+    assert!(store
+        .requests_to_remind(fixtures::at(46), 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let queued = store
+        .lease_due_notices(fixtures::at(46), fixtures::at(100), 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        queued.into_iter().map(|l| l.notice).collect::<Vec<_>>(),
+        vec![reminder]
+    );
+    assert_eq!(
+        ids(store
+            .requests_to_remind(fixtures::at(300), 10)
+            .await
+            .unwrap()),
+        [longer.id]
+    );
+    let mut answered = store.request_by_id(&longer.id).await.unwrap().unwrap();
+    answered
+        .respond(lp.creator_id, serde_json::json!(7), fixtures::at(200))
+        .unwrap();
+    store.update_request(&answered, &[]).await.unwrap();
+    assert!(
+        store
+            .requests_to_remind(fixtures::at(300), 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "an answered request needs no reminder"
+    );
+}
+
 on_every_backend!(
     notices_dispatched_with_their_event_are_leased_once,
     recording_a_notice_tells_the_broadcast_entry,
+    each_request_is_reminded_of_once_when_its_reminder_falls_due,
 );

@@ -99,11 +99,11 @@ async fn a_password_link_works_once_and_not_after_it_expires(db: TestDb) {
     store.insert_user(&user).await.unwrap();
     store.insert_session(&session(1, &user, 100)).await.unwrap();
     store
-        .insert_password_token("link", &user.id, fixtures::at(60))
+        .insert_password_token("link", &user.id, fixtures::at(60), &[])
         .await
         .unwrap();
     store
-        .insert_password_token("old", &user.id, fixtures::at(10))
+        .insert_password_token("old", &user.id, fixtures::at(10), &[])
         .await
         .unwrap();
 

@@ -344,6 +344,7 @@ async fn the_inbox_holds_what_a_reviewer_can_still_act_on(db: TestDb) {
             ),
             None,
             &[],
+            &[],
         )
         .await
         .unwrap();
@@ -357,7 +358,12 @@ async fn the_inbox_holds_what_a_reviewer_can_still_act_on(db: TestDb) {
     let mut member = store.member(&lp.id, &u2).await.unwrap().unwrap();
     member.remove(fixtures::at(10)).unwrap();
     store
-        .save_member(&member, Some(reviewloop_domain::MemberStatus::Active), &[])
+        .save_member(
+            &member,
+            Some(reviewloop_domain::MemberStatus::Active),
+            &[],
+            &[],
+        )
         .await
         .unwrap();
     assert!(store

@@ -83,6 +83,19 @@ fn a_new_request_is_pending_broadcast_and_due_at_its_timeout() {
 }
 
 #[test]
+fn a_reminder_falls_due_with_a_quarter_of_the_time_left() {
+    let mut r = request();
+    assert_eq!(r.remind_at(), t(45), "60 s to answer: remind at 45 s");
+    let patch = RequestPatch {
+        timeout_seconds: Some(json!(400)),
+        ..RequestPatch::default()
+    };
+    r.update(patch, t(10)).unwrap();
+    assert_eq!(r.timeout_at, t(400));
+    assert_eq!(r.remind_at(), t(300), "a later timeout moves it");
+}
+
+#[test]
 fn claim_moves_pending_to_claimed_once() {
     let mut r = request();
     assert_eq!(r.claim(user(2), t(5)), Ok(true));

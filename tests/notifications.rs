@@ -21,8 +21,15 @@ fn loop_with_reviewer(server: &Server) -> (String, String) {
 }
 
 fn create(server: &Server, loop_id: &str, text: &str) -> Value {
+    create_with(server, loop_id, json!({ "request_text": text }))
+}
+
+/// Creates the usual request with `changes` laid over its fields.
+fn create_with(server: &Server, loop_id: &str, changes: Value) -> Value {
     let mut body = request_body();
-    body["request_text"] = json!(text);
+    for (field, value) in changes.as_object().unwrap() {
+        body[field] = value.clone();
+    }
     server
         .post(
             &server.admin_key,
@@ -218,9 +225,244 @@ fn slack_urls_are_checked_like_webhook_targets() {
     reply.error(403);
 }
 
+/// Who got mail so far, sorted, without angle brackets.
+fn recipients(mails: &[common::smtp::Mail]) -> Vec<String> {
+    let mut to: Vec<String> = mails
+        .iter()
+        .flat_map(|m| m.to.iter().map(|t| t.trim_matches(['<', '>']).to_owned()))
+        .collect();
+    to.sort();
+    to
+}
+
+/// The first line of `mail` that starts with `prefix`, without it.
+fn line_after(mail: &str, prefix: &str) -> String {
+    mail.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no {prefix:?} in {mail}"))
+        .trim()
+        .to_owned()
+}
+
+fn each_member_chooses_what_they_hear_of() {
+    let sink = SmtpSink::start();
+    let server = Server::start_with(&[("REVIEWLOOP_SMTP_URL", &sink.url())]);
+    let (loop_id, reviewer) = loop_with_reviewer(&server);
+    let path = format!("/v1/api/loops/{loop_id}/notifications");
+
+    // The reviewer turns them off through the API.
+    let saved = server.put(&reviewer, &path, json!({"notify": "none"}));
+    let member = &saved.data(200)["member"];
+    assert_eq!(
+        (member["email"].as_str(), member["notify"].as_str()),
+        (Some("rev@example.com"), Some("none"))
+    );
+    let bad = server.put(&reviewer, &path, json!({"notify": "sometimes"}));
+    assert_eq!(bad.error(400), "notify must be one of all, urgent, none");
+    let stranger = server.key("stranger@example.com");
+    server
+        .put(&stranger, &path, json!({"notify": "all"}))
+        .error(404);
+
+    // The owner picks "high and critical only" on the loop page.
+    server.set_password("admin@localhost", "owner password 1");
+    let owner = common::people::Person::new(&server);
+    owner.sign_in("admin@localhost", "owner password 1");
+    let page = format!("/app/loops/{loop_id}");
+    let (_, html) = owner.page(&page);
+    assert!(html.contains("Your notifications"), "{html}");
+    let saved = owner.submit(
+        &page,
+        &format!("/app/loops/{loop_id}/notify"),
+        &[("notify", "urgent")],
+    );
+    let html = saved.text().unwrap();
+    assert!(html.contains("Notification preference saved."), "{html}");
+    assert!(
+        html.contains(r#"value="urgent" checked"#),
+        "the page shows the choice: {html}"
+    );
+
+    let low = id_of(&create_with(
+        &server,
+        &loop_id,
+        json!({"priority": "low", "request_text": "Tag this photo?"}),
+    ));
+    let told = entries(&server, &low);
+    assert_eq!(
+        told,
+        [
+            (
+                "admin@localhost".to_owned(),
+                false,
+                Some(
+                    "not notified: the member asked for high and critical requests only".to_owned()
+                )
+            ),
+            (
+                "rev@example.com".to_owned(),
+                false,
+                Some("not notified: the member turned notifications off for this loop".to_owned())
+            ),
+        ]
+    );
+    let critical = id_of(&create_with(
+        &server,
+        &loop_id,
+        json!({"priority": "critical", "request_text": "Stop the release?"}),
+    ));
+    sink.wait_until(Duration::from_secs(15), |m| !m.is_empty());
+    wait_for_entries(&server, &critical, |e| e[0].1);
+    std::thread::sleep(Duration::from_millis(800));
+    let mails = sink.mails();
+    assert_eq!(
+        recipients(&mails),
+        ["admin@localhost"],
+        "only the owner, only the critical one"
+    );
+    assert!(mails[0]
+        .readable()
+        .contains("Subject: [Refunds] New critical request: Stop the release?"));
+}
+
+fn invitations_and_password_resets_are_emailed() {
+    let sink = SmtpSink::start();
+    let server = Server::start_with(&[("REVIEWLOOP_SMTP_URL", &sink.url())]);
+    let created = server.create_loop(&server.admin_key, "Refunds");
+    let loop_id = id_of(&created["loop"]);
+    server
+        .post(
+            &server.admin_key,
+            &format!("/v1/api/loops/{loop_id}/members"),
+            json!({"email": "new@example.com"}),
+        )
+        .data(201);
+    let mails = sink.wait_until(Duration::from_secs(15), |m| !m.is_empty());
+    assert_eq!(recipients(&mails), ["new@example.com"]);
+    let invitation = mails[0].readable();
+    assert!(
+        invitation.contains("Subject: You are invited to review in Refunds"),
+        "{invitation}"
+    );
+    let join = line_after(&invitation, "Join the loop: ");
+    assert_eq!(join, created["join_url"].as_str().unwrap());
+    let newcomer = common::people::Person::new(&server);
+    let (status, html) = newcomer.page(join.strip_prefix(&server.base).unwrap());
+    assert_eq!(status, 200);
+    assert!(html.contains("Refunds"));
+
+    // Forgotten password: the same answer for a known and an unknown email.
+    let person = common::people::Person::new(&server);
+    let (status, html) = person.page("/login");
+    assert_eq!(status, 200);
+    assert!(html.contains(r#"href="/forgot""#));
+    let answer = |email: &str| -> String {
+        let reply = person.submit("/forgot", "/forgot", &[("email", email)]);
+        assert_eq!(reply.status().as_u16(), 200);
+        reply.text().unwrap()
+    };
+    let known = answer("admin@localhost");
+    let unknown = answer("nobody@example.com");
+    let said = |html: &str, email: &str| {
+        html.contains(&format!("If <strong>{email}</strong> has an account here, a link to set a new password is on its way."))
+    };
+    assert!(said(&known, "admin@localhost"), "{known}");
+    assert!(said(&unknown, "nobody@example.com"), "{unknown}");
+    let mails = sink.wait_until(Duration::from_secs(15), |m| m.len() >= 2);
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(
+        recipients(&sink.mails()),
+        ["admin@localhost", "new@example.com"],
+        "nothing goes to an address without an account"
+    );
+    let reset = mails
+        .iter()
+        .find(|m| m.to == ["<admin@localhost>"])
+        .unwrap()
+        .readable();
+    assert!(
+        reset.contains("Subject: Reset your reviewloop password"),
+        "{reset}"
+    );
+    let link = line_after(&reset, "Set a new password: ");
+    let link = link.strip_prefix(&server.base).unwrap().to_owned();
+    let (status, html) = person.page(&link);
+    assert_eq!(status, 200, "{html}");
+    let done = person.submit(&link, &link, &[("password", "a brand new one")]);
+    assert_eq!(done.url().path(), "/app", "signed in with the new password");
+    let (status, _) = person.page(&link);
+    assert_eq!(status, 404, "the link works once");
+    common::people::Person::new(&server).sign_in("admin@localhost", "a brand new one");
+}
+
+fn a_member_is_reminded_once_near_the_deadline() {
+    let sink = SmtpSink::start();
+    let server = Server::start_with(&[("REVIEWLOOP_SMTP_URL", &sink.url())]);
+    let (loop_id, _) = loop_with_reviewer(&server);
+    let updated = server.put(
+        &server.admin_key,
+        &format!("/v1/api/loops/{loop_id}"),
+        json!({"reminders": true}),
+    );
+    assert_eq!(updated.data(200)["loop"]["reminders"], true);
+    let started = Instant::now();
+    create_with(
+        &server,
+        &loop_id,
+        json!({"timeout_seconds": 8, "request_text": "Approve the refund?"}),
+    );
+    let mails = sink.wait_until(Duration::from_secs(20), |m| m.len() >= 4);
+    let reminders: Vec<String> = mails
+        .iter()
+        .map(|m| m.readable())
+        .filter(|m| m.contains("Subject: [Refunds] Reminder, answer by "))
+        .collect();
+    assert_eq!(reminders.len(), 2, "one each");
+    assert!(
+        started.elapsed() >= Duration::from_secs(5),
+        "not before a quarter of the time is left"
+    );
+    assert!(reminders[0].contains("is still waiting for an answer"));
+    assert!(reminders[0].contains("If nobody answers by then, the default answer is used."));
+    // Past the timeout: nobody is reminded again.
+    std::thread::sleep(
+        Duration::from_secs(8).saturating_sub(started.elapsed()) + Duration::from_secs(2),
+    );
+    assert_eq!(sink.mails().len(), 4);
+}
+
+fn a_crash_between_the_change_and_the_send_loses_no_email() {
+    let port = free_port();
+    let mut server = Server::start_with(&[
+        ("REVIEWLOOP_SMTP_URL", &format!("smtp://127.0.0.1:{port}")),
+        ("REVIEWLOOP_NOTIFY_RETRY_SCHEDULE", "1,1,1,1,1,1,1,1,1,1"),
+    ]);
+    let (loop_id, _) = loop_with_reviewer(&server);
+    let id = id_of(&create(&server, &loop_id, "Approve the invoice?"));
+    // SIGKILL right after the answer: the mail server was down, so nothing
+    // can have been sent yet.
+    server.kill();
+    let sink = SmtpSink::start_on(port);
+    server.relaunch();
+    sink.wait_until(Duration::from_secs(20), |m| m.len() >= 2);
+    wait_for_entries(&server, &id, |e| {
+        e.iter().all(|(_, sent, err)| *sent && err.is_none())
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        recipients(&sink.mails()),
+        ["admin@localhost", "rev@example.com"],
+        "each member once"
+    );
+}
+
 on_every_backend!(
     a_new_request_is_emailed_to_members_and_posted_to_slack,
     a_dead_mail_server_is_retried_and_the_entry_says_why,
     without_smtp_every_entry_says_email_is_not_configured,
     slack_urls_are_checked_like_webhook_targets,
+    each_member_chooses_what_they_hear_of,
+    invitations_and_password_resets_are_emailed,
+    a_member_is_reminded_once_near_the_deadline,
+    a_crash_between_the_change_and_the_send_loses_no_email,
 );

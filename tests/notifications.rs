@@ -456,7 +456,79 @@ fn a_crash_between_the_change_and_the_send_loses_no_email() {
     );
 }
 
+fn reviews_are_emailed_to_assignees_and_their_team() {
+    let sink = SmtpSink::start();
+    let server = Server::start_with(&[("REVIEWLOOP_SMTP_URL", &sink.url())]);
+    let key = &server.admin_key;
+    let team = server
+        .post(key, "/v1/teams", json!({"name": "Editors"}))
+        .data_b(201)
+        .clone();
+    let team_id = id_of(&team);
+    let member = server.key("member@example.com");
+    let code = server
+        .get(key, &format!("/v1/api/loops/{team_id}"))
+        .data(200)["loop"]["invite_code"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    server
+        .post(&member, "/v1/api/loops/join", json!({"invite_code": code}))
+        .data(200);
+    let template = id_of(
+        server
+            .post(
+                key,
+                "/v1/templates",
+                json!({"name": "Post", "fields": [{"name": "ok", "type": "boolean", "required": true}]}),
+            )
+            .data_b(201),
+    );
+    let review = server
+        .post(
+            key,
+            "/v1/reviews",
+            json!({
+                "template_id": template,
+                "content": {"text": "Launch <script>alert(1)</script> post"},
+                "assignees": ["ana@example.com"],
+                "team_id": team_id,
+                "priority": "high",
+            }),
+        )
+        .data_b(201)
+        .clone();
+    let id = id_of(&review);
+    let mails = sink.wait_until(Duration::from_secs(15), |m| m.len() >= 3);
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(
+        recipients(&sink.mails()),
+        ["admin@localhost", "ana@example.com", "member@example.com"],
+        "the assignee once, and each team member once"
+    );
+    let to = |who: &str| {
+        mails
+            .iter()
+            .find(|m| m.to == [format!("<{who}>")])
+            .unwrap()
+            .readable()
+    };
+    let assigned = to("ana@example.com");
+    assert!(
+        assigned
+            .contains("Subject: New high review for you: Launch <script>alert(1)</script> post"),
+        "{assigned}"
+    );
+    assert!(assigned.contains(&format!("Review it: {}/app/reviews/{id}", server.base)));
+    assert!(
+        assigned.contains("Launch &lt;script&gt;alert(1)&lt;/script&gt; post"),
+        "escaped in HTML: {assigned}"
+    );
+    assert!(to("member@example.com").contains("Subject: [Editors] New high review: Launch"));
+}
+
 on_every_backend!(
+    reviews_are_emailed_to_assignees_and_their_team,
     a_new_request_is_emailed_to_members_and_posted_to_slack,
     a_dead_mail_server_is_retried_and_the_entry_says_why,
     without_smtp_every_entry_says_email_is_not_configured,

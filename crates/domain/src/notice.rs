@@ -59,6 +59,8 @@ api_enum!(
         Invitation => "invitation",
         /// A link to set a new password.
         PasswordReset => "password_reset",
+        /// A review assigned to the reviewer or sent to their team.
+        NewReview => "new_review",
     }
 );
 

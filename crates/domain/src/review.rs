@@ -20,8 +20,10 @@ use crate::account::Email;
 use crate::error::{TransitionError, ValidationError};
 use crate::form::Form;
 use crate::id::{LoopId, ReviewId, TemplateId, UserId};
+use crate::member::Member;
 use crate::request::input::parse_http_url;
 use crate::request::{ChangeError, Priority};
+use crate::review_loop::Loop;
 use crate::template::Template;
 use crate::text::{char_len, check_prose};
 
@@ -466,6 +468,16 @@ impl Review {
     pub fn restore(record: ReviewRecord) -> Result<Self, ValidationError> {
         let form = Form::parse(&record.fields)?;
         Ok(Self { record, form })
+    }
+
+    /// Who hears of this new review as a member of its `team`: active
+    /// members who want to hear of its priority, except its assignees, who
+    /// are told as such (asked by name, whatever their preference).
+    pub fn team_audience<'a>(&self, team: &'a Loop) -> Vec<&'a Member> {
+        team.active_members()
+            .filter(|m| m.notify.wants(self.record.priority))
+            .filter(|m| !self.record.assignees.iter().any(|a| a.user_id == m.user_id))
+            .collect()
     }
 
     /// Everything about it.

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use chrono::Duration;
 use reviewloop_domain::{
     Channel, Event, EventType, Loop, LoopId, Member, NewNotice, Notice, NoticeId, NoticeKind,
-    NoticeStatus, User,
+    NoticeStatus, ReviewId, User, UserId,
 };
 use reviewloop_ports::{LeasedNotice, Mail, Outgoing, StoreError};
 use serde_json::json;
@@ -49,6 +49,12 @@ impl NoticeService {
     /// member whose broadcast entry is waiting for one, and a message to the
     /// loop's Slack channel if it has one. Other events cause none.
     pub async fn plan(&self, event: &Event) -> Result<Vec<Notice>, ServiceError> {
+        if matches!(
+            event.event_type,
+            EventType::ReviewCreated | EventType::ReviewAssigned
+        ) {
+            return self.plan_review(event).await;
+        }
         let (EventType::RequestCreated, Some(request_id)) = (event.event_type, event.request_id)
         else {
             return Ok(Vec::new());
@@ -92,6 +98,68 @@ impl NoticeService {
             notices.push(self.notice(about(Channel::Slack, None, None, message)));
         }
         Ok(notices)
+    }
+
+    /// The emails of a review still open: on `review.assigned`, to each
+    /// assignee; on `review.created`, to its team's members who want to
+    /// hear of it and are not assignees.
+    async fn plan_review(&self, event: &Event) -> Result<Vec<Notice>, ServiceError> {
+        if !self.ports.email_enabled() {
+            return Ok(Vec::new());
+        }
+        let Some(id) = event.data["review"]["id"]
+            .as_str()
+            .and_then(|id| ReviewId::parse(id).ok())
+        else {
+            return Ok(Vec::new());
+        };
+        let Some(review) = self.ports.reviews.review_by_id(&id).await? else {
+            return Ok(Vec::new());
+        };
+        let r = review.record();
+        if !r.status.is_open() {
+            return Ok(Vec::new());
+        }
+        let link = format!("{}/app/reviews/{}", self.public_url, r.id);
+        let team = match r.team_id {
+            Some(team) => self.ports.loops.loop_by_id(&team).await?,
+            None => None,
+        };
+        let (recipients, message): (Vec<(UserId, String)>, _) = match event.event_type {
+            EventType::ReviewAssigned => (
+                r.assignees
+                    .iter()
+                    .map(|a| (a.user_id, a.email.as_str().to_owned()))
+                    .collect(),
+                compose::new_review_email(&review, None, &link),
+            ),
+            _ => match &team {
+                Some(team) => (
+                    review
+                        .team_audience(team)
+                        .into_iter()
+                        .map(|m| (m.user_id, m.email.as_str().to_owned()))
+                        .collect(),
+                    compose::new_review_email(&review, Some(team.name.as_str()), &link),
+                ),
+                None => return Ok(Vec::new()),
+            },
+        };
+        Ok(recipients
+            .into_iter()
+            .map(|(user, to)| {
+                self.notice(NewNotice {
+                    kind: NoticeKind::NewReview,
+                    channel: Channel::Email,
+                    account_id: r.account_id,
+                    loop_id: r.team_id,
+                    request_id: None,
+                    recipient_id: Some(user),
+                    to: Some(to),
+                    message: message.clone(),
+                })
+            })
+            .collect())
     }
 
     /// Handles up to `batch` requests whose reminder fell due: in a loop

@@ -499,4 +499,4 @@ impl ReviewService {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

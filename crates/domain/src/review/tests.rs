@@ -265,3 +265,41 @@ fn a_stored_review_restores_whole() {
     let review = review();
     assert_eq!(Review::restore(review.record().clone()).unwrap(), review);
 }
+
+#[test]
+fn a_team_hears_of_a_review_except_its_assignees_and_who_asked_for_less() {
+    use crate::id::LoopId;
+    use crate::notice::NotifyLevel;
+    use crate::review_loop::InviteCode;
+    use crate::review_loop::NewLoop;
+    let id = LoopId::new(ObjectId::from_parts(1, [8; 8]));
+    let creator = Member::creator(id, person(1).user_id, person(1).email, at(0));
+    let fields = NewLoop::parse(Some("Editors"), None, None).unwrap();
+    let mut team = Loop::create(id, fields, creator, InviteCode::from_random([0; 6]), at(0));
+    for (n, level) in [
+        (2, NotifyLevel::All),
+        (3, NotifyLevel::Off),
+        (4, NotifyLevel::Urgent),
+    ] {
+        let mut m = Member::joined(id, person(n).user_id, person(n).email, at(0));
+        m.set_notify(level);
+        team.put_member(m).unwrap();
+    }
+    team.put_member(Member::invited(
+        id,
+        person(5).user_id,
+        person(5).email,
+        at(0),
+    ))
+    .unwrap();
+    let told: Vec<UserId> = review()
+        .team_audience(&team)
+        .iter()
+        .map(|m| m.user_id)
+        .collect();
+    assert_eq!(
+        told,
+        [person(1).user_id, person(4).user_id],
+        "2 is an assignee, 3 is silent, 5 has not joined; 4 wants high ones"
+    );
+}

@@ -2,7 +2,7 @@
 //! escaped by maud and Slack's control characters are escaped by hand.
 
 use maud::html;
-use reviewloop_domain::{Loop, Message, ReviewRequest};
+use reviewloop_domain::{Loop, Message, Review, ReviewRequest};
 
 /// Characters of request text an email or Slack message quotes.
 const QUOTED_CHARS: usize = 500;
@@ -200,6 +200,53 @@ pub(crate) fn reminder_email(request: &ReviewRequest, lp: &Loop, links: &Links) 
             "[{loop_name}] Reminder, answer by {due}: {}",
             headline(&request.request_text)
         ),
+        text,
+        html: Some(html.into_string()),
+    }
+}
+
+/// The email telling a reviewer of a new review: `team` names the team it
+/// reached them through, `None` when they were assigned by name.
+pub(crate) fn new_review_email(review: &Review, team: Option<&str>, link: &str) -> Message {
+    let r = review.record();
+    let priority = r.priority.as_str();
+    let why = match team {
+        Some(name) => format!("A new {priority} review is waiting in {name}."),
+        None => format!("You are assigned a new {priority} review."),
+    };
+    let due = r
+        .due_date
+        .map(|d| d.format("%Y-%m-%d %H:%M UTC").to_string());
+    let quoted = r.content_text.as_deref().map(excerpt).unwrap_or_default();
+    let mut text = format!("{why}\n\n");
+    if let Some(due) = &due {
+        text.push_str(&format!("Due: {due}\n\n"));
+    }
+    if !quoted.is_empty() {
+        text.push_str(&format!("{quoted}\n\n"));
+    }
+    text.push_str(&format!("Review it: {link}\n"));
+    let html = html! {
+        p { (why) }
+        @if let Some(due) = &due { p { "Due: " (due) } }
+        @if !quoted.is_empty() {
+            blockquote style="white-space: pre-wrap; border-left: 3px solid #ccc; margin: 0; padding-left: 12px" {
+                (quoted)
+            }
+        }
+        p { a href=(link) { "Review it" } }
+    };
+    let about = r
+        .content_text
+        .as_deref()
+        .map(headline)
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "a review is waiting".into());
+    Message {
+        subject: match team {
+            Some(name) => format!("[{name}] New {priority} review: {about}"),
+            None => format!("New {priority} review for you: {about}"),
+        },
         text,
         html: Some(html.into_string()),
     }

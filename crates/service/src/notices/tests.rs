@@ -307,3 +307,57 @@ async fn a_due_reminder_emails_who_should_hear_once_and_marks_every_request() {
         "a loop without reminders: marked, nobody emailed"
     );
 }
+
+#[tokio::test]
+async fn a_review_emails_its_assignees_and_the_rest_of_its_team() {
+    let mut kit = Kit::new();
+    kit.mailer = Some(MockMailer::new());
+    let review = crate::reviews::tests::stored(&kit);
+    let team = kit.a_loop(&[2, 3], &[4]);
+    let found = review.clone();
+    kit.reviews
+        .expect_review_by_id()
+        .returning(move |_| Ok(Some(found.clone())));
+    kit.loops
+        .expect_loop_by_id()
+        .returning(move |_| Ok(Some(team.clone())));
+    let event = |kind| {
+        Event::for_account(
+            reviewloop_domain::EventId::new(kit.oid(91)),
+            kind,
+            kit.user_id(1),
+            serde_json::json!({"review": {"id": review.record().id}}),
+            kit.now,
+        )
+    };
+    let (created, assigned, completed) = (
+        event(EventType::ReviewCreated),
+        event(EventType::ReviewAssigned),
+        event(EventType::ReviewCompleted),
+    );
+    let svc = service(kit);
+    let to = |notices: Vec<Notice>| -> Vec<String> {
+        notices.into_iter().map(|n| n.to.clone().unwrap()).collect()
+    };
+    assert_eq!(
+        to(svc.plan(&assigned).await.unwrap()),
+        ["u2@x.io"],
+        "the assignee"
+    );
+    let team_mail = svc.plan(&created).await.unwrap();
+    assert_eq!(
+        to(team_mail.clone()),
+        ["u1@x.io", "u3@x.io"],
+        "active team members but the assignee (2) and the invited (4)"
+    );
+    assert_eq!(team_mail[0].kind, NoticeKind::NewReview);
+    assert_eq!(
+        team_mail[0].message.subject,
+        "[Reviewers] New medium review: Post"
+    );
+    assert!(team_mail[0]
+        .message
+        .text
+        .contains("Review it: https://review.example.com/app/reviews/"));
+    assert!(svc.plan(&completed).await.unwrap().is_empty());
+}

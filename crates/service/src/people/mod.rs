@@ -30,7 +30,7 @@ pub const SETUP_LINK_DAYS: i64 = 7;
 pub const RESET_LINK_HOURS: i64 = 1;
 /// Asking for a reset link on a server that cannot send it.
 pub const NO_EMAIL: &str =
-    "This server sends no email, so it cannot send a reset link: ask its administrator for a password link";
+    "This server sends no email, so it cannot send a reset link: ask its administrator to set a new password for you";
 /// The answer to every failed sign-in, whether the email is unknown, has
 /// no password or the password is wrong: no account enumeration.
 pub const WRONG_CREDENTIALS: &str = "Email or password is incorrect";

@@ -39,7 +39,7 @@ fn input(kit: &Kit) -> ReviewInput {
 }
 
 /// A review by user 1, assigned to user 2, in the team of `kit.a_loop`.
-fn stored(kit: &Kit) -> Review {
+pub(crate) fn stored(kit: &Kit) -> Review {
     let mut parsed = input(kit).parse().unwrap();
     parsed.team_id = Some(kit.a_loop(&[], &[]).id);
     Review::create(

@@ -197,7 +197,7 @@ async fn loop_page(
                 p.hint { (notify_hint(state.email_enabled, lp.slack_webhook_url.is_some())) }
                 form method="post" action=(action("notify")) {
                     (csrf_field(person.csrf()))
-                    fieldset.choices {
+                    fieldset.preference {
                         legend { "Tell me about" }
                         @for (level, label) in NOTIFY_CHOICES {
                             label.check {

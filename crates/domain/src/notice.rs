@@ -64,6 +64,9 @@ api_enum!(
     }
 );
 
+/// What a finished password reset notice keeps of its message.
+pub const FORGOTTEN: &str = "(not kept: it held a one-time link)";
+
 api_enum!(
     /// Where a notice stands.
     NoticeStatus, "status" {
@@ -207,6 +210,12 @@ impl Notice {
                     None => NoticeStatus::Failed,
                 };
             }
+        }
+        // A reset link is a live secret: once it went out, or never will,
+        // the queue stops keeping it.
+        if record.kind == NoticeKind::PasswordReset && record.status != NoticeStatus::Pending {
+            record.message.text = FORGOTTEN.into();
+            record.message.html = None;
         }
     }
 

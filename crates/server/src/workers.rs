@@ -240,8 +240,8 @@ pub(crate) async fn send_notices(notices: NoticeService, mut stop: watch::Receiv
             reminded = tokio::time::Instant::now();
             loop {
                 match notices.remind(REMIND_BATCH).await {
-                    // A full batch: more may be due.
-                    Ok(handled) if handled == REMIND_BATCH as usize => continue,
+                    // A full batch marked: more may be due.
+                    Ok(marked) if marked == REMIND_BATCH as usize => continue,
                     Ok(_) => break,
                     Err(error) => {
                         tracing::warn!(%error, "planning reminders failed; retrying");

@@ -13,8 +13,10 @@ use reviewloop_ports::{LeasedNotice, Mail, Outgoing, StoreError};
 use serde_json::json;
 
 use crate::error::ServiceError;
+use crate::people::RESET_LINK_HOURS;
 use crate::ports::Ports;
 use crate::principal::Principal;
+use crate::reviews::NEWLY_ASSIGNED;
 
 use compose::Links;
 
@@ -125,13 +127,16 @@ impl NoticeService {
             Some(team) => self.ports.loops.loop_by_id(&team).await?,
             None => None,
         };
-        let (recipients, message): (Vec<(UserId, String)>, _) = match event.event_type {
+        // Assignees are asked by name, not as members of the team.
+        let (recipients, message, loop_id): (Vec<(UserId, String)>, _, _) = match event.event_type {
             EventType::ReviewAssigned => (
                 r.assignees
                     .iter()
+                    .filter(|a| newly_assigned(event, &a.user_id))
                     .map(|a| (a.user_id, a.email.as_str().to_owned()))
                     .collect(),
                 compose::new_review_email(&review, None, &link),
+                None,
             ),
             _ => match &team {
                 Some(team) => (
@@ -141,6 +146,7 @@ impl NoticeService {
                         .map(|m| (m.user_id, m.email.as_str().to_owned()))
                         .collect(),
                     compose::new_review_email(&review, Some(team.name.as_str()), &link),
+                    Some(team.id),
                 ),
                 None => return Ok(Vec::new()),
             },
@@ -152,7 +158,7 @@ impl NoticeService {
                     kind: NoticeKind::NewReview,
                     channel: Channel::Email,
                     account_id: r.account_id,
-                    loop_id: r.team_id,
+                    loop_id,
                     request_id: None,
                     recipient_id: Some(user),
                     to: Some(to),
@@ -165,20 +171,27 @@ impl NoticeService {
     /// Handles up to `batch` requests whose reminder fell due: in a loop
     /// with reminders on, each member who should hear of it gets one email;
     /// either way the request is marked, so it is never looked at again.
-    /// Answers how many requests it handled.
+    /// Answers how many requests it marked. One request that cannot be
+    /// handled (its loop unreadable, the write refused) is logged and left
+    /// for the next pass; it does not stop the others.
     pub async fn remind(&self, batch: u32) -> Result<usize, ServiceError> {
         let now = self.ports.clock.now();
         let due = self.ports.notices.requests_to_remind(now, batch).await?;
-        let handled = due.len();
+        let mut marked = 0;
         let mut loops: HashMap<LoopId, Option<Loop>> = HashMap::new();
         for request in due {
             let lp = match loops.get(&request.loop_id) {
                 Some(lp) => lp.clone(),
-                None => {
-                    let lp = self.ports.loops.loop_by_id(&request.loop_id).await?;
-                    loops.insert(request.loop_id, lp.clone());
-                    lp
-                }
+                None => match self.ports.loops.loop_by_id(&request.loop_id).await {
+                    Ok(lp) => {
+                        loops.insert(request.loop_id, lp.clone());
+                        lp
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, request = %request.id, "no reminder: its loop could not be read");
+                        continue;
+                    }
+                },
             };
             let notices = match &lp {
                 Some(lp) if lp.reminders && self.ports.email_enabled() => {
@@ -203,12 +216,19 @@ impl NoticeService {
                 _ => Vec::new(),
             };
             // False when another instance handled it first: fine.
-            self.ports
+            match self
+                .ports
                 .notices
                 .record_reminder(&request.id, now, &notices)
-                .await?;
+                .await
+            {
+                Ok(_) => marked += 1,
+                Err(error) => {
+                    tracing::warn!(%error, request = %request.id, "could not record a reminder")
+                }
+            }
         }
-        Ok(handled)
+        Ok(marked)
     }
 
     /// Leases up to `batch` due notices to this worker.
@@ -228,7 +248,13 @@ impl NoticeService {
             leased_until,
         } = leased;
         let at = self.ports.clock.now();
+        let expired = notice.kind == NoticeKind::PasswordReset
+            && at - notice.created_at >= Duration::hours(RESET_LINK_HOURS);
         let outcome = match notice.channel {
+            // Its link no longer works: sending it would only confuse.
+            _ if expired => Err(Attempt::Hopeless(
+                "the reset link expired before it could be sent".into(),
+            )),
             Channel::Email => self.email(&notice).await,
             Channel::Slack => self.slack(&notice).await,
         };
@@ -302,6 +328,17 @@ impl NoticeService {
             (None, Some(status)) => format!("Slack answered HTTP {status}"),
             (None, None) => "Slack did not answer".into(),
         }))
+    }
+}
+
+/// Whether `review.assigned` added `user`: still assigned now and named
+/// by the event (an event without the list names everyone).
+fn newly_assigned(event: &Event, user: &UserId) -> bool {
+    match event.data[NEWLY_ASSIGNED].as_array() {
+        Some(added) => added
+            .iter()
+            .any(|id| id.as_str() == Some(&user.to_string())),
+        None => true,
     }
 }
 

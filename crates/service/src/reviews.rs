@@ -24,6 +24,8 @@ pub const REVIEW_NOT_FOUND: &str = "Review not found";
 /// The most reviews one page lists.
 pub const MAX_REVIEW_PAGE: u32 = 200;
 const WRITE_ATTEMPTS: usize = 5;
+/// Where a `review.assigned` event names the assignees it added.
+pub(crate) const NEWLY_ASSIGNED: &str = "newly_assigned";
 
 /// A refused transition, in the words of reviews (the domain's own
 /// messages speak of requests).
@@ -84,6 +86,24 @@ impl ReviewService {
     /// A service over `ports`.
     pub fn new(ports: Ports) -> Self {
         Self { ports }
+    }
+
+    /// An event of `kind` about `review`; `review.assigned` also names, for
+    /// the notice planner only (receivers get `review`), the assignees who
+    /// were not assigned `before`, so a reassignment emails only them.
+    fn event_after(&self, kind: EventType, review: &Review, before: &[UserId]) -> Event {
+        let mut event = self.event(kind, review);
+        if kind == EventType::ReviewAssigned {
+            let added: Vec<UserId> = review
+                .record()
+                .assignees
+                .iter()
+                .map(|a| a.user_id)
+                .filter(|id| !before.contains(id))
+                .collect();
+            event.data[NEWLY_ASSIGNED] = json!(added);
+        }
+        event
     }
 
     fn event(&self, kind: EventType, review: &Review) -> Event {
@@ -204,7 +224,7 @@ impl ReviewService {
         let review = Review::create(id, caller.user_id, &template, parsed, assignees, now)?;
         let mut events = vec![self.event(EventType::ReviewCreated, &review)];
         if !review.record().assignees.is_empty() {
-            events.push(self.event(EventType::ReviewAssigned, &review));
+            events.push(self.event_after(EventType::ReviewAssigned, &review, &[]));
         }
         self.ports.reviews.insert_review(&review, &events).await?;
         self.ports.changes.outbox_written();
@@ -325,10 +345,19 @@ impl ReviewService {
     {
         for _ in 0..WRITE_ATTEMPTS {
             let mut review = self.visible(caller, id).await?;
+            let before: Vec<UserId> = review
+                .record()
+                .assignees
+                .iter()
+                .map(|a| a.user_id)
+                .collect();
             let Some(kinds) = change(&mut review)? else {
                 return Ok(review);
             };
-            let events: Vec<Event> = kinds.iter().map(|k| self.event(*k, &review)).collect();
+            let events: Vec<Event> = kinds
+                .iter()
+                .map(|k| self.event_after(*k, &review, &before))
+                .collect();
             match self.ports.reviews.update_review(&review, &events).await {
                 Ok(()) => {
                     review.written();

@@ -237,6 +237,8 @@ impl NoticeQueue for SqlStore {
                         notices::leased_until.eq(None::<NaiveDateTime>),
                         notices::last_error.eq(&row.last_error),
                         notices::sent_at.eq(row.sent_at),
+                        notices::body_text.eq(&row.body_text),
+                        notices::body_html.eq(&row.body_html),
                     ))
                     .execute(conn)?;
                 if changed == 0 {

@@ -43,8 +43,10 @@ impl SessionRow {
     }
 }
 
-/// Sets a password and ends the account's sessions, inside the caller's
-/// transaction. `NotFound` when the account is gone.
+/// Sets a password and ends the account's sessions and its other password
+/// links (a reset link asked for earlier must not work after the password
+/// changed), inside the caller's transaction. `NotFound` when the account
+/// is gone.
 fn write_password(conn: &mut Conn, user: &str, hash: &str) -> Result<(), DbError> {
     let changed = diesel::update(users::table.find(user))
         .set(users::password_hash.eq(Some(hash)))
@@ -53,6 +55,8 @@ fn write_password(conn: &mut Conn, user: &str, hash: &str) -> Result<(), DbError
         return Err(StoreError::NotFound.into());
     }
     diesel::delete(web_sessions::table.filter(web_sessions::user_id.eq(user))).execute(conn)?;
+    diesel::delete(password_tokens::table.filter(password_tokens::user_id.eq(user)))
+        .execute(conn)?;
     Ok(())
 }
 

@@ -70,3 +70,35 @@ fn a_success_is_sent_and_clears_the_error() {
     assert_eq!((n.status, n.sent_at), (NoticeStatus::Sent, Some(t(10))));
     assert_eq!(n.outcome(), (true, None));
 }
+
+#[test]
+fn a_reset_link_is_forgotten_once_it_went_out_or_never_will() {
+    let reset = || {
+        let mut record = email().into_record();
+        record.kind = NoticeKind::PasswordReset;
+        record.message.text = "Set a new password: https://x/setup/secret".into();
+        record.message.html = Some("<a href=\"https://x/setup/secret\">".into());
+        Notice::restore(record)
+    };
+    let mut failing = reset();
+    failing.record_attempt(t(1), Some("refused"), &[10], 0.0);
+    assert!(
+        failing.message.text.contains("secret"),
+        "kept while it may still be sent"
+    );
+    failing.record_attempt(t(20), Some("refused"), &[10], 0.0);
+    assert_eq!(failing.status, NoticeStatus::Failed);
+    assert_eq!(
+        (
+            failing.message.text.as_str(),
+            failing.message.html.as_deref()
+        ),
+        (FORGOTTEN, None)
+    );
+    let mut sent = reset();
+    sent.record_attempt(t(1), None, &[10], 0.0);
+    assert_eq!(sent.message.text, FORGOTTEN);
+    let mut other = email();
+    other.record_attempt(t(1), None, &[10], 0.0);
+    assert_ne!(other.message.text, FORGOTTEN, "other notices keep theirs");
+}

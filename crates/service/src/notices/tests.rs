@@ -326,10 +326,12 @@ async fn a_review_emails_its_assignees_and_the_rest_of_its_team() {
             reviewloop_domain::EventId::new(kit.oid(91)),
             kind,
             kit.user_id(1),
-            serde_json::json!({"review": {"id": review.record().id}}),
+            serde_json::json!({"review": {"id": review.record().id}, "newly_assigned": [kit.user_id(2)]}),
             kit.now,
         )
     };
+    let mut unchanged = event(EventType::ReviewAssigned);
+    unchanged.data["newly_assigned"] = serde_json::json!([]);
     let (created, assigned, completed) = (
         event(EventType::ReviewCreated),
         event(EventType::ReviewAssigned),
@@ -360,4 +362,72 @@ async fn a_review_emails_its_assignees_and_the_rest_of_its_team() {
         .text
         .contains("Review it: https://review.example.com/app/reviews/"));
     assert!(svc.plan(&completed).await.unwrap().is_empty());
+    assert!(
+        svc.plan(&unchanged).await.unwrap().is_empty(),
+        "a reassignment that added nobody emails nobody"
+    );
+}
+
+#[tokio::test]
+async fn a_reset_link_not_sent_within_its_hour_is_given_up_and_forgotten() {
+    let mut kit = Kit::new();
+    // No expectation: the mail server must not be asked.
+    kit.mailer = Some(MockMailer::new());
+    let lp = loop_with_slack(&kit, None);
+    let mut leased = leased(&kit, Channel::Email, &lp);
+    let mut record = leased.notice.clone().into_record();
+    record.kind = NoticeKind::PasswordReset;
+    record.created_at = kit.now - Duration::minutes(61);
+    record.message.text = "Set a new password: https://x/setup/secret".into();
+    leased.notice = Notice::restore(record);
+    let recorded = Arc::new(Mutex::new(None));
+    let seen = recorded.clone();
+    kit.notices.expect_record_notice().returning(move |n, _| {
+        *seen.lock().unwrap() = Some(n.clone());
+        Ok(())
+    });
+    assert_eq!(
+        service(kit).attempt(leased).await.unwrap(),
+        NoticeStatus::Failed
+    );
+    let notice = recorded.lock().unwrap().clone().unwrap();
+    assert_eq!(
+        notice.last_error.as_deref(),
+        Some("the reset link expired before it could be sent")
+    );
+    assert!(!notice.message.text.contains("secret"));
+}
+
+#[tokio::test]
+async fn one_request_that_cannot_be_reminded_does_not_hold_up_the_rest() {
+    let mut kit = Kit::new();
+    let lp = kit.a_loop(&[2], &[]);
+    let first = request(&kit, &lp);
+    let mut other = request(&kit, &lp).into_record();
+    other.id = RequestId::new(kit.oid(71));
+    other.loop_id = reviewloop_domain::LoopId::new(kit.oid(52));
+    let other = ReviewRequest::restore(other);
+    let due = vec![first.clone(), other.clone()];
+    kit.notices
+        .expect_requests_to_remind()
+        .returning(move |_, _| Ok(due.clone()));
+    let readable = lp.id;
+    kit.loops.expect_loop_by_id().returning(move |id| {
+        if *id == readable {
+            Err(StoreError::Unavailable("the disk is gone".into()))
+        } else {
+            Ok(None)
+        }
+    });
+    let other_id = other.id;
+    kit.notices
+        .expect_record_reminder()
+        .withf(move |id, _, notices| *id == other_id && notices.is_empty())
+        .times(1)
+        .returning(|_, _, _| Ok(true));
+    assert_eq!(
+        service(kit).remind(10).await.unwrap(),
+        1,
+        "only the second is marked"
+    );
 }

@@ -81,6 +81,7 @@ async fn create_resolves_assignees_and_writes_created_and_assigned() {
             r.record().assignees.len() == 2
                 && kinds == [EventType::ReviewCreated, EventType::ReviewAssigned]
                 && events[1].data["review"]["assignees"] == json!(["u2@x.io", "new@x.io"])
+                && events[1].data[NEWLY_ASSIGNED].as_array().map(Vec::len) == Some(2)
         })
         .times(1)
         .returning(|_, _| Ok(()));
@@ -243,4 +244,39 @@ async fn a_sender_outside_the_review_cannot_answer_it() {
     ));
     // It still reads its own review.
     assert!(service.get(&sender, &id).await.is_ok());
+}
+
+#[tokio::test]
+async fn a_reassignment_names_only_the_assignees_it_adds() {
+    let mut kit = Kit::new();
+    let review = stored(&kit);
+    with_review(&mut kit, review);
+    let newcomer = kit.user(3, "u3@x.io");
+    let known = kit.user(2, "u2@x.io");
+    kit.accounts.expect_user_by_email().returning(move |e| {
+        Ok([&known, &newcomer]
+            .into_iter()
+            .find(|u| u.email == *e)
+            .cloned())
+    });
+    let added = kit.user_id(3);
+    kit.reviews
+        .expect_update_review()
+        .withf(move |_, events| {
+            events.len() == 1
+                && events[0].event_type == EventType::ReviewAssigned
+                && events[0].data[NEWLY_ASSIGNED] == json!([added])
+        })
+        .times(1)
+        .returning(|_, _| Ok(()));
+    let caller = kit.principal(1);
+    let id = ReviewId::new(kit.oid(70));
+    let patch = ReviewPatch {
+        assignees: Some(json!(["u2@x.io", "u3@x.io"])),
+        ..ReviewPatch::default()
+    };
+    ReviewService::new(kit.ports())
+        .update(&caller, &id, patch)
+        .await
+        .unwrap();
 }

@@ -54,9 +54,10 @@ const NOTIFY_CHOICES: [(NotifyLevel, &str); 3] = [
 ];
 
 /// Where the member's notifications go, so the choice means something.
-fn notify_hint(email: bool, slack: bool) -> &'static str {
+fn notify_hint(email: bool, slack: bool, reminders: bool) -> &'static str {
     match (email, slack) {
-        (true, _) => "New requests and reminders are emailed to you. Your inbox always shows them.",
+        (true, _) if reminders => "New requests, and reminders of those nobody answered, are emailed to you. Your inbox always shows them.",
+        (true, _) => "New requests are emailed to you. Your inbox always shows them.",
         (false, true) => "This server sends no email; the loop posts new requests to Slack, and your inbox always shows them. Your choice applies to email once it is set up.",
         (false, false) => "This server sends no email yet; your inbox always shows new requests. Your choice applies once email is set up.",
     }
@@ -194,7 +195,7 @@ async fn loop_page(
         @if let Some(me) = lp.member(&person.principal().user_id).filter(|m| m.status == MemberStatus::Active) {
             section.card #notifications {
                 h2 { "Your notifications" }
-                p.hint { (notify_hint(state.email_enabled, lp.slack_webhook_url.is_some())) }
+                p.hint { (notify_hint(state.email_enabled, lp.slack_webhook_url.is_some(), lp.reminders)) }
                 form method="post" action=(action("notify")) {
                     (csrf_field(person.csrf()))
                     fieldset.preference {

@@ -106,6 +106,10 @@ async fn a_password_link_works_once_and_not_after_it_expires(db: TestDb) {
         .insert_password_token("old", &user.id, fixtures::at(10), &[])
         .await
         .unwrap();
+    store
+        .insert_password_token("other", &user.id, fixtures::at(600), &[])
+        .await
+        .unwrap();
 
     assert_eq!(
         store.password_token("link", fixtures::at(5)).await.unwrap(),
@@ -143,11 +147,23 @@ async fn a_password_link_works_once_and_not_after_it_expires(db: TestDb) {
         "a link is single-use"
     );
     assert_eq!(
+        store
+            .password_token("other", fixtures::at(21))
+            .await
+            .unwrap(),
+        None,
+        "a new password ends the account's other links"
+    );
+    assert_eq!(
         store.password_hash(&user.id).await.unwrap().as_deref(),
         Some("h1")
     );
 
     store.insert_session(&session(2, &user, 30)).await.unwrap();
+    store
+        .insert_password_token("stale", &user.id, fixtures::at(30), &[])
+        .await
+        .unwrap();
     assert_eq!(
         store
             .purge_expired_sessions(fixtures::at(40))

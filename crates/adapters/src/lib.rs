@@ -7,6 +7,7 @@ pub mod db;
 pub mod http_client;
 pub mod ids;
 pub mod mailer;
+pub mod metrics;
 pub mod passwords;
 pub mod qr;
 pub mod rate_limit;
@@ -19,6 +20,7 @@ pub use db::{
 pub use http_client::HttpWebhookClient;
 pub use ids::RandomIds;
 pub use mailer::SmtpMailer;
+pub use metrics::PrometheusMeter;
 pub use passwords::Argon2Passwords;
 pub use qr::PngQrRenderer;
 pub use rate_limit::InMemoryRateLimiter;

@@ -9,11 +9,12 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
 use actix_web::http::StatusCode;
 use actix_web::middleware::{ErrorHandlerResponse, Next};
-use actix_web::{Error, HttpMessage, HttpRequest, HttpResponse};
+use actix_web::{web, Error, HttpMessage, HttpRequest, HttpResponse};
 use reviewloop_ports::tally::{self, Tally};
 use tracing_actix_web::RequestId;
 
 use crate::envelope::{failure, Surface};
+use crate::state::AppState;
 
 pub(crate) fn request_id(req: &HttpRequest) -> Option<String> {
     req.extensions().get::<RequestId>().map(ToString::to_string)
@@ -89,12 +90,25 @@ pub(crate) async fn request_id_header(
     let id = req.extensions().get::<RequestId>().map(ToString::to_string);
     let started = std::time::Instant::now();
     let (method, path) = (req.method().to_string(), req.path().to_owned());
+    let operations = req
+        .app_data::<web::Data<AppState>>()
+        .map(|state| state.operations.clone());
     let tally = Arc::new(Tally::default());
     let work = tally::counting(tally.clone(), next.call(req));
     let mut response = match id.clone() {
         Some(id) => crate::envelope::with_request_id(id, work).await?,
         None => work.await?,
     };
+    if let Some(operations) = operations {
+        // The route's pattern, not the path: ids would make a series each.
+        let route = response.request().match_pattern();
+        operations.http_request(
+            route.as_deref().unwrap_or("unmatched"),
+            &method,
+            response.status().as_u16(),
+            started.elapsed().as_secs_f64(),
+        );
+    }
     tracing::info!(
         %method,
         %path,

@@ -6,8 +6,8 @@ use crate::client_addr::TrustedProxies;
 use crate::public_limit::PublicLimiter;
 
 use reviewloop_service::{
-    AccountService, Authenticator, EventStream, IdempotencyService, LoopService, Ports,
-    RequestService, ReviewService, TemplateService, WebhookService,
+    AccountService, Authenticator, EventStream, IdempotencyService, LoopService, OperationsService,
+    Ports, RequestService, ReviewService, TemplateService, WebhookService,
 };
 
 /// The services, built once at start and shared by every worker.
@@ -35,6 +35,8 @@ pub struct AppState {
     pub public_limiter: Arc<PublicLimiter>,
     /// Proxies whose forwarding headers name the client.
     pub trusted_proxies: TrustedProxies,
+    /// Readiness and metrics.
+    pub operations: OperationsService,
 }
 
 impl AppState {
@@ -51,6 +53,7 @@ impl AppState {
             templates: TemplateService::new(ports.clone()),
             reviews: ReviewService::new(ports.clone()),
             events: EventStream::new(ports.clone()),
+            operations: OperationsService::new(ports.clone()),
             public_limiter: Arc::new(PublicLimiter::default()),
             trusted_proxies: TrustedProxies::default(),
             requests: RequestService::new(ports, public_url),

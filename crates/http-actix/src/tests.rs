@@ -108,6 +108,8 @@ fn ports(permissions: Vec<Permission>, allowed: bool) -> Ports {
         passwords: Arc::new(reviewloop_ports::MockPasswordHasher::new()),
         limiter: Arc::new(limiter),
         changes: reviewloop_service::ChangeHub::new(),
+        operations: Arc::new(reviewloop_ports::MockOperationsStore::new()),
+        meter: Arc::new(reviewloop_ports::NoMeter),
     }
 }
 

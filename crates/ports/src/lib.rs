@@ -6,6 +6,7 @@
 mod error;
 mod idempotency;
 mod notices;
+mod operations;
 mod people;
 mod reviews;
 mod stores;
@@ -17,6 +18,7 @@ mod webhooks;
 pub use error::StoreError;
 pub use idempotency::{IdempotencyBegin, IdempotencyStore};
 pub use notices::{LeasedNotice, Mail, Mailer, NoticeQueue};
+pub use operations::{AttemptResult, Backlog, Meter, NoMeter, OperationsStore, Queue};
 pub use people::{HashError, PasswordHasher, PeopleStore, Session};
 pub use reviews::{ReviewPage, ReviewQuery, ReviewScope, ReviewStore};
 pub use stores::{
@@ -34,6 +36,8 @@ pub use webhooks::{
 pub use idempotency::MockIdempotencyStore;
 #[cfg(feature = "mock")]
 pub use notices::{MockMailer, MockNoticeQueue};
+#[cfg(feature = "mock")]
+pub use operations::MockOperationsStore;
 #[cfg(feature = "mock")]
 pub use people::{MockPasswordHasher, MockPeopleStore};
 #[cfg(feature = "mock")]

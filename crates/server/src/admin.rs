@@ -1,7 +1,10 @@
 //! Account and key administration from the command line. With `--json`,
 //! stdout is exactly one JSON object; otherwise a short human summary.
 
+use std::sync::Arc;
+
 use reviewloop_domain::{ApiKey, Permission};
+use reviewloop_ports::NoMeter;
 use reviewloop_service::{AccountService, NewKey, PeopleService};
 use serde_json::{json, Value};
 
@@ -10,8 +13,8 @@ use crate::config::Config;
 use crate::{open_database, ports};
 
 async fn accounts(config: &Config) -> anyhow::Result<AccountService> {
-    let (db, _) = open_database(config).await?;
-    Ok(AccountService::new(ports(db, config)?.0))
+    let (db, _) = open_database(config, Arc::new(NoMeter)).await?;
+    Ok(AccountService::new(ports(db, config, Arc::new(NoMeter))?.0))
 }
 
 fn print(json_output: bool, value: Value, human: String) {
@@ -54,9 +57,9 @@ pub async fn user(config: &Config, command: UserCommand) -> anyhow::Result<()> {
             let mut line = String::new();
             std::io::stdin().read_line(&mut line)?;
             let password = line.trim_end_matches(['\r', '\n']);
-            let (db, _) = open_database(config).await?;
+            let (db, _) = open_database(config, Arc::new(NoMeter)).await?;
             let people = PeopleService::new(
-                ports(db, config)?.0,
+                ports(db, config, Arc::new(NoMeter))?.0,
                 config.public_url.as_deref().unwrap_or(""),
                 config.signup,
             );

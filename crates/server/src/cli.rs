@@ -91,6 +91,11 @@ pub struct Cli {
     #[arg(long, env = "REVIEWLOOP_NOTIFY_RETRY_SCHEDULE", global = true)]
     pub notify_retry_schedule: Option<String>,
 
+    /// How log lines look on stderr: `text` (the default) or `json`, one
+    /// object per line for log collectors.
+    #[arg(long, env = "REVIEWLOOP_LOG_FORMAT", global = true, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+
     /// What to do; `serve` when omitted.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -128,6 +133,15 @@ pub enum AccountCommand {
         #[command(flatten)]
         output: Output,
     },
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// Account commands.

@@ -37,6 +37,8 @@ pub struct Config {
     pub smtp: Option<Smtp>,
     /// Pauses between attempts to send a notice, in seconds.
     pub notify_retry_schedule: Vec<i64>,
+    /// How log lines look.
+    pub log_format: crate::cli::LogFormat,
 }
 
 /// Where email goes out.
@@ -146,6 +148,7 @@ impl Config {
                 Some(other) => bail!("REVIEWLOOP_SIGNUP must be 'invite' or 'open', not '{other}'"),
             },
             smtp: smtp(cli)?,
+            log_format: cli.log_format,
             notify_retry_schedule: match cli.notify_retry_schedule.as_deref() {
                 Some(raw) => parse_retry_schedule(raw)
                     .map_err(|why| anyhow::anyhow!("REVIEWLOOP_NOTIFY_RETRY_SCHEDULE: {why}"))?,

@@ -14,7 +14,7 @@ use reviewloop_adapters::{
     redacted_url, Argon2Passwords, Database, HttpWebhookClient, InMemoryRateLimiter, PngQrRenderer,
     RandomIds, SharedRateLimiter, SmtpMailer, SqlStore, SystemClock,
 };
-use reviewloop_ports::RateLimiter;
+use reviewloop_ports::{Meter, NoMeter, RateLimiter};
 use reviewloop_service::{ChangeHub, Ports};
 
 use crate::cli::{Cli, Command};
@@ -22,9 +22,12 @@ use crate::config::Config;
 
 /// Opens the database named by the configuration, running pending
 /// migrations first, as every command does.
-pub(crate) async fn open_database(config: &Config) -> anyhow::Result<(Database, Vec<String>)> {
+pub(crate) async fn open_database(
+    config: &Config,
+    meter: Arc<dyn Meter>,
+) -> anyhow::Result<(Database, Vec<String>)> {
     let (url, pool) = (config.database_url.clone(), config.pool);
-    tokio::task::spawn_blocking(move || Database::open_with(&url, pool))
+    tokio::task::spawn_blocking(move || Database::open_measured(&url, pool, meter))
         .await
         .context("database task failed")?
         .with_context(|| format!("cannot use database {}", redacted_url(&config.database_url)))
@@ -35,6 +38,7 @@ pub(crate) async fn open_database(config: &Config) -> anyhow::Result<(Database, 
 pub(crate) fn ports(
     db: Database,
     config: &Config,
+    meter: Arc<dyn Meter>,
 ) -> anyhow::Result<(Ports, Option<Arc<SharedRateLimiter>>)> {
     let postgres = db.is_postgres();
     let store = Arc::new(SqlStore::new(db));
@@ -60,6 +64,7 @@ pub(crate) fn ports(
         feed: store.clone(),
         people: store.clone(),
         notices: store.clone(),
+        operations: store.clone(),
         deliveries: store,
         mailer: match &config.smtp {
             Some(smtp) => Some(Arc::new(
@@ -75,6 +80,7 @@ pub(crate) fn ports(
         qr: Arc::new(PngQrRenderer),
         limiter,
         changes: ChangeHub::new(),
+        meter,
     };
     Ok((ports, shared))
 }
@@ -85,7 +91,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve::serve(config).await,
         Command::Migrate => {
-            let (_, applied) = open_database(&config).await?;
+            let (_, applied) = open_database(&config, Arc::new(NoMeter)).await?;
             if applied.is_empty() {
                 println!("reviewloop: database is up to date");
             } else {

@@ -6,7 +6,7 @@ use std::net::TcpListener;
 
 use actix_web::HttpServer;
 use anyhow::Context;
-use reviewloop_adapters::Change;
+use reviewloop_adapters::{Change, PrometheusMeter};
 use reviewloop_http_actix::{build_app, AppState};
 use reviewloop_service::{
     AccountService, DeliveryService, EventStream, IdempotencyService, NoticeService, Ports,
@@ -17,17 +17,20 @@ use std::sync::Arc;
 use tokio::sync::watch;
 use tracing_subscriber::EnvFilter;
 
+use crate::cli::LogFormat;
 use crate::config::Config;
 use crate::{open_database, ports, workers};
 
-fn init_logging() {
+fn init_logging(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    // A second initialisation (tests) is harmless; ignore it.
-    let _ = tracing_subscriber::fmt()
+    let lines = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .try_init();
+        .with_writer(std::io::stderr);
+    // A second initialisation (tests) is harmless; ignore it.
+    let _ = match format {
+        LogFormat::Text => lines.with_ansi(std::io::stderr().is_terminal()).try_init(),
+        LogFormat::Json => lines.json().flatten_event(true).try_init(),
+    };
 }
 
 /// The web application's state, sharing the API's key cache (a key revoked
@@ -52,12 +55,13 @@ fn web_state(api: &AppState, ports: Ports, public_url: &str, config: &Config) ->
 
 /// Runs the service until SIGINT or SIGTERM.
 pub async fn serve(config: Config) -> anyhow::Result<()> {
-    init_logging();
-    let (db, applied) = open_database(&config).await?;
+    init_logging(config.log_format);
+    let meter = Arc::new(PrometheusMeter::new());
+    let (db, applied) = open_database(&config, meter.clone()).await?;
     for version in &applied {
         tracing::info!(%version, "applied migration");
     }
-    let (ports, shared_limiter) = ports(db.clone(), &config)?;
+    let (ports, shared_limiter) = ports(db.clone(), &config, meter)?;
     // Other instances' changes wake this one's waiters (PostgreSQL only;
     // the listener stops when dropped at the end of this function).
     let hub = ports.changes.clone();

@@ -12,7 +12,7 @@ use reviewloop_domain::{
     AttemptOutcome, Delivery, DeliveryId, DeliveryStatus, DeliveryTarget, Event, EventType, UserId,
 };
 use reviewloop_ports::{
-    Dispatch, LeasedDelivery, Outgoing, SendOutcome, StoreError, WebhookHealth,
+    AttemptResult, Dispatch, LeasedDelivery, Outgoing, SendOutcome, StoreError, WebhookHealth,
 };
 
 use crate::error::ServiceError;
@@ -286,7 +286,14 @@ impl DeliveryService {
             .record_attempt(&delivery, &attempt, health, leased_until)
             .await
         {
-            Ok(()) => Ok(delivery.status),
+            Ok(()) => {
+                self.ports.meter.delivery_attempt(match delivery.status {
+                    DeliveryStatus::Succeeded => AttemptResult::Succeeded,
+                    DeliveryStatus::Pending => AttemptResult::Retrying,
+                    DeliveryStatus::Failed => AttemptResult::GaveUp,
+                });
+                Ok(delivery.status)
+            }
             Err(StoreError::Conflict(why)) => {
                 // Another worker took the delivery over; its record stands.
                 tracing::warn!(delivery = %delivery.id, %why, "attempt not recorded");

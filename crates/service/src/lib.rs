@@ -12,6 +12,7 @@ mod events;
 mod idempotency;
 mod loops;
 mod notices;
+mod operations;
 mod people;
 mod ports;
 mod principal;
@@ -35,6 +36,7 @@ pub use events::EventStream;
 pub use idempotency::{IdempotencyService, IdempotencyTicket, Idempotent};
 pub use loops::{LoopInvite, LoopPatch, LoopService, RemovedMember};
 pub use notices::NoticeService;
+pub use operations::OperationsService;
 pub use people::{
     PeopleService, SignInThrottle, SignedIn, SignedUp, SignupPolicy, WebSession, ACCOUNT_EXISTS,
     BAD_LINK, SESSION_DAYS, SETUP_LINK_DAYS, WRONG_CREDENTIALS,

@@ -9,7 +9,7 @@ use reviewloop_domain::{
     Channel, Event, EventType, Loop, LoopId, Member, NewNotice, Notice, NoticeId, NoticeKind,
     NoticeStatus, ReviewId, User, UserId,
 };
-use reviewloop_ports::{LeasedNotice, Mail, Outgoing, StoreError};
+use reviewloop_ports::{AttemptResult, LeasedNotice, Mail, Outgoing, StoreError};
 use serde_json::json;
 
 use crate::error::ServiceError;
@@ -265,6 +265,14 @@ impl NoticeService {
             Err(Attempt::Hopeless(why)) => (Some(why.as_str()), &[][..]),
         };
         notice.record_attempt(at, error, schedule, self.ports.ids.jitter());
+        self.ports.meter.notice_attempt(
+            notice.channel.as_str(),
+            match notice.status {
+                NoticeStatus::Sent => AttemptResult::Succeeded,
+                NoticeStatus::Pending => AttemptResult::Retrying,
+                NoticeStatus::Failed => AttemptResult::GaveUp,
+            },
+        );
         match self
             .ports
             .notices

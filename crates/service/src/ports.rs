@@ -7,8 +7,8 @@ use reviewloop_domain::EventId;
 use crate::watch::ChangeHub;
 use reviewloop_ports::{
     AccountStore, Clock, DeliveryQueue, EventFeed, IdSource, IdempotencyStore, LoopStore, Mailer,
-    NoticeQueue, PasswordHasher, PeopleStore, QrRenderer, RateLimiter, RequestStore, ReviewStore,
-    TargetGuard, TemplateStore, WebhookSender, WebhookStore,
+    Meter, NoticeQueue, OperationsStore, PasswordHasher, PeopleStore, QrRenderer, RateLimiter,
+    RequestStore, ReviewStore, TargetGuard, TemplateStore, WebhookSender, WebhookStore,
 };
 
 /// Every port, behind `Arc`s so services clone it cheaply.
@@ -54,6 +54,10 @@ pub struct Ports {
     pub passwords: Arc<dyn PasswordHasher>,
     /// Wakes waiting readers when what they wait for changes.
     pub changes: Arc<ChangeHub>,
+    /// Database health and queue depths, for operators.
+    pub operations: Arc<dyn OperationsStore>,
+    /// Counts what happens, for `/metrics`.
+    pub meter: Arc<dyn Meter>,
 }
 
 impl Ports {

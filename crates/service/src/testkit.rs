@@ -80,6 +80,9 @@ pub(crate) struct Kit {
     pub qr: MockQrRenderer,
     pub people: MockPeopleStore,
     pub passwords: MockPasswordHasher,
+    pub operations: reviewloop_ports::MockOperationsStore,
+    /// `NoMeter` unless a test watches what is counted.
+    pub meter: Arc<dyn reviewloop_ports::Meter>,
     pub now: DateTime<Utc>,
     pub codes: Vec<&'static str>,
     pub changes: Arc<crate::ChangeHub>,
@@ -105,6 +108,8 @@ impl Kit {
             qr: MockQrRenderer::new(),
             people: MockPeopleStore::new(),
             passwords: MockPasswordHasher::new(),
+            operations: reviewloop_ports::MockOperationsStore::new(),
+            meter: Arc::new(reviewloop_ports::NoMeter),
             now: DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default(),
             codes: vec!["ABCDEF"],
             changes: crate::ChangeHub::new(),
@@ -139,6 +144,8 @@ impl Kit {
             passwords: Arc::new(self.passwords),
             changes: self.changes,
             limiter: Arc::new(self.limiter),
+            operations: Arc::new(self.operations),
+            meter: self.meter,
         }
     }
 

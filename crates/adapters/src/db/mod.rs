@@ -12,6 +12,7 @@ mod idempotency;
 mod loops;
 mod models;
 mod notices;
+mod operations;
 mod outbox;
 mod people;
 mod rate_limits;
@@ -23,6 +24,7 @@ mod templates;
 mod webhooks;
 mod writer;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
@@ -208,6 +210,21 @@ fn migrate<C: MigrationHarness<B>, B: diesel::backend::Backend>(
         .collect())
 }
 
+/// Reports each checkout's wait to the meter.
+struct PoolWaits(Arc<dyn reviewloop_ports::Meter>);
+
+impl std::fmt::Debug for PoolWaits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PoolWaits")
+    }
+}
+
+impl r2d2::HandleEvent for PoolWaits {
+    fn handle_checkout(&self, event: r2d2::event::CheckoutEvent) {
+        self.0.pool_wait(event.duration().as_secs_f64());
+    }
+}
+
 /// An open, migrated database with its connection pool.
 #[derive(Clone)]
 pub struct Database {
@@ -231,6 +248,16 @@ impl Database {
     pub fn open_with(
         url: &str,
         options: PoolOptions,
+    ) -> Result<(Self, Vec<String>), DatabaseError> {
+        Self::open_measured(url, options, Arc::new(reviewloop_ports::NoMeter))
+    }
+
+    /// [`Database::open_with`], telling `meter` how long each caller
+    /// waited for a pooled connection.
+    pub fn open_measured(
+        url: &str,
+        options: PoolOptions,
+        meter: Arc<dyn reviewloop_ports::Meter>,
     ) -> Result<(Self, Vec<String>), DatabaseError> {
         let target = Target::parse(url)?;
         let open = |e: diesel::ConnectionError| DatabaseError::Open(e.to_string());
@@ -258,6 +285,7 @@ impl Database {
             .max_size(size)
             .test_on_check_out(false)
             .connection_timeout(options.connection_timeout)
+            .event_handler(Box::new(PoolWaits(meter)))
             .build(Manager(target.clone()))
             .map_err(|e| DatabaseError::Open(e.to_string()))?;
         let writer = if postgres {

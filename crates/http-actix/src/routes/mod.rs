@@ -24,6 +24,8 @@ use crate::{auth, public_limit};
 
 pub(crate) fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/health", web::get().to(public::health))
+        .route("/ready", web::get().to(public::ready))
+        .route("/metrics", web::get().to(public::metrics))
         .service(
             web::resource("/v1/qr/{file}")
                 .wrap(from_fn(public_limit::limit))

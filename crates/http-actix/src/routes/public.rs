@@ -1,4 +1,5 @@
-//! Routes that need no API key: the health check and the QR code image.
+//! Routes that need no API key: health, readiness, metrics and the QR
+//! code image.
 //! An invite code is a shared secret by design: whoever has it may join,
 //! so showing its QR code to anyone adds nothing. (The join page belongs
 //! to the web application.)
@@ -14,6 +15,21 @@ use crate::state::AppState;
 
 pub(super) async fn health() -> HttpResponse {
     ok(StatusCode::OK, "ok", json!({"status": "ok"}))
+}
+
+/// `GET /ready`: 200 while the database answers, 503 otherwise.
+pub(super) async fn ready(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    state.operations.ready().await?;
+    Ok(ok(StatusCode::OK, "ready", json!({"status": "ready"})))
+}
+
+/// `GET /metrics`: Prometheus' text format (OpenMetrics 1.0).
+pub(super) async fn metrics(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let text = state.operations.metrics().await?;
+    Ok(HttpResponse::Ok()
+        .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
+        .insert_header(CacheControl(vec![CacheDirective::NoStore]))
+        .body(text))
 }
 
 pub(super) async fn qr_png(

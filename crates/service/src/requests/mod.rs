@@ -516,6 +516,10 @@ impl RequestService {
         for ((request, _), landed) in changes.iter().zip(landed) {
             if landed {
                 ended += 1;
+                let late = now - request.timeout_at;
+                self.ports
+                    .meter
+                    .timeout_lag(late.num_milliseconds() as f64 / 1000.0);
                 let mut written = request.clone();
                 written.written();
                 self.ports.changes.request_written(&written);

@@ -1,0 +1,147 @@
+//! Black-box: what operators point their tools at: `/ready`, `/metrics` in
+//! Prometheus' format with the HTTP calls and queues, and JSON log lines.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{id_of, Server};
+use serde_json::{json, Value};
+
+fn scrape(server: &Server) -> String {
+    let reply = server
+        .http()
+        .get(format!("{}/metrics", server.base))
+        .send()
+        .unwrap();
+    assert_eq!(reply.status().as_u16(), 200);
+    let kind = reply.headers()["content-type"].to_str().unwrap().to_owned();
+    assert!(kind.starts_with("application/openmetrics-text"), "{kind}");
+    reply.text().unwrap()
+}
+
+/// The value of the sample `name` (with its labels, as rendered).
+fn sample(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .map(|v| v.trim().parse().unwrap())
+}
+
+fn ready_and_metrics_tell_an_operator_how_the_instance_does() {
+    let server = Server::start();
+    let ready = server
+        .http()
+        .get(format!("{}/ready", server.base))
+        .send()
+        .unwrap();
+    assert_eq!(ready.status().as_u16(), 200);
+    let body: Value = ready.json().unwrap();
+    assert_eq!(body["data"]["status"], "ready");
+
+    let created = server.create_loop(&server.admin_key, "Ops");
+    let loop_id = id_of(&created["loop"]);
+    let id = server.create_request(&server.admin_key, &loop_id);
+    server
+        .get(&server.admin_key, &format!("/v1/requests/{id}"))
+        .data(200);
+    server
+        .get(&server.admin_key, "/v1/requests/0123456789abcdef01234567")
+        .error(404);
+    let text = scrape(&server);
+    for (name, at_least) in [
+        (
+            r#"reviewloop_http_requests_total{route="/v1/requests/{id}",method="GET",status="200"}"#,
+            1.0,
+        ),
+        (
+            r#"reviewloop_http_requests_total{route="/v1/requests/{id}",method="GET",status="404"}"#,
+            1.0,
+        ),
+        (
+            r#"reviewloop_http_requests_total{route="/v1/loops/{id}/requests",method="POST",status="201"}"#,
+            1.0,
+        ),
+        (
+            r#"reviewloop_http_request_duration_seconds_count{route="/v1/requests/{id}",method="GET"}"#,
+            2.0,
+        ),
+        (r#"reviewloop_requests{status="pending"}"#, 1.0),
+        ("reviewloop_db_pool_wait_seconds_count", 1.0),
+    ] {
+        let got = sample(&text, name).unwrap_or_else(|| panic!("no {name} in\n{text}"));
+        assert!(got >= at_least, "{name} is {got}");
+    }
+    assert_eq!(
+        sample(&text, r#"reviewloop_requests{status="completed"}"#),
+        Some(0.0)
+    );
+    for queue in ["outbox", "deliveries", "notices"] {
+        assert!(
+            sample(
+                &text,
+                &format!(r#"reviewloop_queue_waiting{{queue="{queue}"}}"#)
+            )
+            .is_some(),
+            "{queue}: {text}"
+        );
+    }
+    assert!(
+        !text.contains(&id),
+        "series are by route pattern, never by id"
+    );
+
+    // A request that times out shows its lag; the sweeper runs often.
+    let mut body = common::request_body();
+    body["timeout_seconds"] = json!(1);
+    server
+        .post(
+            &server.admin_key,
+            &format!("/v1/loops/{loop_id}/requests"),
+            body,
+        )
+        .data(201);
+    let started = Instant::now();
+    loop {
+        let text = scrape(&server);
+        if sample(&text, "reviewloop_timeout_lag_seconds_count") == Some(1.0) {
+            assert_eq!(
+                sample(&text, r#"reviewloop_requests{status="timeout"}"#),
+                Some(1.0)
+            );
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "{text}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn json_logs_are_one_object_per_line() {
+    let server = Server::start_with(&[("REVIEWLOOP_LOG_FORMAT", "json"), ("RUST_LOG", "info")]);
+    server.get(&server.admin_key, "/v1/loops").data(200);
+    let started = Instant::now();
+    loop {
+        let lines = server.stderr.lock().unwrap().clone();
+        let logged: Vec<Value> = lines
+            .iter()
+            .filter(|l| l.starts_with('{'))
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect();
+        if let Some(call) = logged
+            .iter()
+            .find(|l| l["message"] == "request" && l["path"] == "/v1/loops")
+        {
+            assert_eq!(call["status"], 200);
+            assert_eq!(call["level"], "INFO");
+            assert!(call["timestamp"].is_string());
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{lines:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+on_every_backend!(
+    ready_and_metrics_tell_an_operator_how_the_instance_does,
+    json_logs_are_one_object_per_line,
+);

@@ -112,6 +112,17 @@ fn each_key_has_its_own_hourly_limit_and_429_says_when_to_retry() {
 
     let refused = server.get(&key, "/v1/api/loops");
     assert_eq!(refused.error(429), "Rate limit exceeded");
+    let usage = &refused.body["data"];
+    assert_eq!(
+        (
+            &usage["usage_count"],
+            &usage["usage_limit"],
+            &usage["remaining"]
+        ),
+        (&json!(3), &json!(3), &json!(0)),
+        "where the key stands, as HITL.sh's clients read it"
+    );
+    assert!(usage["reset_at"].is_string());
     assert_eq!(refused.header("x-ratelimit-limit"), Some("3"));
     assert_eq!(refused.header("x-ratelimit-remaining"), Some("0"));
     let retry: u64 = refused.header("retry-after").unwrap().parse().unwrap();

@@ -564,6 +564,102 @@ fn a_slow_receiver_does_not_hold_up_the_others() {
     );
 }
 
+/// Runs an official Standard Webhooks verifier (`python3 verify.py` or
+/// `node verify.cjs`) on one delivery; true when the library accepts it.
+fn official_verdict(program: &str, script: &str, secret: &str, got: &Received, body: &str) -> bool {
+    use std::io::Write;
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/signatures");
+    let node_modules = std::env::var("REVIEWLOOP_NODE_MODULES").unwrap_or_else(|_| {
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../target/ci-node/node_modules"
+        )
+        .to_owned()
+    });
+    let headers = json!({
+        "webhook-id": got.header("webhook-id"),
+        "webhook-timestamp": got.header("webhook-timestamp"),
+        "webhook-signature": got.header("webhook-signature"),
+    });
+    let mut child = std::process::Command::new(program)
+        .arg(format!("{dir}/{script}"))
+        .env("WEBHOOK_SECRET", secret)
+        .env("WEBHOOK_HEADERS", headers.to_string())
+        .env("NODE_PATH", &node_modules)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{program} is needed for this test: {e}"));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !said.contains("ModuleNotFoundError") && !said.contains("Cannot find module"),
+        "the official library is not installed: {said}\n\
+         install it with: pip install standardwebhooks==1.1.0 && \
+         npm install --prefix target/ci-node standardwebhooks@1.1.1"
+    );
+    out.status.success()
+}
+
+/// Our deliveries and callbacks verify with the Standard Webhooks
+/// libraries from PyPI and npm, and a changed byte does not.
+#[test]
+fn signatures_verify_with_the_official_standard_webhooks_libraries() {
+    let server = Server::start_with(&LOCAL);
+    let receiver = Receiver::start();
+    let (loop_id, reviewer) = loop_with_reviewer(&server);
+    let hook = subscribe(
+        &server,
+        &receiver.url("/hook"),
+        json!(["request.completed"]),
+    );
+    let secret = hook["secret"].as_str().unwrap().to_owned();
+    let account_secret = server
+        .get(&server.admin_key, "/v1/api/account/signing-secret")
+        .data(200)["signing_secret"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut body = request_body();
+    body["callback_url"] = json!(receiver.url("/callback"));
+    body["request_text"] = json!("Ünïcode and \"quotes\" survive: ✓");
+    let created = server.post(
+        &server.admin_key,
+        &format!("/v1/loops/{loop_id}/requests"),
+        body,
+    );
+    let request_id = id_of(&created.data(201)["request"]);
+    server
+        .post(
+            &reviewer,
+            &format!("/v1/requests/{request_id}/respond"),
+            json!({"response_data": "approve"}),
+        )
+        .data(200);
+    let got = receiver.wait_until(Duration::from_secs(10), |r| r.len() >= 2);
+    for (path, secret) in [("/hook", &secret), ("/callback", &account_secret)] {
+        let call = got.iter().find(|r| r.path == path).unwrap();
+        for (program, script) in [("python3", "verify.py"), ("node", "verify.cjs")] {
+            assert!(
+                official_verdict(program, script, secret, call, &call.body),
+                "{program} refused the {path} delivery"
+            );
+            let tampered = call.body.replacen("approve", "reject!", 1);
+            assert!(
+                !official_verdict(program, script, secret, call, &tampered),
+                "{program} accepted a changed body"
+            );
+        }
+    }
+}
+
 on_every_backend!(
     subscriptions_are_one_resource_in_two_dialects,
     internal_targets_are_refused_unless_the_operator_allows_them,

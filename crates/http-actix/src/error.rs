@@ -63,7 +63,17 @@ impl ApiError {
         let status = self.status_code();
         let message = self.error.to_string();
         if self.surface == Surface::Request {
-            return failure_body(self.surface, status, &message, None);
+            let mut body = failure_body(self.surface, status, &message, None);
+            // Where the key stands, as HITL.sh's clients read it.
+            if let ServiceError::RateLimited(limit) = &self.error {
+                body["data"] = json!({
+                    "usage_count": limit.limit.saturating_sub(limit.remaining),
+                    "usage_limit": limit.limit,
+                    "remaining": limit.remaining,
+                    "reset_at": limit.reset_at,
+                });
+            }
+            return body;
         }
         let code = match &self.error {
             ServiceError::NotFound(TEMPLATE_NOT_FOUND) => "template_not_found",

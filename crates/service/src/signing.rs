@@ -74,6 +74,8 @@ pub fn delivery_headers(
             "X-ReviewLoop-Signature-256".into(),
             body_signature(secret, body),
         ),
+        // The same signature under the name HITL.sh's receivers read.
+        ("X-HITL-Signature-256".into(), body_signature(secret, body)),
         // The alternate surface's header: the same HMAC, bare hex.
         (
             "X-ReviewLoop-Signature".into(),

@@ -71,9 +71,18 @@ fn created(created: CreatedRequest) -> (StatusCode, Value) {
         .iter()
         .filter(|b| b.notification_sent)
         .count();
+    let r = &created.request;
+    // Beside `request`, the fields HITL.sh clients read at the top level
+    // (and `id`, which some of them read instead of `request_id`).
     let data = json!({
-        "request": wire::full_request(&created.request),
-        "request_id": created.request.id,
+        "request": wire::full_request(r),
+        "request_id": r.id,
+        "id": r.id,
+        "status": r.status.as_str(),
+        "processing_type": r.processing_type.as_str(),
+        "type": r.content_type.as_str(),
+        "priority": r.priority.as_str(),
+        "timeout_at": r.timeout_at,
         "polling_url": created.polling_url,
         "broadcasted_to": sent,
         "notifications_sent": notified,

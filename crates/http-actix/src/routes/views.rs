@@ -21,7 +21,12 @@ pub(super) fn invite_json(invite: &LoopInvite) -> Value {
     json!({
         "loop": loop_json(&invite.lp),
         "invite_code": invite.lp.invite_code.as_str(),
-        "qr_code_base64": base64::engine::general_purpose::STANDARD.encode(&invite.qr_png),
+        // A data URI, as the reference's example shows it: it goes straight
+        // into an <img src>.
+        "qr_code_base64": format!(
+            "data:image/png;base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(&invite.qr_png)
+        ),
         "qr_code_url": invite.qr_code_url,
         "join_url": invite.join_url,
     })
@@ -30,13 +35,21 @@ pub(super) fn invite_json(invite: &LoopInvite) -> Value {
 /// A page of requests with its paging facts.
 pub(super) fn page_json(page: &RequestPage, limit: u32, offset: u32) -> Value {
     let count = page.requests.len();
+    let has_more = u64::from(offset) + (count as u64) < page.total;
     json!({
         "requests": page.requests.iter().map(full_request).collect::<Vec<_>>(),
         "count": count,
         "total": page.total,
-        "has_more": u64::from(offset) + (count as u64) < page.total,
+        "has_more": has_more,
         "limit": limit,
         "offset": offset,
+        // HITL.sh's guides page with this object; `next_offset` is null on
+        // the last page.
+        "pagination": {
+            "limit": limit,
+            "offset": offset,
+            "next_offset": has_more.then(|| u64::from(offset) + count as u64),
+        },
     })
 }
 

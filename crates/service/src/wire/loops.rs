@@ -38,7 +38,8 @@ impl<'a> MemberView<'a> {
 pub struct LoopView<'a> {
     id: &'a LoopId,
     name: &'a str,
-    description: Option<&'a str>,
+    /// An empty text when there is none: the reference types it a string.
+    description: &'a str,
     icon: &'a str,
     creator_id: &'a UserId,
     invite_code: &'a str,
@@ -59,7 +60,7 @@ impl<'a> LoopView<'a> {
         Self {
             id: &lp.id,
             name: lp.name.as_str(),
-            description: lp.description.as_ref().map(|d| d.as_str()),
+            description: lp.description.as_ref().map_or("", |d| d.as_str()),
             icon: lp.icon.as_str(),
             creator_id: &lp.creator_id,
             invite_code: lp.invite_code.as_str(),

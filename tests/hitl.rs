@@ -120,7 +120,121 @@ fn a_receiver_written_for_hitl_verifies_our_deliveries() {
     assert_eq!(got[0].header("x-hitl-signature-256"), expected);
 }
 
+/// HITL.sh's response-type guides, replayed: each config is accepted and
+/// shown back as given, and its bounds hold for reviewers' answers.
+fn documented_response_configs_are_accepted_and_enforced() {
+    let server = Server::start();
+    let key = &server.admin_key;
+    let created = server.create_loop(key, "Guides");
+    let reviewer = server.key("rev@example.com");
+    server.join(&reviewer, &created);
+    let loop_id = id_of(&created["loop"]);
+    let create = |response_type: &str, config: serde_json::Value, default: serde_json::Value| {
+        let mut body = documented_request();
+        body["response_type"] = json!(response_type);
+        body["response_config"] = config.clone();
+        body["default_response"] = default;
+        let data = server
+            .post(key, &format!("/v1/api/loops/{loop_id}/requests"), body)
+            .data(201)
+            .clone();
+        for (k, v) in config.as_object().unwrap() {
+            assert_eq!(
+                &data["request"]["response_config"][k], v,
+                "{k} shown as given"
+            );
+        }
+        data["request_id"].as_str().unwrap().to_owned()
+    };
+    let answer = |id: &str, value: serde_json::Value| {
+        server.post(
+            &reviewer,
+            &format!("/v1/api/requests/{id}/respond"),
+            json!({"response_data": value}),
+        )
+    };
+    let options = json!([
+        {"value": "approve", "label": "✅ Approve Content", "description": "Meets all guidelines", "color": "#16a34a"},
+        {"value": "reject", "label": "❌ Reject Content", "color": "#dc2626"},
+        {"value": "escalate", "label": "⬆️ Escalate"}
+    ]);
+    let single = create(
+        "single_select",
+        json!({"options": options}),
+        json!("reject"),
+    );
+    let refused = answer(&single, json!("✅ Approve Content"));
+    assert_eq!(
+        refused.error(400),
+        "response_data '✅ Approve Content' is not one of the options: approve, reject, escalate"
+    );
+    assert_eq!(
+        answer(&single, json!("approve")).data(200)["request"]["response_data"],
+        "approve"
+    );
+
+    let multi = create(
+        "multi_select",
+        json!({"options": options, "min_selections": 2, "max_selections": 2}),
+        json!(["reject", "escalate"]),
+    );
+    assert_eq!(
+        answer(&multi, json!(["approve"])).error(400),
+        "response_data must select at least 2 options"
+    );
+    answer(&multi, json!(["approve", "escalate"])).data(200);
+
+    let rating = create(
+        "rating",
+        json!({"scale_min": 1, "scale_max": 5, "scale_step": 0.5}),
+        json!(3),
+    );
+    assert_eq!(
+        answer(&rating, json!(4.25)).error(400),
+        "response_data must be from 1 to 5 in steps of 0.5"
+    );
+    answer(&rating, json!(4.5)).data(200);
+
+    let text = create(
+        "text",
+        json!({"min_length": 10, "max_length": 500}),
+        json!("No answer given"),
+    );
+    assert_eq!(
+        answer(&text, json!("Too short")).error(400),
+        "response_data must be at least 10 characters"
+    );
+    answer(&text, json!("Long enough to pass")).data(200);
+
+    let number = create(
+        "number",
+        json!({"min_value": 0, "max_value": 1000, "decimal_places": 2}),
+        json!(0),
+    );
+    assert_eq!(
+        answer(&number, json!(1500)).error(400),
+        "response_data must be from 0 to 1000"
+    );
+    assert_eq!(
+        answer(&number, json!(12.345)).error(400),
+        "response_data must have at most 2 decimal places"
+    );
+    answer(&number, json!(129.99)).data(200);
+
+    // A default that breaks the bounds is refused when the request is made.
+    let mut body = documented_request();
+    body["response_type"] = json!("multi_select");
+    body["response_config"] = json!({"options": options, "max_selections": 1});
+    body["default_response"] = json!(["approve", "reject"]);
+    let refused = server.post(key, &format!("/v1/api/loops/{loop_id}/requests"), body);
+    assert_eq!(
+        refused.error(400),
+        "default_response must select at most one option"
+    );
+}
+
 on_every_backend!(
+    documented_response_configs_are_accepted_and_enforced,
     the_create_answer_carries_the_documented_top_level_fields,
     a_receiver_written_for_hitl_verifies_our_deliveries,
 );

@@ -46,7 +46,7 @@ pub use request::{
     Audience, BroadcastEntry, ChangeError, ContentType, Feedback, Platform, Priority,
     ProcessingType, RequestInput, RequestPatch, RequestRecord, RequestStatus, ReviewRequest,
 };
-pub use response::{ResponseConfig, ResponseType};
+pub use response::{ResponseConfig, ResponseType, SelectOption};
 pub use review::{
     AssigneeRef, ParsedReview, Review, ReviewInput, ReviewPatch, ReviewRecord, ReviewStatus,
     Reviewer,

@@ -70,37 +70,107 @@ impl ResponseType {
     }
 }
 
+/// The most characters an option's description may have.
+pub const MAX_OPTION_DESCRIPTION: usize = 500;
+/// The most decimal places a number's `decimal_places` may ask for.
+pub const MAX_DECIMAL_PLACES: i64 = 10;
+
+/// One choice of a select. An answer holds its `value`; a client may write
+/// it as a bare string or, as HITL.sh's guides do, as an object with a
+/// label, description and colour, and sees it back the way it wrote it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SelectOption {
+    /// What an answer holds.
+    pub value: String,
+    /// What reviewers read instead of the value.
+    pub label: Option<String>,
+    /// A longer explanation shown under the label.
+    pub description: Option<String>,
+    /// A colour (`#rgb` or `#rrggbb`) the option may be shown in.
+    pub color: Option<String>,
+    /// Whether the client wrote it as an object.
+    pub as_object: bool,
+}
+
+impl SelectOption {
+    /// A choice written as a bare string.
+    pub fn plain(value: impl Into<String>) -> Self {
+        Self {
+            value: value.into(),
+            label: None,
+            description: None,
+            color: None,
+            as_object: false,
+        }
+    }
+
+    /// What reviewers read: the label, else the value.
+    pub fn label(&self) -> &str {
+        self.label.as_deref().unwrap_or(&self.value)
+    }
+
+    fn to_value(&self) -> Value {
+        if !self.as_object {
+            return Value::String(self.value.clone());
+        }
+        let mut map = Map::new();
+        map.insert("value".into(), Value::String(self.value.clone()));
+        for (key, text) in [
+            ("label", &self.label),
+            ("description", &self.description),
+            ("color", &self.color),
+        ] {
+            if let Some(text) = text {
+                map.insert(key.into(), Value::String(text.clone()));
+            }
+        }
+        Value::Object(map)
+    }
+}
+
 /// The bounds of an answer, validated for its response type.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ResponseConfig {
-    /// Free text of at most `max_length` characters.
+    /// Free text of `min_length` to `max_length` characters.
     Text {
+        /// The fewest characters an answer may have (default 0: not empty).
+        min_length: usize,
         /// The most characters an answer may have (1 to 5000).
         max_length: usize,
     },
     /// Exactly one of `options`.
     SingleSelect {
-        /// The choices, non-empty and unique.
-        options: Vec<String>,
+        /// The choices, non-empty, with unique values.
+        options: Vec<SelectOption>,
     },
-    /// A non-empty subset of `options`, without repeats.
+    /// Between `min_selections` and `max_selections` of `options`, without
+    /// repeats.
     MultiSelect {
-        /// The choices, non-empty and unique.
-        options: Vec<String>,
+        /// The choices, non-empty, with unique values.
+        options: Vec<SelectOption>,
+        /// The fewest choices an answer may make (default 1).
+        min_selections: usize,
+        /// The most choices an answer may make (default: all).
+        max_selections: Option<usize>,
     },
-    /// A whole number from `scale_min` to `scale_max`.
+    /// A number from `scale_min` to `scale_max`, in steps of `scale_step`
+    /// counted from `scale_min`.
     Rating {
         /// Lowest value; defaults to 1.
         scale_min: i64,
         /// Highest value; defaults to 5.
         scale_max: i64,
+        /// The step between allowed values; defaults to 1.
+        scale_step: f64,
     },
     /// Any finite number within the optional bounds.
     Number {
-        /// Lowest allowed value.
+        /// Lowest allowed value (`min`, or HITL.sh's `min_value`).
         min: Option<f64>,
-        /// Highest allowed value.
+        /// Highest allowed value (`max`, or HITL.sh's `max_value`).
         max: Option<f64>,
+        /// The most digits after the decimal point.
+        decimal_places: Option<u32>,
     },
     /// `true` or `false`.
     Boolean,
@@ -114,6 +184,9 @@ struct Settings<'a> {
     map: &'a Map<String, Value>,
 }
 
+const OPTION_FORMS: &str =
+    "must be strings, or objects with a text `value` (and optionally `label`, `description`, `color`)";
+
 impl Settings<'_> {
     fn path(&self, key: &str) -> String {
         format!("{}.{key}", self.prefix)
@@ -124,31 +197,89 @@ impl Settings<'_> {
         ValidationError::field(path.clone(), format!("{path} {message}"))
     }
 
-    fn options(&self) -> Result<Vec<String>, ValidationError> {
+    /// One option's optional text under `key`, at most `limit` characters.
+    fn option_text(
+        &self,
+        option: &Map<String, Value>,
+        key: &str,
+        limit: usize,
+    ) -> Result<Option<String>, ValidationError> {
+        match option.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text))
+                if !text.trim().is_empty() && char_len(text.trim()) <= limit =>
+            {
+                Ok(Some(text.trim().to_owned()))
+            }
+            Some(_) => Err(self.error(
+                "options",
+                format!("`{key}` must be a text of 1 to {limit} characters"),
+            )),
+        }
+    }
+
+    fn option(&self, raw: &Value) -> Result<SelectOption, ValidationError> {
+        let (value, object) = match raw {
+            Value::String(text) => (text.trim(), None),
+            Value::Object(map) => match map.get("value") {
+                Some(Value::String(text)) => (text.trim(), Some(map)),
+                _ => return Err(self.error("options", OPTION_FORMS)),
+            },
+            _ => return Err(self.error("options", OPTION_FORMS)),
+        };
+        if value.is_empty() || char_len(value) > MAX_OPTION_LEN {
+            return Err(self.error(
+                "options",
+                format!("values must be 1 to {MAX_OPTION_LEN} characters"),
+            ));
+        }
+        check_line(&self.path("options"), value)?;
+        let Some(object) = object else {
+            return Ok(SelectOption::plain(value));
+        };
+        let label = self.option_text(object, "label", MAX_OPTION_LEN)?;
+        if let Some(label) = &label {
+            check_line(&self.path("options"), label)?;
+        }
+        let description = self.option_text(object, "description", MAX_OPTION_DESCRIPTION)?;
+        let color = self.option_text(object, "color", 7)?;
+        if let Some(color) = &color {
+            let hex = color.strip_prefix('#').unwrap_or_default();
+            if !matches!(hex.len(), 3 | 6) || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+                return Err(self.error(
+                    "options",
+                    format!("`color` must be #rgb or #rrggbb; '{color}' is not"),
+                ));
+            }
+        }
+        Ok(SelectOption {
+            value: value.to_owned(),
+            label,
+            description,
+            color,
+            as_object: true,
+        })
+    }
+
+    fn options(&self) -> Result<Vec<SelectOption>, ValidationError> {
         let options = self
             .map
             .get("options")
             .and_then(Value::as_array)
-            .ok_or_else(|| self.error("options", "must be a non-empty array of strings"))?;
+            .ok_or_else(|| self.error("options", "must be a non-empty array of options"))?;
         if options.is_empty() || options.len() > MAX_OPTIONS {
             return Err(self.error("options", format!("must have 1 to {MAX_OPTIONS} entries")));
         }
-        let mut parsed: Vec<String> = Vec::with_capacity(options.len());
-        for option in options {
-            let text = option.as_str().map(str::trim).unwrap_or_default();
-            if text.is_empty() || char_len(text) > MAX_OPTION_LEN {
+        let mut parsed: Vec<SelectOption> = Vec::with_capacity(options.len());
+        for raw in options {
+            let option = self.option(raw)?;
+            if parsed.iter().any(|p| p.value == option.value) {
                 return Err(self.error(
                     "options",
-                    format!("must be strings of 1 to {MAX_OPTION_LEN} characters"),
+                    format!("must be unique; '{}' appears twice", option.value),
                 ));
             }
-            check_line(&self.path("options"), text)?;
-            if parsed.iter().any(|p| p == text) {
-                return Err(
-                    self.error("options", format!("must be unique; '{text}' appears twice"))
-                );
-            }
-            parsed.push(text.to_owned());
+            parsed.push(option);
         }
         Ok(parsed)
     }
@@ -161,6 +292,17 @@ impl Settings<'_> {
                 .filter(|n| n.is_finite())
                 .map(Some)
                 .ok_or_else(|| self.error(key, "must be a number")),
+        }
+    }
+
+    /// `ours` or HITL.sh's name for the same bound; both only if they agree.
+    fn either_number(&self, ours: &str, theirs: &str) -> Result<Option<f64>, ValidationError> {
+        match (self.number(ours)?, self.number(theirs)?) {
+            (Some(a), Some(b)) if a != b => Err(self.error(
+                theirs,
+                format!("disagrees with {}: send one of them", self.path(ours)),
+            )),
+            (a, b) => Ok(a.or(b)),
         }
     }
 
@@ -179,6 +321,46 @@ impl Settings<'_> {
                 .ok_or_else(|| self.error(key, "must be a whole number")),
         }
     }
+
+    /// A whole number under `key` from `low` to `high`, else `default`.
+    fn whole_in(
+        &self,
+        key: &str,
+        low: i64,
+        high: i64,
+        default: Option<i64>,
+    ) -> Result<Option<i64>, ValidationError> {
+        match self.whole(key)?.or(default) {
+            Some(n) if !(low..=high).contains(&n) => {
+                Err(self.error(key, format!("must be from {low} to {high}")))
+            }
+            n => Ok(n),
+        }
+    }
+}
+
+/// A number as JSON: whole numbers without a fraction (`1`, not `1.0`).
+fn number_value(n: f64) -> Value {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        Value::from(n as i64)
+    } else {
+        Value::from(n)
+    }
+}
+
+/// True when `value` is `from` plus a whole number of `step`s.
+fn on_step(value: f64, from: f64, step: f64) -> bool {
+    let steps = (value - from) / step;
+    (steps - steps.round()).abs() < 1e-9
+}
+
+/// Values shown in a message: at most ten, then "…".
+fn listed(options: &[SelectOption]) -> String {
+    let mut shown: Vec<&str> = options.iter().take(10).map(|o| o.value.as_str()).collect();
+    if options.len() > 10 {
+        shown.push("…");
+    }
+    shown.join(", ")
 }
 
 impl ResponseConfig {
@@ -213,22 +395,38 @@ impl ResponseConfig {
         match response_type {
             ResponseType::Text => {
                 let max_length = settings
-                    .whole("max_length")?
+                    .whole_in(
+                        "max_length",
+                        1,
+                        MAX_TEXT_ANSWER as i64,
+                        Some(MAX_TEXT_ANSWER as i64),
+                    )?
                     .unwrap_or(MAX_TEXT_ANSWER as i64);
-                if !(1..=MAX_TEXT_ANSWER as i64).contains(&max_length) {
-                    return Err(settings
-                        .error("max_length", format!("must be from 1 to {MAX_TEXT_ANSWER}")));
-                }
+                let min_length = settings
+                    .whole_in("min_length", 0, max_length, Some(0))?
+                    .unwrap_or(0);
                 Ok(Self::Text {
+                    min_length: min_length as usize,
                     max_length: max_length as usize,
                 })
             }
             ResponseType::SingleSelect => Ok(Self::SingleSelect {
                 options: settings.options()?,
             }),
-            ResponseType::MultiSelect => Ok(Self::MultiSelect {
-                options: settings.options()?,
-            }),
+            ResponseType::MultiSelect => {
+                let options = settings.options()?;
+                let count = options.len() as i64;
+                let min_selections = settings
+                    .whole_in("min_selections", 0, count, Some(1))?
+                    .unwrap_or(1);
+                let max_selections =
+                    settings.whole_in("max_selections", min_selections.max(1), count, None)?;
+                Ok(Self::MultiSelect {
+                    options,
+                    min_selections: min_selections as usize,
+                    max_selections: max_selections.map(|n| n as usize),
+                })
+            }
             ResponseType::Rating => {
                 let scale_min = settings.whole("scale_min")?.unwrap_or(1);
                 let scale_max = settings.whole("scale_max")?.unwrap_or(5);
@@ -244,14 +442,22 @@ impl ResponseConfig {
                         format!("must be greater than {}", settings.path("scale_min")),
                     ));
                 }
+                let scale_step = settings.number("scale_step")?.unwrap_or(1.0);
+                if scale_step <= 0.0 || scale_step > (scale_max - scale_min) as f64 {
+                    return Err(settings.error(
+                        "scale_step",
+                        format!("must be above 0 and at most {}", scale_max - scale_min),
+                    ));
+                }
                 Ok(Self::Rating {
                     scale_min,
                     scale_max,
+                    scale_step,
                 })
             }
             ResponseType::Number => {
-                let min = settings.number("min")?;
-                let max = settings.number("max")?;
+                let min = settings.either_number("min", "min_value")?;
+                let max = settings.either_number("max", "max_value")?;
                 if let (Some(min), Some(max)) = (min, max) {
                     if min > max {
                         return Err(settings.error(
@@ -260,7 +466,14 @@ impl ResponseConfig {
                         ));
                     }
                 }
-                Ok(Self::Number { min, max })
+                let decimal_places = settings
+                    .whole_in("decimal_places", 0, MAX_DECIMAL_PLACES, None)?
+                    .map(|n| n as u32);
+                Ok(Self::Number {
+                    min,
+                    max,
+                    decimal_places,
+                })
             }
             ResponseType::Boolean => Ok(Self::Boolean),
         }
@@ -269,10 +482,11 @@ impl ResponseConfig {
     /// The names of the settings this type reads.
     pub fn setting_names(response_type: ResponseType) -> &'static [&'static str] {
         match response_type {
-            ResponseType::Text => &["max_length"],
-            ResponseType::SingleSelect | ResponseType::MultiSelect => &["options"],
-            ResponseType::Rating => &["scale_min", "scale_max"],
-            ResponseType::Number => &["min", "max"],
+            ResponseType::Text => &["min_length", "max_length"],
+            ResponseType::SingleSelect => &["options"],
+            ResponseType::MultiSelect => &["options", "min_selections", "max_selections"],
+            ResponseType::Rating => &["scale_min", "scale_max", "scale_step"],
+            ResponseType::Number => &["min", "max", "min_value", "max_value", "decimal_places"],
             ResponseType::Boolean => &[],
         }
     }
@@ -303,25 +517,58 @@ impl ResponseConfig {
 
     /// Writes the effective value of every setting into `map`.
     pub fn write_settings(&self, map: &mut Map<String, Value>) {
+        let options_value = |options: &[SelectOption]| {
+            Value::Array(options.iter().map(SelectOption::to_value).collect())
+        };
         match self {
-            Self::Text { max_length } => {
+            Self::Text {
+                min_length,
+                max_length,
+            } => {
+                if *min_length > 0 || map.contains_key("min_length") {
+                    map.insert("min_length".into(), Value::from(*min_length));
+                }
                 map.insert("max_length".into(), Value::from(*max_length));
             }
-            Self::SingleSelect { options } | Self::MultiSelect { options } => {
-                map.insert("options".into(), Value::from(options.clone()));
+            Self::SingleSelect { options } => {
+                map.insert("options".into(), options_value(options));
+            }
+            Self::MultiSelect {
+                options,
+                min_selections,
+                max_selections,
+            } => {
+                map.insert("options".into(), options_value(options));
+                if *min_selections != 1 || map.contains_key("min_selections") {
+                    map.insert("min_selections".into(), Value::from(*min_selections));
+                }
+                if let Some(max) = max_selections {
+                    map.insert("max_selections".into(), Value::from(*max));
+                }
             }
             Self::Rating {
                 scale_min,
                 scale_max,
+                scale_step,
             } => {
                 map.insert("scale_min".into(), Value::from(*scale_min));
                 map.insert("scale_max".into(), Value::from(*scale_max));
+                if *scale_step != 1.0 || map.contains_key("scale_step") {
+                    map.insert("scale_step".into(), number_value(*scale_step));
+                }
             }
-            Self::Number { min, max } => {
+            Self::Number {
+                min,
+                max,
+                decimal_places,
+            } => {
                 for (key, bound) in [("min", min), ("max", max)] {
                     if let Some(bound) = bound {
                         map.insert(key.into(), Value::from(*bound));
                     }
+                }
+                if let Some(places) = decimal_places {
+                    map.insert("decimal_places".into(), Value::from(*places));
                 }
             }
             Self::Boolean => {}
@@ -333,38 +580,47 @@ impl ResponseConfig {
     pub fn validate_answer(&self, field: &str, answer: &Value) -> Result<(), ValidationError> {
         let fail = |message: String| Err(ValidationError::field(field, message));
         match self {
-            Self::Text { max_length } => match answer.as_str() {
+            Self::Text {
+                min_length,
+                max_length,
+            } => match answer.as_str() {
                 Some(text) if text.trim().is_empty() => fail(format!("{field} must not be empty")),
                 Some(text) if char_len(text) > *max_length => {
                     fail(format!("{field} must be at most {max_length} characters"))
+                }
+                Some(text) if char_len(text.trim()) < *min_length => {
+                    fail(format!("{field} must be at least {min_length} characters"))
                 }
                 Some(_) => Ok(()),
                 None => fail(format!("{field} must be a string")),
             },
             Self::SingleSelect { options } => match answer.as_str() {
-                Some(choice) if options.iter().any(|o| o == choice) => Ok(()),
+                Some(choice) if options.iter().any(|o| o.value == choice) => Ok(()),
                 Some(choice) => fail(format!(
                     "{field} '{choice}' is not one of the options: {}",
-                    options.join(", ")
+                    listed(options)
                 )),
-                None => fail(format!("{field} must be one of the options as a string")),
+                None => fail(format!(
+                    "{field} must be one of the options' values as a string"
+                )),
             },
-            Self::MultiSelect { options } => {
+            Self::MultiSelect {
+                options,
+                min_selections,
+                max_selections,
+            } => {
                 let Some(choices) = answer.as_array() else {
                     return fail(format!("{field} must be an array of options"));
                 };
-                if choices.is_empty() {
-                    return fail(format!("{field} must select at least one option"));
-                }
                 let mut seen: Vec<&str> = Vec::with_capacity(choices.len());
                 for choice in choices {
                     let Some(choice) = choice.as_str() else {
                         return fail(format!("{field} must be an array of options"));
                     };
-                    if !options.iter().any(|o| o == choice) {
+                    if !options.iter().any(|o| o.value == choice) {
                         return fail(format!(
                             "{field} '{choice}' is not one of the options: {}",
-                            options.join(", ")
+                            listed(options)
                         ));
                     }
                     if seen.contains(&choice) {
@@ -372,23 +628,45 @@ impl ResponseConfig {
                     }
                     seen.push(choice);
                 }
+                if choices.len() < *min_selections {
+                    return fail(match min_selections {
+                        1 => format!("{field} must select at least one option"),
+                        n => format!("{field} must select at least {n} options"),
+                    });
+                }
+                if let Some(max) = max_selections.filter(|max| choices.len() > *max) {
+                    return fail(match max {
+                        1 => format!("{field} must select at most one option"),
+                        n => format!("{field} must select at most {n} options"),
+                    });
+                }
                 Ok(())
             }
             Self::Rating {
                 scale_min,
                 scale_max,
+                scale_step,
             } => {
                 let Some(value) = answer.as_f64() else {
                     return fail(format!("{field} must be a number"));
                 };
-                if value.fract() != 0.0 || value < *scale_min as f64 || value > *scale_max as f64 {
-                    return fail(format!(
-                        "{field} must be a whole number from {scale_min} to {scale_max}"
-                    ));
+                let (low, high) = (*scale_min as f64, *scale_max as f64);
+                if value < low || value > high || !on_step(value, low, *scale_step) {
+                    return fail(if *scale_step == 1.0 {
+                        format!("{field} must be a whole number from {scale_min} to {scale_max}")
+                    } else {
+                        format!(
+                            "{field} must be from {scale_min} to {scale_max} in steps of {scale_step}"
+                        )
+                    });
                 }
                 Ok(())
             }
-            Self::Number { min, max } => {
+            Self::Number {
+                min,
+                max,
+                decimal_places,
+            } => {
                 let Some(value) = answer.as_f64().filter(|v| v.is_finite()) else {
                     return fail(format!("{field} must be a number"));
                 };
@@ -400,6 +678,15 @@ impl ResponseConfig {
                         (None, None) => String::new(),
                     };
                     return fail(format!("{field} must be {range}"));
+                }
+                if let Some(places) = decimal_places {
+                    let scaled = value * 10f64.powi(*places as i32);
+                    if (scaled - scaled.round()).abs() > 1e-6 * scaled.abs().max(1.0) {
+                        return fail(match places {
+                            0 => format!("{field} must be a whole number"),
+                            n => format!("{field} must have at most {n} decimal places"),
+                        });
+                    }
                 }
                 Ok(())
             }
@@ -455,14 +742,16 @@ mod tests {
             ResponseConfig::parse(ResponseType::Rating, None).unwrap(),
             ResponseConfig::Rating {
                 scale_min: 1,
-                scale_max: 5
+                scale_max: 5,
+                scale_step: 1.0
             }
         );
         assert_eq!(
             parse(ResponseType::Rating, json!({"scale_max": 10})).unwrap(),
             ResponseConfig::Rating {
                 scale_min: 1,
-                scale_max: 10
+                scale_max: 10,
+                scale_step: 1.0
             }
         );
         assert!(parse(
@@ -492,7 +781,8 @@ mod tests {
             ResponseConfig::parse(ResponseType::Number, None).unwrap(),
             ResponseConfig::Number {
                 min: None,
-                max: None
+                max: None,
+                decimal_places: None
             }
         );
         assert!(parse(ResponseType::Number, json!({"min": 3, "max": 1})).is_err());
@@ -503,7 +793,10 @@ mod tests {
     fn text_max_length_is_bounded() {
         assert_eq!(
             ResponseConfig::parse(ResponseType::Text, None).unwrap(),
-            ResponseConfig::Text { max_length: 5000 }
+            ResponseConfig::Text {
+                min_length: 0,
+                max_length: 5000
+            }
         );
         assert!(parse(ResponseType::Text, json!({"max_length": 0})).is_err());
         assert!(parse(ResponseType::Text, json!({"max_length": 5001})).is_err());
@@ -529,7 +822,10 @@ mod tests {
 
     #[test]
     fn text_answers() {
-        let c = ResponseConfig::Text { max_length: 5 };
+        let c = ResponseConfig::Text {
+            min_length: 0,
+            max_length: 5,
+        };
         assert!(c.validate_answer("r", &json!("hello")).is_ok());
         assert_eq!(
             msg(c.validate_answer("r", &json!("  "))),
@@ -583,6 +879,7 @@ mod tests {
         let c = ResponseConfig::Rating {
             scale_min: 1,
             scale_max: 5,
+            scale_step: 1.0,
         };
         assert!(c.validate_answer("r", &json!(1)).is_ok());
         assert!(c.validate_answer("r", &json!(5.0)).is_ok());
@@ -596,6 +893,7 @@ mod tests {
         let c = ResponseConfig::Number {
             min: Some(0.0),
             max: Some(1.5),
+            decimal_places: None,
         };
         assert!(c.validate_answer("r", &json!(1.5)).is_ok());
         assert_eq!(
@@ -607,6 +905,7 @@ mod tests {
         let open = ResponseConfig::Number {
             min: None,
             max: None,
+            decimal_places: None,
         };
         assert!(open.validate_answer("r", &json!(-1e300)).is_ok());
     }
@@ -619,6 +918,131 @@ mod tests {
         assert_eq!(
             msg(ResponseConfig::Boolean.validate_answer("r", &json!("true"))),
             "r must be true or false"
+        );
+    }
+
+    #[test]
+    fn options_may_be_objects_and_come_back_as_written() {
+        let raw = json!({"options": [
+            "plain",
+            {"value": "approve", "label": "✅ Approve", "description": "Fits the guidelines", "color": "#16a34a"},
+            {"value": "reject"}
+        ]});
+        let c = parse(ResponseType::SingleSelect, raw.clone()).unwrap();
+        let ResponseConfig::SingleSelect { options } = &c else {
+            panic!("{c:?}")
+        };
+        assert_eq!(
+            options.iter().map(SelectOption::label).collect::<Vec<_>>(),
+            ["plain", "✅ Approve", "reject"]
+        );
+        assert_eq!(c.to_value(Some(&raw)), raw, "answered as given");
+        assert!(c.validate_answer("r", &json!("approve")).is_ok());
+        assert_eq!(
+            msg(c.validate_answer("r", &json!("✅ Approve"))),
+            "r '✅ Approve' is not one of the options: plain, approve, reject",
+            "an answer holds the value, not the label"
+        );
+        for (bad, says) in [
+            (
+                json!({"options": [{"label": "No value"}]}),
+                "must be strings, or objects with a text `value`",
+            ),
+            (json!({"options": [7]}), "must be strings, or objects"),
+            (
+                json!({"options": [{"value": "a", "color": "green"}]}),
+                "`color` must be #rgb or #rrggbb",
+            ),
+            (
+                json!({"options": [{"value": "a", "label": ""}]}),
+                "`label` must be a text of 1 to 200",
+            ),
+            (
+                json!({"options": ["a", {"value": "a"}]}),
+                "must be unique; 'a' appears twice",
+            ),
+        ] {
+            let got = msg(parse(ResponseType::MultiSelect, bad.clone()));
+            assert!(got.contains(says), "{bad}: {got}");
+        }
+    }
+
+    #[test]
+    fn hitl_bounds_are_enforced() {
+        let text = parse(
+            ResponseType::Text,
+            json!({"min_length": 3, "max_length": 10}),
+        )
+        .unwrap();
+        assert_eq!(
+            msg(text.validate_answer("r", &json!("ok"))),
+            "r must be at least 3 characters"
+        );
+        assert!(text.validate_answer("r", &json!("fine")).is_ok());
+        assert!(parse(
+            ResponseType::Text,
+            json!({"min_length": 11, "max_length": 10})
+        )
+        .is_err());
+
+        let multi = parse(
+            ResponseType::MultiSelect,
+            json!({"options": ["a", "b", "c", "d"], "min_selections": 2, "max_selections": 3}),
+        )
+        .unwrap();
+        assert_eq!(
+            msg(multi.validate_answer("r", &json!(["a"]))),
+            "r must select at least 2 options"
+        );
+        assert_eq!(
+            msg(multi.validate_answer("r", &json!(["a", "b", "c", "d"]))),
+            "r must select at most 3 options"
+        );
+        assert!(multi.validate_answer("r", &json!(["a", "d"])).is_ok());
+        assert!(parse(
+            ResponseType::MultiSelect,
+            json!({"options": ["a", "b"], "max_selections": 3})
+        )
+        .is_err());
+        let optional = parse(
+            ResponseType::MultiSelect,
+            json!({"options": ["a"], "min_selections": 0}),
+        )
+        .unwrap();
+        assert!(optional.validate_answer("r", &json!([])).is_ok());
+
+        let halves = parse(
+            ResponseType::Rating,
+            json!({"scale_min": 1, "scale_max": 5, "scale_step": 0.5}),
+        )
+        .unwrap();
+        assert!(halves.validate_answer("r", &json!(4.5)).is_ok());
+        assert_eq!(
+            msg(halves.validate_answer("r", &json!(4.25))),
+            "r must be from 1 to 5 in steps of 0.5"
+        );
+        assert!(parse(ResponseType::Rating, json!({"scale_step": 0})).is_err());
+
+        let price = parse(
+            ResponseType::Number,
+            json!({"min_value": 0, "max_value": 1000, "decimal_places": 2}),
+        )
+        .unwrap();
+        assert!(price.validate_answer("r", &json!(129.99)).is_ok());
+        assert_eq!(
+            msg(price.validate_answer("r", &json!(1001))),
+            "r must be from 0 to 1000"
+        );
+        assert_eq!(
+            msg(price.validate_answer("r", &json!(1.005))),
+            "r must have at most 2 decimal places"
+        );
+        assert_eq!(
+            msg(parse(
+                ResponseType::Number,
+                json!({"min": 1, "min_value": 2})
+            )),
+            "response_config.min_value disagrees with response_config.min: send one of them"
         );
     }
 }

@@ -4,7 +4,7 @@
 //! the API's own rules and messages; the widget adds nothing of its own.
 
 use maud::{html, Markup};
-use reviewloop_domain::{Field, FieldKind, Form, ResponseConfig};
+use reviewloop_domain::{Field, FieldKind, Form, ResponseConfig, SelectOption};
 use serde_json::{Map, Value};
 
 use crate::form::FormData;
@@ -12,33 +12,46 @@ use crate::form::FormData;
 /// The widget's form fields, inside a `<form>` the caller provides.
 pub(crate) fn widget(config: &ResponseConfig, previous: &FormData) -> Markup {
     match config {
-        ResponseConfig::Text { max_length } => html! {
+        ResponseConfig::Text {
+            min_length,
+            max_length,
+        } => html! {
             label for="answer" { "Your answer" }
-            textarea #answer name="answer" rows="6" maxlength=(max_length) data-counter="answer-count" required {
+            textarea #answer name="answer" rows="6" minlength=[(*min_length > 0).then_some(min_length)] maxlength=(max_length) data-counter="answer-count" required {
                 (previous.text("answer"))
             }
-            p.hint { span #answer-count { (previous.text("answer").chars().count()) } " / " (max_length) " characters" }
+            p.hint {
+                span #answer-count { (previous.text("answer").chars().count()) } " / " (max_length) " characters"
+                @if *min_length > 0 { " (at least " (min_length) ")" }
+            }
             button.primary type="submit" { "Send answer" }
         },
         ResponseConfig::SingleSelect { options } => html! {
             div.choices role="group" aria-label="Choose one" {
                 @for (i, option) in options.iter().enumerate() {
-                    button.choice type="submit" name="answer" value=(option) data-key=[shortcut(i)] {
+                    button.choice type="submit" name="answer" value=(option.value) data-key=[shortcut(i)] {
                         @if let Some(k) = shortcut(i) { kbd { (k) } " " }
-                        (option)
+                        (swatch(option))
+                        (option.label())
+                        @if let Some(d) = &option.description { small.option-description { (d) } }
                     }
                 }
             }
         },
-        ResponseConfig::MultiSelect { options } => html! {
+        ResponseConfig::MultiSelect {
+            options,
+            min_selections,
+            max_selections,
+        } => html! {
             fieldset.checks {
-                legend { "Choose one or more" }
+                legend { (how_many(*min_selections, *max_selections)) }
                 @for (i, option) in options.iter().enumerate() {
                     label.check {
-                        input type="checkbox" name="answer" value=(option)
-                            checked[previous.all("answer").contains(&option.as_str())]
+                        input type="checkbox" name="answer" value=(option.value)
+                            checked[previous.all("answer").contains(&option.value.as_str())]
                             data-key=[shortcut(i)];
-                        " " (option)
+                        " " (swatch(option)) (option.label())
+                        @if let Some(d) = &option.description { small.option-description { (d) } }
                     }
                 }
             }
@@ -47,23 +60,27 @@ pub(crate) fn widget(config: &ResponseConfig, previous: &FormData) -> Markup {
         ResponseConfig::Rating {
             scale_min,
             scale_max,
-        } if scale_max.checked_sub(*scale_min).is_some_and(|d| d <= 10) => html! {
-            div.scale role="group" aria-label={ "Rate from " (scale_min) " to " (scale_max) } {
-                @for (i, n) in (*scale_min..=*scale_max).enumerate() {
-                    button.choice type="submit" name="answer" value=(n) data-key=[shortcut(i)] { (n) }
+            scale_step,
+        } => match rating_values(*scale_min, *scale_max, *scale_step) {
+            Some(values) => html! {
+                div.scale role="group" aria-label={ "Rate from " (scale_min) " to " (scale_max) } {
+                    @for (i, n) in values.iter().enumerate() {
+                        button.choice type="submit" name="answer" value=(n) data-key=[shortcut(i)] { (n) }
+                    }
                 }
-            }
-            p.hint { (scale_min) " is lowest, " (scale_max) " is highest." }
+                p.hint { (scale_min) " is lowest, " (scale_max) " is highest." }
+            },
+            None => html! {
+                label for="answer" { "Rating from " (scale_min) " to " (scale_max) @if *scale_step != 1.0 { " in steps of " (scale_step) } }
+                input #answer type="number" name="answer" min=(scale_min) max=(scale_max) step=(scale_step) value=(previous.text("answer")) required;
+                button.primary type="submit" { "Send answer" }
+            },
         },
-        ResponseConfig::Rating {
-            scale_min,
-            scale_max,
+        ResponseConfig::Number {
+            min,
+            max,
+            decimal_places,
         } => html! {
-            label for="answer" { "Rating from " (scale_min) " to " (scale_max) }
-            input #answer type="number" name="answer" min=(scale_min) max=(scale_max) step="1" value=(previous.text("answer")) required;
-            button.primary type="submit" { "Send answer" }
-        },
-        ResponseConfig::Number { min, max } => html! {
             label for="answer" {
                 "Your number"
                 @match (min, max) {
@@ -73,7 +90,8 @@ pub(crate) fn widget(config: &ResponseConfig, previous: &FormData) -> Markup {
                     (None, None) => {}
                 }
             }
-            input #answer type="number" name="answer" step="any" min=[*min] max=[*max] value=(previous.text("answer")) inputmode="decimal" required;
+            input #answer type="number" name="answer" step=(number_step(*decimal_places)) min=[*min] max=[*max] value=(previous.text("answer")) inputmode="decimal" required;
+            @if let Some(places) = decimal_places { p.hint { "At most " (places) " decimal places." } }
             button.primary type="submit" { "Send answer" }
         },
         ResponseConfig::Boolean => html! {
@@ -82,6 +100,50 @@ pub(crate) fn widget(config: &ResponseConfig, previous: &FormData) -> Markup {
                 button.choice.reject type="submit" name="answer" value="false" data-key="r" { kbd { "r" } " Reject" }
             }
         },
+    }
+}
+
+/// The values a rating offers as buttons: every step, when there are at
+/// most eleven of them.
+fn rating_values(min: i64, max: i64, step: f64) -> Option<Vec<f64>> {
+    let count = ((max - min) as f64 / step).floor();
+    (count <= 10.0).then(|| {
+        (0..=count as i64)
+            .map(|k| min as f64 + k as f64 * step)
+            .collect()
+    })
+}
+
+/// A number input's `step`: one unit of the last allowed decimal place.
+fn number_step(decimal_places: Option<u32>) -> String {
+    match decimal_places {
+        Some(0) => "1".into(),
+        Some(places) => format!("0.{}1", "0".repeat(places as usize - 1)),
+        None => "any".into(),
+    }
+}
+
+/// What a multiple choice asks for, in words.
+fn how_many(min: usize, max: Option<usize>) -> String {
+    match (min, max) {
+        (0, None) => "Choose any".into(),
+        (1, None) => "Choose one or more".into(),
+        (n, None) => format!("Choose at least {n}"),
+        (0, Some(m)) => format!("Choose up to {m}"),
+        (n, Some(m)) if n == m => format!("Choose {n}"),
+        (n, Some(m)) => format!("Choose {n} to {m}"),
+    }
+}
+
+/// A dot in the option's colour, when it has one. An SVG attribute, not a
+/// style: the pages' Content-Security-Policy allows no inline styles.
+fn swatch(option: &SelectOption) -> Markup {
+    html! {
+        @if let Some(color) = &option.color {
+            svg.swatch width="12" height="12" viewBox="0 0 12 12" aria-hidden="true" {
+                circle cx="6" cy="6" r="6" fill=(color) {}
+            }
+        }
     }
 }
 
@@ -162,9 +224,9 @@ fn form_field(field: &Field, previous: &FormData, prefill: &Map<String, Value>) 
     html! {
         div.field data-field=(name) {
             @match config {
-                ResponseConfig::Text { max_length } => {
+                ResponseConfig::Text { min_length, max_length } => {
                     label for=(id) { (field.label()) @if required { " *" } }
-                    textarea id=(id) name=(name) rows="4" maxlength=(max_length) required[required] { (first) }
+                    textarea id=(id) name=(name) rows="4" minlength=[(*min_length > 0).then_some(min_length)] maxlength=(max_length) required[required] { (first) }
                     @if field.editable() { p.hint { "A draft to check and correct before you submit." } }
                 }
                 ResponseConfig::Boolean => {
@@ -177,35 +239,39 @@ fn form_field(field: &Field, previous: &FormData, prefill: &Map<String, Value>) 
                 ResponseConfig::SingleSelect { options } => {
                     fieldset.checks {
                         legend { (field.label()) @if required { " *" } }
-                        @for option in options { (radio(name, option, option, first == option, required)) }
+                        @for option in options { (radio(name, &option.value, option.label(), first == option.value, required)) }
                     }
                 }
-                ResponseConfig::MultiSelect { options } => {
+                ResponseConfig::MultiSelect { options, min_selections, max_selections } => {
                     fieldset.checks {
-                        legend { (field.label()) @if required { " *" } }
+                        legend { (field.label()) " (" (how_many(*min_selections, *max_selections).to_lowercase()) ")" @if required { " *" } }
                         @for option in options {
                             label.check {
-                                input type="checkbox" name=(name) value=(option) checked[values.contains(option)];
-                                " " (option)
+                                input type="checkbox" name=(name) value=(option.value) checked[values.contains(&option.value)];
+                                " " (option.label())
                             }
                         }
                     }
                 }
-                ResponseConfig::Rating { scale_min, scale_max } if scale_max.checked_sub(*scale_min).is_some_and(|d| d <= 10) => {
-                    fieldset.checks.scale-radios {
-                        legend { (field.label()) " (" (scale_min) " to " (scale_max) ")" @if required { " *" } }
-                        @for n in *scale_min..=*scale_max {
-                            (radio(name, &n.to_string(), &n.to_string(), first == n.to_string(), required))
+                ResponseConfig::Rating { scale_min, scale_max, scale_step } => {
+                    @match rating_values(*scale_min, *scale_max, *scale_step) {
+                        Some(steps) => {
+                            fieldset.checks.scale-radios {
+                                legend { (field.label()) " (" (scale_min) " to " (scale_max) ")" @if required { " *" } }
+                                @for n in steps {
+                                    (radio(name, &n.to_string(), &n.to_string(), first == n.to_string(), required))
+                                }
+                            }
+                        }
+                        None => {
+                            label for=(id) { (field.label()) " (" (scale_min) " to " (scale_max) ")" @if required { " *" } }
+                            input id=(id) type="number" name=(name) min=(scale_min) max=(scale_max) step=(scale_step) value=(first) required[required];
                         }
                     }
                 }
-                ResponseConfig::Rating { scale_min, scale_max } => {
-                    label for=(id) { (field.label()) " (" (scale_min) " to " (scale_max) ")" @if required { " *" } }
-                    input id=(id) type="number" name=(name) min=(scale_min) max=(scale_max) step="1" value=(first) required[required];
-                }
-                ResponseConfig::Number { min, max } => {
+                ResponseConfig::Number { min, max, decimal_places } => {
                     label for=(id) { (field.label()) @if required { " *" } }
-                    input id=(id) type="number" name=(name) step="any" min=[*min] max=[*max] value=(first) inputmode="decimal" required[required];
+                    input id=(id) type="number" name=(name) step=(number_step(*decimal_places)) min=[*min] max=[*max] value=(first) inputmode="decimal" required[required];
                 }
             }
         }
@@ -273,10 +339,15 @@ mod tests {
 
     #[test]
     fn each_widget_reads_into_the_json_the_api_takes() {
-        let text = ResponseConfig::Text { max_length: 10 };
+        let text = ResponseConfig::Text {
+            min_length: 0,
+            max_length: 10,
+        };
         assert_eq!(answer(&text, &form("answer=a%0D%0Ab")), json!("a\nb"));
         let multi = ResponseConfig::MultiSelect {
-            options: vec!["x".into(), "y".into()],
+            options: vec![SelectOption::plain("x"), SelectOption::plain("y")],
+            min_selections: 1,
+            max_selections: None,
         };
         assert_eq!(
             answer(&multi, &form("answer=x&answer=y")),
@@ -286,11 +357,13 @@ mod tests {
         let rating = ResponseConfig::Rating {
             scale_min: 1,
             scale_max: 5,
+            scale_step: 1.0,
         };
         assert_eq!(answer(&rating, &form("answer=4")), json!(4));
         let number = ResponseConfig::Number {
             min: None,
             max: None,
+            decimal_places: None,
         };
         assert_eq!(answer(&number, &form("answer=2.5")), json!(2.5));
         assert_eq!(answer(&number, &form("answer=-3")), json!(-3));
@@ -304,11 +377,74 @@ mod tests {
     #[test]
     fn options_are_escaped_in_the_widget() {
         let select = ResponseConfig::SingleSelect {
-            options: vec!["<b>\"x\"</b>".into()],
+            options: vec![
+                SelectOption::plain("<b>\"x\"</b>"),
+                SelectOption {
+                    value: "ok".into(),
+                    label: Some("<i>Approve</i>".into()),
+                    description: Some("<script>alert(1)</script>".into()),
+                    color: Some("#16a34a".into()),
+                    as_object: true,
+                },
+            ],
         };
         let html = widget(&select, &FormData::default()).into_string();
-        assert!(!html.contains("<b>"), "{html}");
+        assert!(
+            !html.contains("<b>") && !html.contains("<script>") && !html.contains("<i>"),
+            "{html}"
+        );
         assert!(html.contains("&lt;b&gt;"), "{html}");
+        assert!(
+            html.contains(r#"value="ok""#),
+            "the value is sent, the label shown: {html}"
+        );
+        assert!(html.contains("&lt;i&gt;Approve&lt;/i&gt;"), "{html}");
+        assert!(html.contains(r##"fill="#16a34a""##), "{html}");
+    }
+
+    #[test]
+    fn hitl_bounds_show_in_the_widgets() {
+        let halves = ResponseConfig::Rating {
+            scale_min: 1,
+            scale_max: 3,
+            scale_step: 0.5,
+        };
+        let html = widget(&halves, &FormData::default()).into_string();
+        for value in ["1", "1.5", "2", "2.5", "3"] {
+            assert!(
+                html.contains(&format!(r#"value="{value}""#)),
+                "{value}: {html}"
+            );
+        }
+        let multi = ResponseConfig::MultiSelect {
+            options: vec![
+                SelectOption::plain("a"),
+                SelectOption::plain("b"),
+                SelectOption::plain("c"),
+            ],
+            min_selections: 2,
+            max_selections: Some(3),
+        };
+        assert!(widget(&multi, &FormData::default())
+            .into_string()
+            .contains("Choose 2 to 3"));
+        let price = ResponseConfig::Number {
+            min: Some(0.0),
+            max: None,
+            decimal_places: Some(2),
+        };
+        let html = widget(&price, &FormData::default()).into_string();
+        assert!(
+            html.contains(r#"step="0.01""#) && html.contains("At most 2 decimal places"),
+            "{html}"
+        );
+        let text = ResponseConfig::Text {
+            min_length: 20,
+            max_length: 500,
+        };
+        assert!(widget(&text, &FormData::default())
+            .into_string()
+            .contains(r#"minlength="20""#));
     }
 
     fn review_form() -> Form {

@@ -233,7 +233,73 @@ fn documented_response_configs_are_accepted_and_enforced() {
     );
 }
 
+/// HITL.sh's feedback example: wrapped in `feedback`, with its longer form.
+fn documented_feedback_is_kept_whole() {
+    let server = Server::start();
+    let key = &server.admin_key;
+    let created = server.create_loop(key, "Feedback");
+    let loop_id = id_of(&created["loop"]);
+    let id = server
+        .post(
+            key,
+            &format!("/v1/api/loops/{loop_id}/requests"),
+            documented_request(),
+        )
+        .data(201)["request_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // The loop's creator is its first reviewer.
+    server
+        .post(
+            key,
+            &format!("/v1/api/requests/{id}/respond"),
+            json!({"response_data": "Approve"}),
+        )
+        .data(200);
+    let feedback = json!({
+        "rating": 5,
+        "comment": "Excellent review, very thorough and accurate",
+        "accuracy": 5,
+        "timeliness": 4,
+        "helpfulness": 5,
+        "would_recommend": true,
+        "follow_up_needed": false,
+        "tags": ["thorough", "fast"],
+        "category": "positive"
+    });
+    let kept = server
+        .post(
+            key,
+            &format!("/v1/api/requests/{id}/feedback"),
+            json!({"feedback": feedback}),
+        )
+        .data(200)["feedback"]
+        .clone();
+    for (k, v) in feedback.as_object().unwrap() {
+        match v {
+            serde_json::Value::Number(n) => assert_eq!(kept[k].as_f64(), n.as_f64(), "{k}"),
+            other => assert_eq!(&kept[k], other, "{k}"),
+        }
+    }
+    let shown = server.get(key, &format!("/v1/api/requests/{id}"));
+    assert_eq!(
+        shown.data(200)["request"]["feedback"]["tags"],
+        json!(["thorough", "fast"])
+    );
+    let refused = server.post(
+        key,
+        &format!("/v1/api/requests/{id}/feedback"),
+        json!({"feedback": {"category": "great"}}),
+    );
+    assert_eq!(
+        refused.error(400),
+        "category must be one of positive, constructive, issue"
+    );
+}
+
 on_every_backend!(
+    documented_feedback_is_kept_whole,
     documented_response_configs_are_accepted_and_enforced,
     the_create_answer_carries_the_documented_top_level_fields,
     a_receiver_written_for_hitl_verifies_our_deliveries,

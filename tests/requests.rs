@@ -454,7 +454,7 @@ fn feedback_rates_a_completed_request_and_replaces_earlier_feedback() {
         );
         assert_eq!(
             server.post(key, &path, json!({})).error(400),
-            "feedback needs a rating or a comment"
+            "feedback needs at least one of rating, comment, accuracy, timeliness, helpfulness, would_recommend, follow_up_needed, tags, category"
         );
     }
 }

@@ -43,8 +43,9 @@ pub use notice::{
 };
 pub use person::Password;
 pub use request::{
-    Audience, BroadcastEntry, ChangeError, ContentType, Feedback, Platform, Priority,
-    ProcessingType, RequestInput, RequestPatch, RequestRecord, RequestStatus, ReviewRequest,
+    Audience, BroadcastEntry, ChangeError, ContentType, Feedback, FeedbackInput, Platform,
+    Priority, ProcessingType, RequestInput, RequestPatch, RequestRecord, RequestStatus,
+    ReviewRequest,
 };
 pub use response::{ResponseConfig, ResponseType, SelectOption};
 pub use review::{

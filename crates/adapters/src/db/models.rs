@@ -292,9 +292,18 @@ impl RequestRow {
             response_time_seconds: r.response_time_seconds,
             cancelled_at: r.cancelled_at.map(to_db_time),
             feedback: r.feedback.as_ref().map(|f| {
-                to_json_text(
-                    &json!({"rating": f.rating, "comment": f.comment, "created_at": f.created_at}),
-                )
+                to_json_text(&json!({
+                    "rating": f.rating,
+                    "comment": f.comment,
+                    "accuracy": f.accuracy,
+                    "timeliness": f.timeliness,
+                    "helpfulness": f.helpfulness,
+                    "would_recommend": f.would_recommend,
+                    "follow_up_needed": f.follow_up_needed,
+                    "tags": f.tags,
+                    "category": f.category,
+                    "created_at": f.created_at,
+                }))
             }),
             created_at: to_db_time(r.created_at),
             updated_at: to_db_time(r.updated_at),
@@ -311,9 +320,24 @@ impl RequestRow {
         let created_at = from_db_time(self.created_at);
         let timeout_at = from_db_time(self.timeout_at);
         let feedback = match from_json_opt("feedback", self.feedback.as_deref())? {
+            // Feedback stored before the longer form lacks its new parts.
             Some(value) => Some(Feedback {
                 rating: value["rating"].as_f64(),
                 comment: value["comment"].as_str().map(str::to_owned),
+                accuracy: value["accuracy"].as_f64(),
+                timeliness: value["timeliness"].as_f64(),
+                helpfulness: value["helpfulness"].as_f64(),
+                would_recommend: value["would_recommend"].as_bool(),
+                follow_up_needed: value["follow_up_needed"].as_bool(),
+                tags: value["tags"]
+                    .as_array()
+                    .map(|tags| {
+                        tags.iter()
+                            .filter_map(|t| t.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                category: value["category"].as_str().map(str::to_owned),
                 created_at: serde_json::from_value(value["created_at"].clone())
                     .map_err(|_| corrupt("feedback time", &value.to_string()))?,
             }),

@@ -14,13 +14,14 @@ use serde_json::{Map, Value};
 
 use super::input::{parse_object, parse_request_text, parse_timeout_seconds, ValidRequest};
 use super::{
-    BroadcastEntry, Feedback, Priority, RequestPatch, RequestRecord, RequestStatus, ReviewRequest,
+    BroadcastEntry, Feedback, FeedbackInput, Priority, RequestPatch, RequestRecord, RequestStatus,
+    ReviewRequest, FEEDBACK_CATEGORIES,
 };
 use crate::error::{TransitionError, ValidationError};
 use crate::form::Form;
 use crate::id::{ApiKeyId, LoopId, RequestId, UserId};
 use crate::response::ResponseConfig;
-use crate::text::{char_len, check_prose};
+use crate::text::{char_len, check_line, check_prose};
 
 /// A change that was refused, either by the state machine or by validation.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -213,11 +214,29 @@ impl ReviewRequest {
         Ok(())
     }
 
-    /// The requester rates a completed request; a second rating replaces the first.
+    /// The requester rates a completed request with a rating and a
+    /// comment; see [`ReviewRequest::record_feedback`].
     pub fn give_feedback(
         &mut self,
         rating: Option<f64>,
         comment: Option<String>,
+        now: DateTime<Utc>,
+    ) -> Result<(), ChangeError> {
+        self.record_feedback(
+            FeedbackInput {
+                rating,
+                comment,
+                ..FeedbackInput::default()
+            },
+            now,
+        )
+    }
+
+    /// The requester says what it thought of a completed request's answer;
+    /// new feedback replaces the earlier one. Every bad part is named.
+    pub fn record_feedback(
+        &mut self,
+        input: FeedbackInput,
         now: DateTime<Utc>,
     ) -> Result<(), ChangeError> {
         if self.status != RequestStatus::Completed {
@@ -229,13 +248,20 @@ impl ReviewRequest {
             .into());
         }
         let mut errors = ValidationError::default();
-        if rating.is_some_and(|r| !(1.0..=5.0).contains(&r)) {
-            errors.extend(ValidationError::field(
-                "rating",
-                "rating must be a number from 1 to 5",
-            ));
+        for (field, score) in [
+            ("rating", input.rating),
+            ("accuracy", input.accuracy),
+            ("timeliness", input.timeliness),
+            ("helpfulness", input.helpfulness),
+        ] {
+            if score.is_some_and(|r| !(1.0..=5.0).contains(&r)) {
+                errors.extend(ValidationError::field(
+                    field,
+                    format!("{field} must be a number from 1 to 5"),
+                ));
+            }
         }
-        let comment = comment.filter(|c| !c.trim().is_empty());
+        let comment = input.comment.filter(|c| !c.trim().is_empty());
         if comment.as_deref().is_some_and(|c| char_len(c) > 5000) {
             errors.extend(ValidationError::field(
                 "comment",
@@ -245,18 +271,58 @@ impl ReviewRequest {
         if let Some(comment) = &comment {
             errors.collect(check_prose("comment", comment));
         }
-        if rating.is_none() && comment.is_none() && errors.is_empty() {
+        let tags: Vec<String> = input
+            .tags
+            .unwrap_or_default()
+            .into_iter()
+            .map(|t| t.trim().to_owned())
+            .collect();
+        if tags.len() > 20 || tags.iter().any(|t| t.is_empty() || char_len(t) > 50) {
+            errors.extend(ValidationError::field(
+                "tags",
+                "tags must be at most 20 texts of 1 to 50 characters",
+            ));
+        }
+        for tag in &tags {
+            errors.collect(check_line("tags", tag));
+        }
+        if let Some(category) = &input.category {
+            if !FEEDBACK_CATEGORIES.contains(&category.as_str()) {
+                errors.extend(ValidationError::field(
+                    "category",
+                    "category must be one of positive, constructive, issue",
+                ));
+            }
+        }
+        let feedback = Feedback {
+            rating: input.rating,
+            comment,
+            accuracy: input.accuracy,
+            timeliness: input.timeliness,
+            helpfulness: input.helpfulness,
+            would_recommend: input.would_recommend,
+            follow_up_needed: input.follow_up_needed,
+            tags,
+            category: input.category,
+            created_at: now,
+        };
+        let said_nothing = feedback.rating.is_none()
+            && feedback.comment.is_none()
+            && feedback.accuracy.is_none()
+            && feedback.timeliness.is_none()
+            && feedback.helpfulness.is_none()
+            && feedback.would_recommend.is_none()
+            && feedback.follow_up_needed.is_none()
+            && feedback.tags.is_empty()
+            && feedback.category.is_none();
+        if said_nothing && errors.is_empty() {
             errors.extend(ValidationError::field(
                 "feedback",
-                "feedback needs a rating or a comment",
+                "feedback needs at least one of rating, comment, accuracy, timeliness, helpfulness, would_recommend, follow_up_needed, tags, category",
             ));
         }
         errors.into_result()?;
-        self.record.feedback = Some(Feedback {
-            rating,
-            comment,
-            created_at: now,
-        });
+        self.record.feedback = Some(feedback);
         self.record.updated_at = now;
         Ok(())
     }

@@ -41,9 +41,50 @@ pub struct Feedback {
     pub rating: Option<f64>,
     /// Free text.
     pub comment: Option<String>,
+    /// How right the answer was, 1 to 5.
+    pub accuracy: Option<f64>,
+    /// How timely, 1 to 5.
+    pub timeliness: Option<f64>,
+    /// How helpful, 1 to 5.
+    pub helpfulness: Option<f64>,
+    /// Whether the requester would ask this reviewer again.
+    pub would_recommend: Option<bool>,
+    /// Whether the requester means to follow up.
+    pub follow_up_needed: Option<bool>,
+    /// Short labels of the requester's own.
+    pub tags: Vec<String>,
+    /// `positive`, `constructive` or `issue`.
+    pub category: Option<String>,
     /// When the feedback was given.
     pub created_at: DateTime<Utc>,
 }
+
+/// What a requester says of an answer, unchecked: every part optional, at
+/// least one given (the parts HITL.sh documents).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FeedbackInput {
+    /// 1 to 5.
+    pub rating: Option<f64>,
+    /// At most 5000 characters.
+    pub comment: Option<String>,
+    /// 1 to 5.
+    pub accuracy: Option<f64>,
+    /// 1 to 5.
+    pub timeliness: Option<f64>,
+    /// 1 to 5.
+    pub helpfulness: Option<f64>,
+    /// Would ask again.
+    pub would_recommend: Option<bool>,
+    /// Will follow up.
+    pub follow_up_needed: Option<bool>,
+    /// At most 20 labels of 1 to 50 characters.
+    pub tags: Option<Vec<String>>,
+    /// `positive`, `constructive` or `issue`.
+    pub category: Option<String>,
+}
+
+/// The categories feedback may have.
+pub const FEEDBACK_CATEGORIES: [&str; 3] = ["positive", "constructive", "issue"];
 
 /// A review request's facts as a store keeps them: readable by anyone
 /// (through [`ReviewRequest`], which dereferences to them), changed only

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use reviewloop_domain::{LoopId, RequestId, RequestInput, RequestPatch};
+use reviewloop_domain::{FeedbackInput, LoopId, RequestId, RequestInput, RequestPatch};
 use reviewloop_service::wire::{self, FeedbackView};
 use reviewloop_service::{CreatedRequest, ListRequestsInput};
 use serde::Deserialize;
@@ -300,17 +300,41 @@ pub(super) async fn cancel(
     Ok(ok(StatusCode::OK, "Request cancelled successfully", data))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 pub(super) struct FeedbackFields {
     rating: Option<f64>,
     comment: Option<String>,
+    accuracy: Option<f64>,
+    timeliness: Option<f64>,
+    helpfulness: Option<f64>,
+    would_recommend: Option<bool>,
+    follow_up_needed: Option<bool>,
+    tags: Option<Vec<String>>,
+    category: Option<String>,
 }
 
-/// `{"rating","comment"}`, or the same wrapped in `{"feedback": {...}}`.
+impl FeedbackFields {
+    fn into_input(self) -> FeedbackInput {
+        FeedbackInput {
+            rating: self.rating,
+            comment: self.comment,
+            accuracy: self.accuracy,
+            timeliness: self.timeliness,
+            helpfulness: self.helpfulness,
+            would_recommend: self.would_recommend,
+            follow_up_needed: self.follow_up_needed,
+            tags: self.tags,
+            category: self.category,
+        }
+    }
+}
+
+/// The feedback's fields, or the same wrapped in `{"feedback": {...}}`
+/// (HITL.sh's form).
 #[derive(Deserialize)]
 pub(super) struct FeedbackBody {
-    rating: Option<f64>,
-    comment: Option<String>,
+    #[serde(flatten)]
+    top: FeedbackFields,
     feedback: Option<FeedbackFields>,
 }
 
@@ -321,13 +345,10 @@ pub(super) async fn feedback(
     Body(body, _): Body<FeedbackBody>,
 ) -> Result {
     let id = id::<RequestId>(&path)?;
-    let (rating, comment) = match body.feedback {
-        Some(inner) => (inner.rating, inner.comment),
-        None => (body.rating, body.comment),
-    };
+    let input = body.feedback.unwrap_or(body.top).into_input();
     let request = state
         .requests
-        .feedback(&caller.principal, &id, rating, comment)
+        .feedback(&caller.principal, &id, input)
         .await?;
     let data =
         json!({"request_id": request.id, "feedback": request.feedback.as_ref().map(FeedbackView)});

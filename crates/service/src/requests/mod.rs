@@ -14,8 +14,8 @@ pub use list::ListRequestsInput;
 
 use chrono::{DateTime, Utc};
 use reviewloop_domain::{
-    Event, EventType, Loop, LoopId, ObjectId, Permission, RequestId, RequestInput, RequestPatch,
-    RequestStatus, ReviewRequest,
+    Event, EventType, FeedbackInput, Loop, LoopId, ObjectId, Permission, RequestId, RequestInput,
+    RequestPatch, RequestStatus, ReviewRequest,
 };
 use reviewloop_ports::{InboxView, RequestPage, RequestQuery, StoreError};
 use serde_json::Value;
@@ -388,12 +388,11 @@ impl RequestService {
         &self,
         caller: &Principal,
         id: &RequestId,
-        rating: Option<f64>,
-        comment: Option<String>,
+        input: FeedbackInput,
     ) -> Result<ReviewRequest, ServiceError> {
         caller.require(Permission::RequestsWrite)?;
         self.change(caller, id, Actor::Requester, |request, _, now| {
-            request.give_feedback(rating, comment.clone(), now)?;
+            request.record_feedback(input.clone(), now)?;
             Ok(None)
         })
         .await

@@ -61,9 +61,16 @@ pub struct FeedbackView<'a>(pub &'a Feedback);
 impl Serialize for FeedbackView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let f = self.0;
-        let mut s = serializer.serialize_struct("Feedback", 3)?;
+        let mut s = serializer.serialize_struct("Feedback", 10)?;
         s.serialize_field("rating", &f.rating)?;
         s.serialize_field("comment", &f.comment)?;
+        s.serialize_field("accuracy", &f.accuracy)?;
+        s.serialize_field("timeliness", &f.timeliness)?;
+        s.serialize_field("helpfulness", &f.helpfulness)?;
+        s.serialize_field("would_recommend", &f.would_recommend)?;
+        s.serialize_field("follow_up_needed", &f.follow_up_needed)?;
+        s.serialize_field("tags", &f.tags)?;
+        s.serialize_field("category", &f.category)?;
         s.serialize_field("created_at", &f.created_at)?;
         s.end()
     }

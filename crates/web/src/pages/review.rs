@@ -301,9 +301,14 @@ pub(crate) async fn act(
                 .get("comment")
                 .map(|c| c.replace("\r\n", "\n"))
                 .filter(|c| !c.trim().is_empty());
+            let input = reviewloop_domain::FeedbackInput {
+                rating,
+                comment,
+                ..Default::default()
+            };
             state
                 .requests
-                .feedback(who, &id, rating, comment)
+                .feedback(who, &id, input)
                 .await
                 .map(|_| "feedback")
         }

@@ -274,10 +274,50 @@ fn feedback_is_validated() {
         r.give_feedback(None, Some(" ".into()), t(3))
             .unwrap_err()
             .to_string(),
-        "feedback needs a rating or a comment"
+        "feedback needs at least one of rating, comment, accuracy, timeliness, helpfulness, would_recommend, follow_up_needed, tags, category"
     );
     assert!(r.give_feedback(None, Some("c".repeat(5001)), t(3)).is_err());
     assert_eq!(r.feedback, None);
+}
+
+#[test]
+fn the_longer_feedback_is_kept_whole_and_each_bad_part_named() {
+    let mut r = in_status(RequestStatus::Completed);
+    let input = FeedbackInput {
+        accuracy: Some(5.0),
+        timeliness: Some(4.0),
+        would_recommend: Some(true),
+        tags: Some(vec![" fast ".into(), "accurate".into()]),
+        category: Some("positive".into()),
+        ..FeedbackInput::default()
+    };
+    r.record_feedback(input, t(3)).unwrap();
+    let kept = r.feedback.clone().unwrap();
+    assert_eq!(
+        (
+            kept.accuracy,
+            kept.would_recommend,
+            kept.tags,
+            kept.category.as_deref()
+        ),
+        (
+            Some(5.0),
+            Some(true),
+            vec!["fast".to_owned(), "accurate".to_owned()],
+            Some("positive")
+        )
+    );
+    let bad = FeedbackInput {
+        helpfulness: Some(0.0),
+        tags: Some(vec![String::new()]),
+        category: Some("meh".into()),
+        ..FeedbackInput::default()
+    };
+    let ChangeError::Invalid(e) = r.record_feedback(bad, t(4)).unwrap_err() else {
+        panic!("a validation error")
+    };
+    let fields: Vec<&str> = e.errors.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(fields, ["helpfulness", "tags", "category"]);
 }
 
 #[test]

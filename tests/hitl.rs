@@ -298,7 +298,57 @@ fn documented_feedback_is_kept_whole() {
     );
 }
 
+/// HITL.sh's MCP server sends `tags` on create and `tags`/`platform` on
+/// PATCH; both are kept and shown to the requester.
+fn tags_and_platform_are_kept_on_create_and_patch() {
+    let server = Server::start();
+    let key = &server.admin_key;
+    let created = server.create_loop(key, "Tags");
+    let reviewer = server.key("rev@example.com");
+    server.join(&reviewer, &created);
+    let loop_id = id_of(&created["loop"]);
+    let mut body = documented_request();
+    body["tags"] = json!(["moderation", " urgent ", "moderation"]);
+    let data = server
+        .post(key, &format!("/v1/api/loops/{loop_id}/requests"), body)
+        .data(201)
+        .clone();
+    assert_eq!(
+        data["request"]["tags"],
+        json!(["moderation", "urgent"]),
+        "trimmed, once each"
+    );
+    let id = data["request_id"].as_str().unwrap().to_owned();
+    let path = format!("/v1/api/requests/{id}");
+    let patched = server.patch(key, &path, json!({"tags": ["legal"], "platform": "n8n"}));
+    let request = &patched.data(200)["request"];
+    assert_eq!(
+        (&request["tags"], &request["platform"]),
+        (&json!(["legal"]), &json!("n8n"))
+    );
+    assert_eq!(
+        server
+            .patch(key, &path, json!({"platform": "fax"}))
+            .error(400),
+        "platform must be one of web_portal, api, mobile, webhook, n8n, zapier"
+    );
+    assert_eq!(
+        server
+            .patch(key, &path, json!({"tags": "legal"}))
+            .error(400),
+        "tags must be an array of at most 20 texts of 1 to 50 characters"
+    );
+    let cleared = server.patch(key, &path, json!({"tags": null}));
+    assert_eq!(cleared.data(200)["request"]["tags"], json!([]));
+    let seen = server.get(&reviewer, &path);
+    assert!(
+        seen.data(200)["request"].get("tags").is_none(),
+        "tags are the requester's, like metadata"
+    );
+}
+
 on_every_backend!(
+    tags_and_platform_are_kept_on_create_and_patch,
     documented_feedback_is_kept_whole,
     documented_response_configs_are_accepted_and_enforced,
     the_create_answer_carries_the_documented_top_level_fields,

@@ -250,6 +250,8 @@ pub(crate) struct RequestRow {
     /// Set only by the reminder pass, which never rewrites the request.
     #[diesel(skip_update)]
     pub reminded_at: Option<NaiveDateTime>,
+    /// A JSON array of texts; NULL for none.
+    pub tags: Option<String>,
 }
 
 fn enum_value<T>(
@@ -310,6 +312,7 @@ impl RequestRow {
             version: r.version,
             remind_at: Some(to_db_time(r.remind_at())),
             reminded_at: None,
+            tags: (!r.tags.is_empty()).then(|| to_json_text(&json!(r.tags))),
         }
     }
 
@@ -367,6 +370,11 @@ impl RequestRow {
             timeout_at,
             callback_url: self.callback_url,
             metadata: from_json_opt("metadata", self.metadata.as_deref())?,
+            tags: match from_json_opt("tags", self.tags.as_deref())? {
+                Some(value) => serde_json::from_value(value)
+                    .map_err(|_| corrupt("tags", self.tags.as_deref().unwrap_or_default()))?,
+                None => Vec::new(),
+            },
             broadcasted_to,
             broadcasted_at: opt_time(self.broadcasted_at),
             status: enum_value("status", &self.status, RequestStatus::parse)?,

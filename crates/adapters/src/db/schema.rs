@@ -132,6 +132,7 @@ diesel::table! {
         version -> BigInt,
         remind_at -> Nullable<Timestamp>,
         reminded_at -> Nullable<Timestamp>,
+        tags -> Nullable<Text>,
     }
 }
 

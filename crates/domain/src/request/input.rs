@@ -47,6 +47,40 @@ pub struct RequestInput {
     pub callback_url: Option<String>,
     /// A JSON object.
     pub metadata: Option<Value>,
+    /// Labels of the requester's own: at most 20 texts of 1 to 50 characters.
+    pub tags: Option<Value>,
+}
+
+/// The most tags a request may carry.
+pub const MAX_TAGS: usize = 20;
+/// The most characters one tag may have.
+pub const MAX_TAG_LEN: usize = 50;
+
+/// Reads `tags`: an array of distinct texts (trimmed), or null for none.
+pub(super) fn parse_tags(raw: Option<&Value>) -> Result<Vec<String>, ValidationError> {
+    let bad = || {
+        ValidationError::field(
+            "tags",
+            format!("tags must be an array of at most {MAX_TAGS} texts of 1 to {MAX_TAG_LEN} characters"),
+        )
+    };
+    let items = match raw {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) if items.len() <= MAX_TAGS => items,
+        Some(_) => return Err(bad()),
+    };
+    let mut tags: Vec<String> = Vec::with_capacity(items.len());
+    for item in items {
+        let tag = item.as_str().map(str::trim).ok_or_else(bad)?;
+        if tag.is_empty() || char_len(tag) > MAX_TAG_LEN {
+            return Err(bad());
+        }
+        check_line("tags", tag)?;
+        if !tags.iter().any(|t| t == tag) {
+            tags.push(tag.to_owned());
+        }
+    }
+    Ok(tags)
 }
 
 /// A create-request body that passed validation.
@@ -82,6 +116,8 @@ pub struct ValidRequest {
     pub callback_url: Option<String>,
     /// Data for the requester.
     pub metadata: Option<Value>,
+    /// Labels of the requester's own.
+    pub tags: Vec<String>,
 }
 
 /// A change to a pending request. `Some(Value::Null)` clears `context` or
@@ -100,6 +136,10 @@ pub struct RequestPatch {
     pub default_response: Option<Value>,
     /// New timeout, counted from the request's creation.
     pub timeout_seconds: Option<Value>,
+    /// New labels, replacing the old ones (`Null` or `[]` clears them).
+    pub tags: Option<Value>,
+    /// Where the request now says it came from.
+    pub platform: Option<String>,
 }
 
 impl RequestPatch {
@@ -251,6 +291,9 @@ impl RequestInput {
             .as_deref()
             .filter(|u| !u.trim().is_empty())
             .and_then(|u| errors.collect(parse_http_url("callback_url", u)));
+        let tags = errors
+            .collect(parse_tags(self.tags.as_ref()))
+            .unwrap_or_default();
 
         errors.into_result()?;
         match (
@@ -288,6 +331,7 @@ impl RequestInput {
                 platform_version,
                 callback_url,
                 metadata,
+                tags,
             }),
             // Every `None` above recorded an error, so this arm is unreachable
             // in practice; it stays a validation error rather than a panic.
@@ -501,5 +545,24 @@ mod tests {
         assert!(parse_http_url("u", "http:///path").is_err());
         assert!(parse_http_url("u", "https://a b.com").is_err());
         assert!(parse_http_url("u", "http://localhost:8080/x").is_ok());
+    }
+
+    #[test]
+    fn tags_are_distinct_short_texts() {
+        assert_eq!(
+            parse_tags(Some(&json!([" a ", "b", "a"]))).unwrap(),
+            ["a", "b"]
+        );
+        assert!(parse_tags(None).unwrap().is_empty());
+        assert!(parse_tags(Some(&json!(null))).unwrap().is_empty());
+        for bad in [
+            json!("a"),
+            json!([""]),
+            json!([7]),
+            json!(["x".repeat(51)]),
+            json!(vec!["t"; 21]),
+        ] {
+            assert!(parse_tags(Some(&bad)).is_err(), "{bad}");
+        }
     }
 }

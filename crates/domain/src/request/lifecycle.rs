@@ -12,10 +12,12 @@
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
 
-use super::input::{parse_object, parse_request_text, parse_timeout_seconds, ValidRequest};
+use super::input::{
+    parse_object, parse_request_text, parse_tags, parse_timeout_seconds, ValidRequest,
+};
 use super::{
-    BroadcastEntry, Feedback, FeedbackInput, Priority, RequestPatch, RequestRecord, RequestStatus,
-    ReviewRequest, FEEDBACK_CATEGORIES,
+    BroadcastEntry, Feedback, FeedbackInput, Platform, Priority, RequestPatch, RequestRecord,
+    RequestStatus, ReviewRequest, FEEDBACK_CATEGORIES,
 };
 use crate::error::{TransitionError, ValidationError};
 use crate::form::Form;
@@ -69,6 +71,7 @@ impl ReviewRequest {
             timeout_at: now + Duration::seconds(fields.timeout_seconds),
             callback_url: fields.callback_url,
             metadata: fields.metadata,
+            tags: fields.tags,
             broadcasted_to: broadcasts,
             broadcasted_at: Some(now),
             status: RequestStatus::Pending,
@@ -341,7 +344,7 @@ impl ReviewRequest {
         if patch.is_empty() {
             return Err(ValidationError::field(
                 "body",
-                "nothing to update: send request_text, priority, context, response_config, default_response or timeout_seconds",
+                "nothing to update: send request_text, priority, context, response_config, default_response, timeout_seconds, tags or platform",
             )
             .into());
         }
@@ -386,8 +389,22 @@ impl ReviewRequest {
                 ));
             }
         }
+        let tags = patch
+            .tags
+            .as_ref()
+            .and_then(|t| errors.collect(parse_tags(Some(t))));
+        let platform = patch
+            .platform
+            .as_deref()
+            .and_then(|p| errors.collect(Platform::parse(p)));
         errors.into_result()?;
 
+        if let Some(tags) = tags {
+            self.record.tags = tags;
+        }
+        if let Some(platform) = platform {
+            self.record.platform = platform;
+        }
         if let Some(text) = request_text {
             self.record.request_text = text;
         }

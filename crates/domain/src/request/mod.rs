@@ -129,6 +129,8 @@ pub struct RequestRecord {
     pub callback_url: Option<String>,
     /// Free-form data for the requester, stored and returned as given.
     pub metadata: Option<Value>,
+    /// Labels of the requester's own.
+    pub tags: Vec<String>,
     /// The reviewers it was sent to.
     pub broadcasted_to: Vec<BroadcastEntry>,
     /// When it was sent.

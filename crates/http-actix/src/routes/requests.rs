@@ -40,6 +40,7 @@ pub(super) struct CreateRequest {
     platform_version: Option<String>,
     callback_url: Option<String>,
     metadata: Option<Value>,
+    tags: Option<Value>,
 }
 
 impl CreateRequest {
@@ -59,6 +60,7 @@ impl CreateRequest {
             platform_version: self.platform_version,
             callback_url: self.callback_url,
             metadata: self.metadata,
+            tags: self.tags,
         }
     }
 }
@@ -262,6 +264,9 @@ pub(super) struct UpdateRequest {
     #[serde(default, deserialize_with = "present")]
     default_response: Option<Value>,
     timeout_seconds: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    tags: Option<Value>,
+    platform: Option<String>,
 }
 
 pub(super) async fn update(
@@ -278,6 +283,8 @@ pub(super) async fn update(
         response_config: body.response_config,
         default_response: body.default_response,
         timeout_seconds: body.timeout_seconds,
+        tags: body.tags,
+        platform: body.platform,
     };
     let request = state.requests.update(&caller.principal, &id, patch).await?;
     Ok(ok(

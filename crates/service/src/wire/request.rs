@@ -80,7 +80,7 @@ impl Serialize for RequestView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let r = self.request;
         let private = self.audience.sees_requester_fields();
-        let mut s = serializer.serialize_struct("ReviewRequest", 33)?;
+        let mut s = serializer.serialize_struct("ReviewRequest", 34)?;
         s.serialize_field("id", &r.id)?;
         s.serialize_field("loop_id", &r.loop_id)?;
         s.serialize_field("creator_id", &r.creator_id)?;
@@ -105,9 +105,11 @@ impl Serialize for RequestView<'_> {
         if private {
             s.serialize_field("callback_url", &r.callback_url)?;
             s.serialize_field("metadata", &r.metadata)?;
+            s.serialize_field("tags", &r.tags)?;
         } else {
             s.skip_field("callback_url")?;
             s.skip_field("metadata")?;
+            s.skip_field("tags")?;
         }
         s.serialize_field(
             "broadcasted_to",

@@ -587,6 +587,20 @@ impl DeliveryQueue for SqlStore {
                         diesel::delete(deliveries::table.filter(deliveries::id.eq_any(chunk)))
                             .execute(conn)?;
                 }
+                // Emails and Slack messages that went out or were given up.
+                let done: Vec<String> = super::schema::notices::table
+                    .filter(super::schema::notices::status.eq_any(["sent", "failed"]))
+                    .filter(super::schema::notices::created_at.lt(before))
+                    .select(super::schema::notices::id)
+                    .limit(limit)
+                    .load(conn)?;
+                for chunk in done.chunks(100) {
+                    deleted += diesel::delete(
+                        super::schema::notices::table
+                            .filter(super::schema::notices::id.eq_any(chunk)),
+                    )
+                    .execute(conn)?;
+                }
                 // Sweep leases long run out.
                 deleted += diesel::delete(
                     super::schema::request_sweeps::table

@@ -224,7 +224,39 @@ async fn each_request_is_reminded_of_once_when_its_reminder_falls_due(db: TestDb
     );
 }
 
+async fn finished_notices_are_purged_after_the_horizon(db: TestDb) {
+    let store = db.store();
+    let (request, _) = fixtures::created_request(&store).await;
+    let (sent, waiting) = (email_to(&request, 40, 0), email_to(&request, 41, 1));
+    store.enqueue(std::slice::from_ref(&sent)).await.unwrap();
+    let leased = store
+        .lease_due_notices(fixtures::at(1), fixtures::at(61), 10)
+        .await
+        .unwrap();
+    let mut done = leased[0].notice.clone();
+    done.record_attempt(fixtures::at(2), None, &[10], 0.0);
+    store
+        .record_notice(&done, leased[0].leased_until)
+        .await
+        .unwrap();
+    store.enqueue(std::slice::from_ref(&waiting)).await.unwrap();
+    store.purge_history(fixtures::at(100), 1000).await.unwrap();
+    let left: Vec<NoticeId> = store
+        .notices_of_loop(&request.loop_id, 10)
+        .await
+        .unwrap()
+        .iter()
+        .map(|n| n.id)
+        .collect();
+    assert_eq!(
+        left,
+        [waiting.id],
+        "the sent one went; the pending one stays"
+    );
+}
+
 on_every_backend!(
+    finished_notices_are_purged_after_the_horizon,
     notices_dispatched_with_their_event_are_leased_once,
     recording_a_notice_tells_the_broadcast_entry,
     each_request_is_reminded_of_once_when_its_reminder_falls_due,

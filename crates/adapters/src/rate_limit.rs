@@ -1,6 +1,6 @@
-//! Per-key call counting in fixed windows (hourly for the request surface,
-//! per minute for the alternate surface), kept in memory: right for one
-//! instance on SQLite, where it adds no database write to each call.
+//! Per-key call counting over a sliding hour (request surface) or minute
+//! (alternate surface), kept in memory: right for one instance on SQLite,
+//! where it adds no database write to each call.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -10,11 +10,20 @@ use chrono::{DateTime, Utc};
 use reviewloop_domain::ApiKeyId;
 use reviewloop_ports::{RateLimitStatus, RateLimiter, RateWindow, StoreError};
 
+/// One key's counts: the window they are of, its calls, and the calls of
+/// the window before it.
+#[derive(Debug, Clone, Copy)]
+struct Counts {
+    window: i64,
+    current: u32,
+    previous: u32,
+}
+
 /// Counts calls per key and window kind, in windows aligned to the hour or
-/// the minute (UTC).
+/// the minute (UTC), and judges each call by the sliding estimate.
 #[derive(Debug, Default)]
 pub struct InMemoryRateLimiter {
-    windows: Mutex<HashMap<(ApiKeyId, RateWindow), (i64, u32)>>,
+    windows: Mutex<HashMap<(ApiKeyId, RateWindow), Counts>>,
 }
 
 impl InMemoryRateLimiter {
@@ -33,25 +42,34 @@ impl RateLimiter for InMemoryRateLimiter {
         limit: u32,
         now: DateTime<Utc>,
     ) -> Result<RateLimitStatus, StoreError> {
-        let (window, reset_at) = kind.at(now)?;
+        let (window, _) = kind.at(now)?;
         let mut windows = self
             .windows
             .lock()
             .map_err(|_| StoreError::Internal("rate limiter lock poisoned".into()))?;
-        let entry = windows.entry((*key, kind)).or_insert((window, 0));
-        if entry.0 != window {
-            *entry = (window, 0);
+        let counts = windows.entry((*key, kind)).or_insert(Counts {
+            window,
+            current: 0,
+            previous: 0,
+        });
+        if counts.window != window {
+            // The window just past carries over; older ones do not.
+            let previous = if counts.window + 1 == window {
+                counts.current
+            } else {
+                0
+            };
+            *counts = Counts {
+                window,
+                current: 0,
+                previous,
+            };
         }
-        let allowed = entry.1 < limit;
-        if allowed {
-            entry.1 += 1;
+        let status = kind.decide(counts.previous, counts.current, limit, now)?;
+        if status.allowed {
+            counts.current += 1;
         }
-        Ok(RateLimitStatus {
-            limit,
-            remaining: limit.saturating_sub(entry.1),
-            reset_at,
-            allowed,
-        })
+        Ok(status)
     }
 }
 
@@ -69,7 +87,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn counts_down_then_refuses_until_the_next_hour() {
+    async fn counts_down_then_refuses_until_the_last_hours_calls_weigh_less() {
         let limiter = InMemoryRateLimiter::new();
         let hour = RateWindow::Hour;
         let first = limiter.hit(&key(1), hour, 2, at(0)).await.unwrap();
@@ -79,8 +97,25 @@ mod tests {
         assert!(limiter.hit(&key(1), hour, 2, at(1)).await.unwrap().allowed);
         let third = limiter.hit(&key(1), hour, 2, at(2)).await.unwrap();
         assert_eq!((third.allowed, third.remaining), (false, 0));
-        let next_hour = limiter.hit(&key(1), hour, 2, first.reset_at).await.unwrap();
-        assert_eq!((next_hour.allowed, next_hour.remaining), (true, 1));
+        assert_eq!(third.reset_at, at(3601), "told when it may call again");
+        assert!(
+            !limiter
+                .hit(&key(1), hour, 2, at(3600))
+                .await
+                .unwrap()
+                .allowed,
+            "a new hour does not wipe the last one's calls: no burst of twice the limit"
+        );
+        let next_hour = limiter.hit(&key(1), hour, 2, third.reset_at).await.unwrap();
+        assert_eq!((next_hour.allowed, next_hour.remaining), (true, 0));
+        let later = limiter
+            .hit(&key(1), hour, 2, at(3600 + 3599))
+            .await
+            .unwrap();
+        assert!(
+            later.allowed,
+            "by the end of the hour the last one hardly counts"
+        );
     }
 
     #[tokio::test]
@@ -93,7 +128,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_minute_window_is_counted_apart_and_resets_each_minute() {
+    async fn the_minute_window_is_counted_apart_and_slides_by_the_minute() {
         let limiter = InMemoryRateLimiter::new();
         let minute = RateWindow::Minute;
         assert!(
@@ -107,16 +142,12 @@ mod tests {
         assert!(first.allowed, "the hourly count does not use the minute's");
         assert_eq!(first.reset_at.timestamp() % 60, 0);
         assert!(first.reset_at - at(0) <= chrono::Duration::seconds(60));
-        assert!(
-            !limiter
-                .hit(&key(1), minute, 1, at(1))
-                .await
-                .unwrap()
-                .allowed
-        );
+        let refused = limiter.hit(&key(1), minute, 1, at(1)).await.unwrap();
+        assert!(!refused.allowed);
+        assert_eq!(refused.reset_at, at(61));
         assert!(
             limiter
-                .hit(&key(1), minute, 1, first.reset_at)
+                .hit(&key(1), minute, 1, refused.reset_at)
                 .await
                 .unwrap()
                 .allowed

@@ -53,8 +53,12 @@ pub struct RateLimitStatus {
     pub allowed: bool,
 }
 
-/// The span a limit counts calls over: fixed windows aligned to the
-/// hour or the minute (UTC). A key has a count per window kind.
+/// The span a limit counts calls over: the last hour or the last minute,
+/// estimated from counts kept in windows aligned to the hour or the minute
+/// (UTC): the current window's calls plus the previous window's, weighted
+/// by the share of it the sliding span still covers. Fixed windows alone
+/// would let twice the limit through across a boundary. A key has a count
+/// per window kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RateWindow {
     /// The request surface: a key's own hourly limit.
@@ -79,6 +83,123 @@ impl RateWindow {
         let reset_at = DateTime::from_timestamp((window + 1) * length, 0)
             .ok_or_else(|| StoreError::Internal("rate limit window out of range".into()))?;
         Ok((window, reset_at))
+    }
+
+    /// How far into its window `now` is, from 0 (its start) to below 1.
+    pub fn progress(&self, now: DateTime<Utc>) -> f64 {
+        let length = self.seconds() * 1000;
+        now.timestamp_millis().rem_euclid(length) as f64 / length as f64
+    }
+
+    /// The calls that count against a limit at `now`: the current
+    /// window's, plus the previous window's share still inside the span.
+    pub fn sliding(&self, previous: u32, current: u32, now: DateTime<Utc>) -> u32 {
+        let carried = (f64::from(previous) * (1.0 - self.progress(now))).floor() as u32;
+        carried.saturating_add(current)
+    }
+
+    /// When a key refused at `now` (with `previous` and `current` calls
+    /// counted) may call again, to the next whole second.
+    pub fn admits_again(
+        &self,
+        previous: u32,
+        current: u32,
+        limit: u32,
+        now: DateTime<Utc>,
+    ) -> Result<DateTime<Utc>, StoreError> {
+        let (_, end) = self.at(now)?;
+        let length = self.seconds() as f64;
+        let start = end.timestamp() as f64 - length;
+        let at = if current >= limit {
+            // Only in the next window, once this one's calls weigh less.
+            let share = 1.0 - f64::from(limit) / f64::from(current.max(1));
+            end.timestamp() as f64 + length * share
+        } else {
+            let share = 1.0 - f64::from(limit - current) / f64::from(previous.max(1));
+            start + length * share
+        };
+        // The count must fall strictly under the limit: the next second
+        // after the moment it reaches it.
+        let at = (at.floor() as i64 + 1).max(now.timestamp() + 1);
+        DateTime::from_timestamp(at, 0)
+            .ok_or_else(|| StoreError::Internal("rate limit window out of range".into()))
+    }
+
+    /// The answer to one call, given the counts before it: admitted while
+    /// the sliding count is under `limit`. `reset_at` is when the current
+    /// window ends, or, for a refused call, when a call will be admitted
+    /// again.
+    pub fn decide(
+        &self,
+        previous: u32,
+        current: u32,
+        limit: u32,
+        now: DateTime<Utc>,
+    ) -> Result<RateLimitStatus, StoreError> {
+        let used = self.sliding(previous, current, now);
+        let allowed = used < limit;
+        let reset_at = if allowed {
+            self.at(now)?.1
+        } else {
+            self.admits_again(previous, current, limit, now)?
+        };
+        Ok(RateLimitStatus {
+            limit,
+            remaining: limit.saturating_sub(used + u32::from(allowed)),
+            reset_at,
+            allowed,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(seconds: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_800_000_000 / 3600 * 3600 + seconds, 0).unwrap()
+    }
+
+    #[test]
+    fn the_previous_hour_weighs_less_as_the_hour_goes_on() {
+        let hour = RateWindow::Hour;
+        // 100 calls in the last minute of the previous hour.
+        assert!(
+            !hour.decide(100, 0, 100, at(0)).unwrap().allowed,
+            "no room at the boundary"
+        );
+        let next = hour.decide(100, 0, 100, at(36)).unwrap();
+        assert_eq!(
+            (next.allowed, next.remaining),
+            (true, 0),
+            "a hundredth of an hour frees one call"
+        );
+        let half = hour.decide(100, 0, 100, at(1800)).unwrap();
+        assert_eq!(
+            (half.allowed, half.remaining),
+            (true, 49),
+            "half of them still count"
+        );
+        assert!(!hour.decide(100, 50, 100, at(1800)).unwrap().allowed);
+        assert!(hour.decide(0, 99, 100, at(10)).unwrap().allowed);
+    }
+
+    #[test]
+    fn a_refused_call_is_told_when_it_will_be_admitted() {
+        let hour = RateWindow::Hour;
+        // Used up this hour: admitted again in the next one, at once when
+        // exactly the limit was used, later when more was counted.
+        let full = hour.decide(0, 100, 100, at(600)).unwrap();
+        assert_eq!(full.reset_at, at(3601));
+        assert!(hour.decide(100, 0, 100, full.reset_at).unwrap().allowed);
+        assert!(!hour.decide(100, 0, 100, at(3600)).unwrap().allowed);
+        let over = hour.admits_again(0, 200, 100, at(600)).unwrap();
+        assert_eq!(over, at(3600 + 1801));
+        // Refused for the previous hour's weight: when enough of it has gone.
+        let carried = hour.decide(100, 50, 100, at(900)).unwrap();
+        assert_eq!(carried.reset_at, at(1801));
+        assert!(hour.decide(100, 50, 100, carried.reset_at).unwrap().allowed);
+        assert!(!hour.decide(100, 50, 100, at(1800)).unwrap().allowed);
     }
 }
 

@@ -50,15 +50,19 @@ struct Slot {
     /// Calls being flushed right now: in neither of the above until the
     /// flush answers, but used all the same.
     in_flight: u32,
+    /// The shared total of the window before, read once: it weighs on the
+    /// sliding count as it fades.
+    previous: u32,
 }
 
 impl Slot {
-    fn new(window: i64, shared: u32) -> Self {
+    fn new(window: i64, shared: u32, previous: u32) -> Self {
         Self {
             window,
             shared,
             pending: 0,
             in_flight: 0,
+            previous,
         }
     }
 
@@ -217,10 +221,32 @@ impl SharedRateLimiter {
         Ok(())
     }
 
-    /// Deletes the table's rows of windows before `now`'s, of both kinds.
+    /// A counter's shared total in `window`, 0 when it has none.
+    async fn total(&self, name: String, window: i64) -> Result<u32, StoreError> {
+        let rows: Vec<Total> = self
+            .store
+            .db
+            .run(move |conn| {
+                Ok(diesel::sql_query(
+                    "SELECT api_key_id, calls FROM rate_limit_windows
+                     WHERE api_key_id = $1 AND window_start = $2",
+                )
+                .bind::<Text, _>(name)
+                .bind::<BigInt, _>(window)
+                .load(conn)?)
+            })
+            .await?;
+        Ok(rows
+            .first()
+            .map_or(0, |row| u32::try_from(row.calls).unwrap_or(0)))
+    }
+
+    /// Deletes the table's rows of windows before the one before `now`'s,
+    /// of both kinds (the window before still weighs on the sliding count).
     pub async fn purge_past_windows(&self, now: DateTime<Utc>) -> Result<usize, StoreError> {
         let (hour, _) = RateWindow::Hour.at(now)?;
         let (minute, _) = RateWindow::Minute.at(now)?;
+        let (hour, minute) = (hour - 1, minute - 1);
         let minutes = format!("%{MINUTE_SUFFIX}");
         self.store
             .db
@@ -248,46 +274,44 @@ impl RateLimiter for SharedRateLimiter {
         limit: u32,
         now: DateTime<Utc>,
     ) -> Result<RateLimitStatus, StoreError> {
-        let (window, reset_at) = kind.at(now)?;
+        let (window, _) = kind.at(now)?;
         let counter = (*key, kind);
         let seen = self
             .slots()?
             .get(&counter)
             .is_some_and(|s| s.window == window);
         // The first call here in a window is counted in the database at
-        // once, which also tells the shared total.
+        // once, which also tells the shared total; the window before is
+        // read then too.
         let first = if seen {
             None
         } else {
             let name = row_key(key, kind);
             let totals = self.add(window, vec![(name.clone(), 1)]).await?;
-            Some(totals.get(&name).copied().unwrap_or(1))
+            let previous = self.total(name.clone(), window - 1).await?;
+            Some((totals.get(&name).copied().unwrap_or(1), previous))
         };
         let mut slots = self.slots()?;
-        let slot = slots.entry(counter).or_insert(Slot::new(window, 0));
+        let slot = slots.entry(counter).or_insert(Slot::new(window, 0, 0));
         if slot.window != window {
-            *slot = Slot::new(window, 0);
+            *slot = Slot::new(window, 0, 0);
         }
-        let allowed = match first {
-            Some(shared) => {
+        match first {
+            Some((shared, previous)) => {
                 // Another call may have raced this one here; keep the larger total.
                 slot.shared = slot.shared.max(shared);
-                shared <= limit
+                slot.previous = slot.previous.max(previous);
+                // This call is in `shared` already: judge the count before it.
+                kind.decide(slot.previous, shared.saturating_sub(1), limit, now)
             }
             None => {
-                let allowed = slot.used() < limit;
-                if allowed {
+                let status = kind.decide(slot.previous, slot.used(), limit, now)?;
+                if status.allowed {
                     slot.pending += 1;
                 }
-                allowed
+                Ok(status)
             }
-        };
-        Ok(RateLimitStatus {
-            limit,
-            remaining: limit.saturating_sub(slot.used()),
-            reset_at,
-            allowed,
-        })
+        }
     }
 }
 
@@ -359,14 +383,37 @@ mod tests {
                 .allowed,
             "keys are counted apart"
         );
-        let next_hour = at + chrono::Duration::hours(1);
+        // Half way into the next hour, half of the last hour's five calls
+        // still count (the sliding hour), read from the shared table.
+        let next_hour = at + chrono::Duration::minutes(90);
         let status = second
             .hit(&key(1), RateWindow::Hour, 5, next_hour)
             .await
             .unwrap();
-        assert_eq!((status.allowed, status.remaining), (true, 4));
-        // Past windows are deleted.
-        assert!(first.purge_past_windows(next_hour).await.unwrap() >= 1);
+        assert_eq!((status.allowed, status.remaining), (true, 2));
+        let fresh = SharedRateLimiter::new(SqlStore::new(db.db.clone()));
+        let turn = fresh
+            .hit(
+                &key(1),
+                RateWindow::Hour,
+                5,
+                at + chrono::Duration::hours(1),
+            )
+            .await
+            .unwrap();
+        assert!(
+            !turn.allowed,
+            "a new instance at the turn of the hour still counts the last one"
+        );
+        // The window before the current one stays; older ones are deleted.
+        assert_eq!(first.purge_past_windows(next_hour).await.unwrap(), 0);
+        assert!(
+            first
+                .purge_past_windows(at + chrono::Duration::hours(2))
+                .await
+                .unwrap()
+                >= 1
+        );
     }
 
     /// The documented bound: between flushes each instance admits against
@@ -479,8 +526,9 @@ mod tests {
         assert_eq!((status.allowed, status.remaining), (true, 0));
         assert!(!second.hit(&key(6), minute, 4, at).await.unwrap().allowed);
         assert_eq!(status.reset_at.timestamp() % 60, 0);
-        // A minute later the minute's rows go; the hour's stays.
-        let later = at + chrono::Duration::seconds(61);
+        // Two minutes later the minute's rows go (the one before the
+        // current minute would still count); the hour's stays.
+        let later = at + chrono::Duration::seconds(121);
         assert_eq!(first.purge_past_windows(later).await.unwrap(), 1);
         let third = SharedRateLimiter::new(SqlStore::new(db.db.clone()));
         assert!(

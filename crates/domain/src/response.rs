@@ -18,6 +18,8 @@ pub const MAX_OPTION_LEN: usize = 200;
 /// The largest magnitude of a rating scale's ends: wide enough for any
 /// scale people use, small enough that no arithmetic on it overflows.
 pub const MAX_SCALE: i64 = 1_000_000;
+/// The finest step a rating scale may have.
+pub const MIN_SCALE_STEP: f64 = 0.001;
 
 /// What kind of answer a request wants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -443,10 +445,13 @@ impl ResponseConfig {
                     ));
                 }
                 let scale_step = settings.number("scale_step")?.unwrap_or(1.0);
-                if scale_step <= 0.0 || scale_step > (scale_max - scale_min) as f64 {
+                let span = (scale_max - scale_min) as f64;
+                // Finer steps than a thousandth are not a scale, and would
+                // make the step arithmetic meaningless.
+                if !(MIN_SCALE_STEP..=span).contains(&scale_step) {
                     return Err(settings.error(
                         "scale_step",
-                        format!("must be above 0 and at most {}", scale_max - scale_min),
+                        format!("must be from {MIN_SCALE_STEP} to {span}"),
                     ));
                 }
                 Ok(Self::Rating {
@@ -680,8 +685,10 @@ impl ResponseConfig {
                     return fail(format!("{field} must be {range}"));
                 }
                 if let Some(places) = decimal_places {
-                    let scaled = value * 10f64.powi(*places as i32);
-                    if (scaled - scaled.round()).abs() > 1e-6 * scaled.abs().max(1.0) {
+                    // Rounding to the allowed places must give the same
+                    // number back (a tolerance would grow with the value).
+                    let unit = 10f64.powi(*places as i32);
+                    if (value * unit).round() / unit != value {
                         return fail(match places {
                             0 => format!("{field} must be a whole number"),
                             n => format!("{field} must have at most {n} decimal places"),
@@ -1022,6 +1029,7 @@ mod tests {
             "r must be from 1 to 5 in steps of 0.5"
         );
         assert!(parse(ResponseType::Rating, json!({"scale_step": 0})).is_err());
+        assert!(parse(ResponseType::Rating, json!({"scale_step": 5e-324})).is_err());
 
         let price = parse(
             ResponseType::Number,
@@ -1037,6 +1045,15 @@ mod tests {
             msg(price.validate_answer("r", &json!(1.005))),
             "r must have at most 2 decimal places"
         );
+        assert!(
+            price.validate_answer("r", &json!(999.5)).is_ok(),
+            "a bound tolerance never hides decimals"
+        );
+        let big = parse(ResponseType::Number, json!({"decimal_places": 2})).unwrap();
+        assert!(big.validate_answer("r", &json!(12345.678)).is_err());
+        let whole = parse(ResponseType::Number, json!({"decimal_places": 0})).unwrap();
+        assert!(whole.validate_answer("r", &json!(1234567.5)).is_err());
+        assert!(whole.validate_answer("r", &json!(1234567)).is_ok());
         assert_eq!(
             msg(parse(
                 ResponseType::Number,

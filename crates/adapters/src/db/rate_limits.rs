@@ -174,6 +174,21 @@ impl SharedRateLimiter {
 
     async fn flush_kind(&self, kind: RateWindow, now: DateTime<Utc>) -> Result<(), StoreError> {
         let (window, _) = kind.at(now)?;
+        // Calls admitted late in a window that just ended are still added
+        // to it: the next window weighs that count.
+        let ended: Vec<(i64, String, u32)> = {
+            let slots = self.slots()?;
+            slots
+                .iter()
+                .filter(|((_, k), slot)| *k == kind && slot.window != window && slot.pending > 0)
+                .map(|((key, _), slot)| (slot.window, row_key(key, kind), slot.pending))
+                .collect()
+        };
+        for (old, name, calls) in ended {
+            if let Err(error) = self.add(old, vec![(name, calls)]).await {
+                tracing::warn!(%error, "calls of a past rate-limit window were not shared");
+            }
+        }
         let calls: Vec<(ApiKeyId, u32)> = {
             let mut slots = self.slots()?;
             slots.retain(|(_, k), slot| *k != kind || slot.window == window);
@@ -276,6 +291,16 @@ impl RateLimiter for SharedRateLimiter {
     ) -> Result<RateLimitStatus, StoreError> {
         let (window, _) = kind.at(now)?;
         let counter = (*key, kind);
+        // A window ended with calls not shared yet: share them before the
+        // slot moves on (counting twice if a flush races this is safe).
+        let ended = self
+            .slots()?
+            .get(&counter)
+            .filter(|s| s.window != window && s.pending > 0)
+            .map(|s| (s.window, s.pending));
+        if let Some((old, calls)) = ended {
+            self.add(old, vec![(row_key(key, kind), calls)]).await?;
+        }
         let seen = self
             .slots()?
             .get(&counter)
@@ -501,6 +526,30 @@ mod tests {
             allowed += usize::from(call.await.unwrap());
         }
         assert_eq!(allowed, 7);
+    }
+
+    #[tokio::test]
+    async fn calls_not_yet_shared_when_an_hour_ends_still_weigh_on_the_next() {
+        let Some(db) = postgres() else { return };
+        let limiter = SharedRateLimiter::new(db.store());
+        let hour_end = DateTime::from_timestamp(1_800_000_000 + 3599, 0).unwrap();
+        for _ in 0..3 {
+            assert!(
+                limiter
+                    .hit(&key(8), RateWindow::Hour, 3, hour_end)
+                    .await
+                    .unwrap()
+                    .allowed
+            );
+        }
+        // No flush ran: two of the three are only in memory. At the turn of
+        // the hour all three still count.
+        let turn = hour_end + chrono::Duration::seconds(1);
+        let status = limiter
+            .hit(&key(8), RateWindow::Hour, 3, turn)
+            .await
+            .unwrap();
+        assert!(!status.allowed, "{status:?}");
     }
 
     #[tokio::test]

@@ -25,7 +25,13 @@ use crate::{auth, public_limit};
 pub(crate) fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/health", web::get().to(public::health))
         .route("/ready", web::get().to(public::ready))
-        .route("/metrics", web::get().to(public::metrics))
+        // Each scrape reads the database: the public per-client allowance
+        // (60 a minute) keeps it from being used to load it.
+        .service(
+            web::resource("/metrics")
+                .wrap(from_fn(public_limit::limit))
+                .get(public::metrics),
+        )
         .service(
             web::resource("/v1/qr/{file}")
                 .wrap(from_fn(public_limit::limit))

@@ -85,21 +85,25 @@ impl RateWindow {
         Ok((window, reset_at))
     }
 
-    /// How far into its window `now` is, from 0 (its start) to below 1.
-    pub fn progress(&self, now: DateTime<Utc>) -> f64 {
-        let length = self.seconds() * 1000;
-        now.timestamp_millis().rem_euclid(length) as f64 / length as f64
+    /// Milliseconds since the start of the window `now` falls in.
+    fn elapsed_ms(&self, now: DateTime<Utc>) -> u64 {
+        now.timestamp_millis().rem_euclid(self.seconds() * 1000) as u64
     }
 
     /// The calls that count against a limit at `now`: the current
-    /// window's, plus the previous window's share still inside the span.
+    /// window's, plus the previous window's share still inside the span
+    /// (rounded down). Whole-number arithmetic, so it is exact.
     pub fn sliding(&self, previous: u32, current: u32, now: DateTime<Utc>) -> u32 {
-        let carried = (f64::from(previous) * (1.0 - self.progress(now))).floor() as u32;
-        carried.saturating_add(current)
+        let length = self.seconds() as u64 * 1000;
+        let carried = u64::from(previous) * (length - self.elapsed_ms(now)) / length;
+        u32::try_from(carried)
+            .unwrap_or(u32::MAX)
+            .saturating_add(current)
     }
 
     /// When a key refused at `now` (with `previous` and `current` calls
-    /// counted) may call again, to the next whole second.
+    /// counted) may call again: the first whole second at which the
+    /// sliding count is under `limit`.
     pub fn admits_again(
         &self,
         previous: u32,
@@ -108,19 +112,21 @@ impl RateWindow {
         now: DateTime<Utc>,
     ) -> Result<DateTime<Utc>, StoreError> {
         let (_, end) = self.at(now)?;
-        let length = self.seconds() as f64;
-        let start = end.timestamp() as f64 - length;
-        let at = if current >= limit {
-            // Only in the next window, once this one's calls weigh less.
-            let share = 1.0 - f64::from(limit) / f64::from(current.max(1));
-            end.timestamp() as f64 + length * share
-        } else {
-            let share = 1.0 - f64::from(limit - current) / f64::from(previous.max(1));
-            start + length * share
+        let length = self.seconds() as u64 * 1000;
+        let end_ms = end.timestamp_millis();
+        // A carried count c·(L−e)/L is under n exactly when e > L·(c−n)/c,
+        // so the first such millisecond is that quotient plus one.
+        let first_ms = |carried: u32, room: u32| -> u64 {
+            let over = u64::from(carried.saturating_sub(room));
+            length * over / u64::from(carried.max(1)) + 1
         };
-        // The count must fall strictly under the limit: the next second
-        // after the moment it reaches it.
-        let at = (at.floor() as i64 + 1).max(now.timestamp() + 1);
+        let at_ms = if current >= limit {
+            // Only in the next window, where this one's calls are carried.
+            end_ms + first_ms(current, limit) as i64
+        } else {
+            end_ms - length as i64 + first_ms(previous, limit - current) as i64
+        };
+        let at = (at_ms + 999).div_euclid(1000).max(now.timestamp() + 1);
         DateTime::from_timestamp(at, 0)
             .ok_or_else(|| StoreError::Internal("rate limit window out of range".into()))
     }
@@ -150,6 +156,20 @@ impl RateWindow {
             allowed,
         })
     }
+}
+
+/// Counts calls per API key over a sliding window (see [`RateWindow`]).
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait RateLimiter: Send + Sync {
+    /// Counts one call by `key` at `now` against `limit` per `window`.
+    async fn hit(
+        &self,
+        key: &ApiKeyId,
+        window: RateWindow,
+        limit: u32,
+        now: DateTime<Utc>,
+    ) -> Result<RateLimitStatus, StoreError>;
 }
 
 #[cfg(test)]
@@ -201,18 +221,47 @@ mod tests {
         assert!(hour.decide(100, 50, 100, carried.reset_at).unwrap().allowed);
         assert!(!hour.decide(100, 50, 100, at(1800)).unwrap().allowed);
     }
-}
 
-/// Counts calls per API key in fixed windows.
-#[cfg_attr(feature = "mock", mockall::automock)]
-#[async_trait]
-pub trait RateLimiter: Send + Sync {
-    /// Counts one call by `key` at `now` against `limit` per `window`.
-    async fn hit(
-        &self,
-        key: &ApiKeyId,
-        window: RateWindow,
-        limit: u32,
-        now: DateTime<Utc>,
-    ) -> Result<RateLimitStatus, StoreError>;
+    #[test]
+    fn the_time_given_is_the_first_second_a_call_is_admitted() {
+        for kind in [RateWindow::Hour, RateWindow::Minute] {
+            for (previous, current, limit) in [
+                (7, 3, 5),
+                (100, 0, 60),
+                (0, 9, 9),
+                (3, 40, 17),
+                (1000, 999, 1000),
+            ] {
+                for offset in [0, 1, 17, kind.seconds() / 2, kind.seconds() - 1] {
+                    let now = at(offset);
+                    if kind.decide(previous, current, limit, now).unwrap().allowed {
+                        continue;
+                    }
+                    let again = kind.admits_again(previous, current, limit, now).unwrap();
+                    // Counted as the limiters do: this window's calls carry
+                    // over once `again` is in the next window.
+                    let counts = |t: DateTime<Utc>| {
+                        if kind.at(t).unwrap().0 == kind.at(now).unwrap().0 {
+                            (previous, current)
+                        } else {
+                            (current, 0)
+                        }
+                    };
+                    let (p, c) = counts(again);
+                    assert!(
+                        kind.decide(p, c, limit, again).unwrap().allowed,
+                        "{kind:?} {previous} {current} {limit} +{offset}"
+                    );
+                    let before = again - chrono::Duration::seconds(1);
+                    if before > now {
+                        let (p, c) = counts(before);
+                        assert!(
+                            !kind.decide(p, c, limit, before).unwrap().allowed,
+                            "{kind:?} {previous} {current} {limit} +{offset}: not the first"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

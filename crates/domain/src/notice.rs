@@ -3,6 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::account::Email;
 use crate::id::{LoopId, NoticeId, RequestId, UserId};
 use crate::request::Priority;
 use crate::webhook::{retry_delay_in, with_jitter};
@@ -154,6 +155,29 @@ pub struct NewNotice {
     pub to: Option<String>,
     /// What it says.
     pub message: Message,
+}
+
+impl NewNotice {
+    /// An email of `kind` from `account_id` to one person, about no loop
+    /// or request yet (set `loop_id` and `request_id` where there is one).
+    pub fn email(
+        kind: NoticeKind,
+        account_id: UserId,
+        recipient_id: UserId,
+        to: &Email,
+        message: Message,
+    ) -> Self {
+        Self {
+            kind,
+            channel: Channel::Email,
+            account_id,
+            loop_id: None,
+            request_id: None,
+            recipient_id: Some(recipient_id),
+            to: Some(to.as_str().to_owned()),
+            message,
+        }
+    }
 }
 
 /// The longest error a notice keeps; receivers' answers can be long.

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use chrono::Duration;
 use reviewloop_domain::{
-    Channel, Event, EventType, Loop, LoopId, Member, NewNotice, Notice, NoticeId, NoticeKind,
-    NoticeStatus, ReviewId, User, UserId,
+    Channel, Email, Event, EventType, Loop, LoopId, Member, NewNotice, Notice, NoticeId,
+    NoticeKind, NoticeStatus, ReviewId, User, UserId,
 };
 use reviewloop_ports::{AttemptResult, LeasedNotice, Mail, Outgoing, StoreError};
 use serde_json::json;
@@ -128,12 +128,12 @@ impl NoticeService {
             None => None,
         };
         // Assignees are asked by name, not as members of the team.
-        let (recipients, message, loop_id): (Vec<(UserId, String)>, _, _) = match event.event_type {
+        let (recipients, message, loop_id): (Vec<(UserId, Email)>, _, _) = match event.event_type {
             EventType::ReviewAssigned => (
                 r.assignees
                     .iter()
                     .filter(|a| newly_assigned(event, &a.user_id))
-                    .map(|a| (a.user_id, a.email.as_str().to_owned()))
+                    .map(|a| (a.user_id, a.email.clone()))
                     .collect(),
                 compose::new_review_email(&review, None, &link),
                 None,
@@ -143,7 +143,7 @@ impl NoticeService {
                     review
                         .team_audience(team)
                         .into_iter()
-                        .map(|m| (m.user_id, m.email.as_str().to_owned()))
+                        .map(|m| (m.user_id, m.email.clone()))
                         .collect(),
                     compose::new_review_email(&review, Some(team.name.as_str()), &link),
                     Some(team.id),
@@ -155,14 +155,14 @@ impl NoticeService {
             .into_iter()
             .map(|(user, to)| {
                 self.notice(NewNotice {
-                    kind: NoticeKind::NewReview,
-                    channel: Channel::Email,
-                    account_id: r.account_id,
                     loop_id,
-                    request_id: None,
-                    recipient_id: Some(user),
-                    to: Some(to),
-                    message: message.clone(),
+                    ..NewNotice::email(
+                        NoticeKind::NewReview,
+                        r.account_id,
+                        user,
+                        &to,
+                        message.clone(),
+                    )
                 })
             })
             .collect())
@@ -201,14 +201,15 @@ impl NoticeService {
                         .into_iter()
                         .map(|member| {
                             self.notice(NewNotice {
-                                kind: NoticeKind::Reminder,
-                                channel: Channel::Email,
-                                account_id: request.creator_id,
                                 loop_id: Some(lp.id),
                                 request_id: Some(request.id),
-                                recipient_id: Some(member.user_id),
-                                to: Some(member.email.as_str().to_owned()),
-                                message: message.clone(),
+                                ..NewNotice::email(
+                                    NoticeKind::Reminder,
+                                    request.creator_id,
+                                    member.user_id,
+                                    &member.email,
+                                    message.clone(),
+                                )
                             })
                         })
                         .collect()
@@ -369,14 +370,14 @@ pub(crate) fn invitation(
         new_notice(
             ports,
             NewNotice {
-                kind: NoticeKind::Invitation,
-                channel: Channel::Email,
-                account_id: inviter.user_id,
                 loop_id: Some(lp.id),
-                request_id: None,
-                recipient_id: Some(member.user_id),
-                to: Some(member.email.as_str().to_owned()),
-                message: compose::invitation_email(lp, inviter.email.as_str(), join_url),
+                ..NewNotice::email(
+                    NoticeKind::Invitation,
+                    inviter.user_id,
+                    member.user_id,
+                    &member.email,
+                    compose::invitation_email(lp, inviter.email.as_str(), join_url),
+                )
             },
         )
     })
@@ -393,16 +394,13 @@ pub(crate) fn password_reset(
     ports.email_enabled().then(|| {
         new_notice(
             ports,
-            NewNotice {
-                kind: NoticeKind::PasswordReset,
-                channel: Channel::Email,
-                account_id: user.id,
-                loop_id: None,
-                request_id: None,
-                recipient_id: Some(user.id),
-                to: Some(user.email.as_str().to_owned()),
-                message: compose::password_reset_email(reset_url, valid_hours),
-            },
+            NewNotice::email(
+                NoticeKind::PasswordReset,
+                user.id,
+                user.id,
+                &user.email,
+                compose::password_reset_email(reset_url, valid_hours),
+            ),
         )
     })
 }

@@ -42,6 +42,13 @@ pub struct WebState {
 }
 
 impl WebState {
+    /// The client behind `req`, as text for throttles ("" when unknown).
+    pub(crate) fn client_of(&self, req: &HttpRequest) -> String {
+        (self.client_address)(req.peer_addr().map(|a| a.ip()), req.headers())
+            .map(|ip| ip.to_string())
+            .unwrap_or_default()
+    }
+
     /// Builds the services over `ports`. `keys` is the API's key cache, so
     /// that a key revoked in the dashboard stops working at once here too.
     pub fn new(ports: Ports, public_url: &str, signup: SignupPolicy, keys: Arc<KeyCache>) -> Self {

@@ -96,9 +96,7 @@ pub(crate) async fn forgot(
 ) -> Result<HttpResponse, PageError> {
     (state.public_gate)(&req).map_err(PageError::Busy)?;
     let email = posted.form.text("email").trim().to_owned();
-    let client = (state.client_address)(req.peer_addr().map(|a| a.ip()), req.headers())
-        .map(|ip| ip.to_string())
-        .unwrap_or_default();
+    let client = state.client_of(&req);
     let (sent, problems) = match state.people.request_password_reset(&email, &client).await {
         Ok(()) => (true, Problems::none()),
         Err(error) => (false, Problems::from_service(error)?),
@@ -143,9 +141,7 @@ pub(crate) async fn login(
 ) -> Result<HttpResponse, PageError> {
     let f = &posted.form;
     let next = local_path(f.get("next"));
-    let client = (state.client_address)(req.peer_addr().map(|a| a.ip()), req.headers())
-        .map(|ip| ip.to_string())
-        .unwrap_or_default();
+    let client = state.client_of(&req);
     match state
         .people
         .sign_in(f.text("email"), f.text("password"), &client)

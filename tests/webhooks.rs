@@ -75,6 +75,34 @@ fn subscribe(server: &Server, url: &str, events: Value) -> Value {
     reply.data(201)["webhook"].clone()
 }
 
+/// Creates `body` in `loop_id` with a callback to `receiver`'s
+/// `/callback`, has `reviewer` answer "approve", and waits for the two
+/// deliveries that follow (the callback and one subscription's).
+fn answered_with_callback(
+    server: &Server,
+    receiver: &Receiver,
+    loop_id: &str,
+    reviewer: &str,
+    mut body: Value,
+) -> (String, Vec<Received>) {
+    body["callback_url"] = json!(receiver.url("/callback"));
+    let created = server.post(
+        &server.admin_key,
+        &format!("/v1/loops/{loop_id}/requests"),
+        body,
+    );
+    let request_id = id_of(&created.data(201)["request"]);
+    server
+        .post(
+            reviewer,
+            &format!("/v1/requests/{request_id}/respond"),
+            json!({"response_data": "approve"}),
+        )
+        .data(200);
+    let got = receiver.wait_until(Duration::from_secs(10), |r| r.len() >= 2);
+    (request_id, got)
+}
+
 fn subscriptions_are_one_resource_in_two_dialects() {
     let server = Server::start_with(&LOCAL);
     let key = server.admin_key.clone();
@@ -280,23 +308,8 @@ fn completed_requests_reach_subscribers_and_callbacks_signed() {
         )
         .data(201);
 
-    let mut body = request_body();
-    body["callback_url"] = json!(receiver.url("/callback"));
-    let created = server.post(
-        &server.admin_key,
-        &format!("/v1/loops/{loop_id}/requests"),
-        body,
-    );
-    let request_id = id_of(&created.data(201)["request"]);
-    server
-        .post(
-            &reviewer,
-            &format!("/v1/requests/{request_id}/respond"),
-            json!({"response_data": "approve"}),
-        )
-        .data(200);
-
-    let got = receiver.wait_until(Duration::from_secs(10), |r| r.len() >= 2);
+    let (request_id, got) =
+        answered_with_callback(&server, &receiver, &loop_id, &reviewer, request_body());
     let hook_call = got
         .iter()
         .find(|r| r.path == "/hook")
@@ -628,22 +641,8 @@ fn signatures_verify_with_the_official_standard_webhooks_libraries() {
         .unwrap()
         .to_owned();
     let mut body = request_body();
-    body["callback_url"] = json!(receiver.url("/callback"));
     body["request_text"] = json!("Ünïcode and \"quotes\" survive: ✓");
-    let created = server.post(
-        &server.admin_key,
-        &format!("/v1/loops/{loop_id}/requests"),
-        body,
-    );
-    let request_id = id_of(&created.data(201)["request"]);
-    server
-        .post(
-            &reviewer,
-            &format!("/v1/requests/{request_id}/respond"),
-            json!({"response_data": "approve"}),
-        )
-        .data(200);
-    let got = receiver.wait_until(Duration::from_secs(10), |r| r.len() >= 2);
+    let (_, got) = answered_with_callback(&server, &receiver, &loop_id, &reviewer, body);
     for (path, secret) in [("/hook", &secret), ("/callback", &account_secret)] {
         let call = got.iter().find(|r| r.path == path).unwrap();
         for (program, script) in [("python3", "verify.py"), ("node", "verify.cjs")] {

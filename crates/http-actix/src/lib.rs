@@ -10,6 +10,7 @@ mod client_addr;
 mod envelope;
 mod error;
 mod fallback;
+pub mod openapi;
 mod public_limit;
 mod routes;
 mod state;
@@ -18,6 +19,7 @@ pub use client_addr::TrustedProxies;
 pub use envelope::Surface;
 pub use error::ApiError;
 pub use public_limit::{PublicLimiter, PUBLIC_CALLS_PER_MINUTE};
+pub use routes::{table as route_table, Route};
 pub use state::AppState;
 
 use actix_web::body::MessageBody;

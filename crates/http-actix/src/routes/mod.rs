@@ -17,120 +17,162 @@ mod templates;
 mod views;
 mod webhooks;
 
+use actix_web::http::Method;
 use actix_web::middleware::from_fn;
 use actix_web::web;
 
 use crate::{auth, public_limit};
 
+/// One entry of the route table: a full path pattern and its methods.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// The pattern as actix-web matches it, e.g. `/v1/api/loops/{id}`.
+    pub path: String,
+    /// The methods it answers.
+    pub methods: Vec<Method>,
+}
+
+/// Registers resources and remembers what it registered, so the table can
+/// be compared with the OpenAPI document (a test does) without a second
+/// list to keep in step.
+pub(crate) struct Table<'a> {
+    cfg: &'a mut web::ServiceConfig,
+    prefix: &'static str,
+    seen: &'a mut Vec<Route>,
+}
+
+impl Table<'_> {
+    fn add(
+        &mut self,
+        path: &str,
+        methods: &[Method],
+        resource: impl actix_web::dev::HttpServiceFactory + 'static,
+    ) {
+        self.seen.push(Route {
+            path: format!("{}{path}", self.prefix),
+            methods: methods.to_vec(),
+        });
+        self.cfg.service(resource);
+    }
+
+    /// The same table under `prefix`, on the scope's own config.
+    fn scoped<'b>(
+        cfg: &'b mut web::ServiceConfig,
+        prefix: &'static str,
+        seen: &'b mut Vec<Route>,
+    ) -> Table<'b> {
+        Table { cfg, prefix, seen }
+    }
+}
+
+/// `resource!(table, "/path", get => handler, post => handler)` registers
+/// a resource and records its methods from the same list.
+macro_rules! resource {
+    (@method get) => { actix_web::http::Method::GET };
+    (@method post) => { actix_web::http::Method::POST };
+    (@method put) => { actix_web::http::Method::PUT };
+    (@method patch) => { actix_web::http::Method::PATCH };
+    (@method delete) => { actix_web::http::Method::DELETE };
+    ($table:expr, $path:literal, wrap = $wrap:expr, $($method:ident => $handler:expr),+ $(,)?) => {
+        $table.add(
+            $path,
+            &[$(resource!(@method $method)),+],
+            actix_web::web::resource($path)
+                .wrap($wrap)
+                $(.route(actix_web::web::$method().to($handler)))+,
+        )
+    };
+    ($table:expr, $path:literal, $($method:ident => $handler:expr),+ $(,)?) => {
+        $table.add(
+            $path,
+            &[$(resource!(@method $method)),+],
+            actix_web::web::resource($path)
+                $(.route(actix_web::web::$method().to($handler)))+,
+        )
+    };
+}
+pub(crate) use resource;
+
+/// Every route the API answers, as registered by [`configure`].
+pub fn table() -> Vec<Route> {
+    let mut seen = Vec::new();
+    let _ = actix_web::App::new().configure(|cfg| register(cfg, &mut seen));
+    seen
+}
+
 pub(crate) fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/health", web::get().to(public::health))
-        .route("/ready", web::get().to(public::ready))
+    register(cfg, &mut Vec::new());
+}
+
+fn register(cfg: &mut web::ServiceConfig, seen: &mut Vec<Route>) {
+    {
+        let mut t = Table::scoped(cfg, "", seen);
+        resource!(t, "/health", get => public::health);
+        resource!(t, "/ready", get => public::ready);
+        resource!(t, "/v1/openapi.json", get => public::openapi);
         // Each scrape reads the database: the public per-client allowance
         // (60 a minute) keeps it from being used to load it.
-        .service(
-            web::resource("/metrics")
-                .wrap(from_fn(public_limit::limit))
-                .get(public::metrics),
-        )
-        .service(
-            web::resource("/v1/qr/{file}")
-                .wrap(from_fn(public_limit::limit))
-                .get(public::qr_png),
-        )
-        .service(
-            web::scope("/v1/api")
-                .wrap(from_fn(auth::authenticate))
-                .configure(webhooks::routes::<webhooks::EnvelopeA>)
-                .configure(operations),
-        )
-        .service(
-            web::scope("/v1")
-                .wrap(from_fn(auth::authenticate))
-                .configure(alternate_only)
-                .configure(webhooks::routes::<webhooks::EnvelopeB>)
-                .configure(operations),
-        );
+        resource!(t, "/metrics", wrap = from_fn(public_limit::limit), get => public::metrics);
+        resource!(t, "/v1/qr/{file}", wrap = from_fn(public_limit::limit), get => public::qr_png);
+    }
+    cfg.service(
+        web::scope("/v1/api")
+            .wrap(from_fn(auth::authenticate))
+            .configure(|cfg| {
+                let mut t = Table::scoped(cfg, "/v1/api", seen);
+                webhooks::routes::<webhooks::EnvelopeA>(&mut t);
+                operations(&mut t);
+            }),
+    );
+    cfg.service(
+        web::scope("/v1")
+            .wrap(from_fn(auth::authenticate))
+            .configure(|cfg| {
+                let mut t = Table::scoped(cfg, "/v1", seen);
+                alternate_only(&mut t);
+                webhooks::routes::<webhooks::EnvelopeB>(&mut t);
+                operations(&mut t);
+            }),
+    );
 }
 
 /// The alternate surface's own resources, mounted under `/v1` only; they
 /// answer in envelope B whatever happens.
-fn alternate_only(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/templates")
-            .get(templates::list)
-            .post(templates::create),
-    )
-    .service(
-        web::resource("/templates/{id}")
-            .get(templates::get)
-            .patch(templates::update)
-            .delete(templates::delete),
-    )
-    .service(
-        web::resource("/reviews")
-            .get(reviews::list)
-            .post(reviews::create),
-    )
-    .service(
-        web::resource("/reviews/{id}")
-            .get(reviews::get)
-            .patch(reviews::update)
-            .delete(reviews::cancel),
-    )
-    .service(web::resource("/reviews/{id}/start").post(reviews::start))
-    .service(web::resource("/reviews/{id}/complete").post(reviews::complete))
-    .service(web::resource("/teams").get(teams::list).post(teams::create))
-    .service(web::resource("/teams/{id}").get(teams::get))
-    .service(
-        web::resource("/teams/{id}/members")
-            .get(teams::members)
-            .post(teams::invite),
-    );
+fn alternate_only(t: &mut Table) {
+    resource!(t, "/templates", get => templates::list, post => templates::create);
+    resource!(t, "/templates/{id}",
+        get => templates::get, patch => templates::update, delete => templates::delete);
+    resource!(t, "/reviews", get => reviews::list, post => reviews::create);
+    resource!(t, "/reviews/{id}",
+        get => reviews::get, patch => reviews::update, delete => reviews::cancel);
+    resource!(t, "/reviews/{id}/start", post => reviews::start);
+    resource!(t, "/reviews/{id}/complete", post => reviews::complete);
+    resource!(t, "/teams", get => teams::list, post => teams::create);
+    resource!(t, "/teams/{id}", get => teams::get);
+    resource!(t, "/teams/{id}/members", get => teams::members, post => teams::invite);
 }
 
-fn operations(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/events").get(events::stream))
-        .service(web::resource("/account/signing-secret").get(account::signing_secret))
-        .service(
-            web::resource("/account/signing-secret/rotate").post(account::rotate_signing_secret),
-        );
-    cfg.service(web::resource("/test").get(key::check))
-        .service(web::resource("/loops").get(loops::list).post(loops::create))
-        // Before `/loops/{id}`, or `join` would be taken for an id.
-        .service(web::resource("/loops/join").post(members::join))
-        .service(
-            web::resource("/loops/{id}")
-                .get(loops::get)
-                .put(loops::update)
-                .delete(loops::delete),
-        )
-        .service(
-            web::resource("/loops/{id}/members")
-                .get(members::list)
-                .post(members::invite),
-        )
-        .service(web::resource("/loops/{id}/members/{user_id}").delete(members::remove))
-        .service(web::resource("/loops/{id}/notifications").put(members::notifications))
-        .service(web::resource("/loops/{id}/invite-code").post(members::new_invite_code))
-        .service(
-            web::resource("/loops/{id}/requests")
-                .get(requests::list_in_loop)
-                .post(requests::create_in_loop),
-        )
-        .service(
-            web::resource("/requests")
-                .get(requests::list)
-                .post(requests::create),
-        )
-        .service(
-            web::resource("/requests/{id}")
-                .get(requests::get)
-                .patch(requests::update)
-                .delete(requests::cancel),
-        )
-        .service(web::resource("/requests/{id}/feedback").post(requests::feedback))
-        .service(web::resource("/requests/{id}/claim").post(reviewer::claim))
-        .service(web::resource("/requests/{id}/release").post(reviewer::release))
-        .service(web::resource("/requests/{id}/respond").post(reviewer::respond))
-        .service(web::resource("/inbox").get(reviewer::inbox));
+fn operations(t: &mut Table) {
+    resource!(t, "/events", get => events::stream);
+    resource!(t, "/account/signing-secret", get => account::signing_secret);
+    resource!(t, "/account/signing-secret/rotate", post => account::rotate_signing_secret);
+    resource!(t, "/test", get => key::check);
+    resource!(t, "/loops", get => loops::list, post => loops::create);
+    // Before `/loops/{id}`, or `join` would be taken for an id.
+    resource!(t, "/loops/join", post => members::join);
+    resource!(t, "/loops/{id}", get => loops::get, put => loops::update, delete => loops::delete);
+    resource!(t, "/loops/{id}/members", get => members::list, post => members::invite);
+    resource!(t, "/loops/{id}/members/{user_id}", delete => members::remove);
+    resource!(t, "/loops/{id}/notifications", put => members::notifications);
+    resource!(t, "/loops/{id}/invite-code", post => members::new_invite_code);
+    resource!(t, "/loops/{id}/requests",
+        get => requests::list_in_loop, post => requests::create_in_loop);
+    resource!(t, "/requests", get => requests::list, post => requests::create);
+    resource!(t, "/requests/{id}",
+        get => requests::get, patch => requests::update, delete => requests::cancel);
+    resource!(t, "/requests/{id}/feedback", post => requests::feedback);
+    resource!(t, "/requests/{id}/claim", post => reviewer::claim);
+    resource!(t, "/requests/{id}/release", post => reviewer::release);
+    resource!(t, "/requests/{id}/respond", post => reviewer::respond);
+    resource!(t, "/inbox", get => reviewer::inbox);
 }

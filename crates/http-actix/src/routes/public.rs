@@ -1,5 +1,5 @@
-//! Routes that need no API key: health, readiness, metrics and the QR
-//! code image.
+//! Routes that need no API key: health, readiness, metrics, the OpenAPI
+//! document and the QR code image.
 //! An invite code is a shared secret by design: whoever has it may join,
 //! so showing its QR code to anyone adds nothing. (The join page belongs
 //! to the web application.)
@@ -30,6 +30,13 @@ pub(super) async fn metrics(state: web::Data<AppState>) -> Result<HttpResponse, 
         .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
         .insert_header(CacheControl(vec![CacheDirective::NoStore]))
         .body(text))
+}
+
+/// `GET /v1/openapi.json`: the document, built once.
+pub(super) async fn openapi() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(crate::openapi::json_text())
 }
 
 pub(super) async fn qr_png(

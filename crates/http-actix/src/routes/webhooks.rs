@@ -40,18 +40,12 @@ impl Dialect for EnvelopeB {
 }
 
 /// The webhook routes, answering in `D`.
-pub(super) fn routes<D: Dialect>(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/webhooks").get(list::<D>).post(create::<D>))
-        .service(
-            web::resource("/webhooks/{id}")
-                .get(get::<D>)
-                .patch(update::<D>)
-                .delete(delete::<D>),
-        )
-        .service(web::resource("/webhooks/{id}/deliveries").get(deliveries::<D>))
-        .service(
-            web::resource("/webhooks/{id}/deliveries/{delivery_id}/redeliver").post(redeliver::<D>),
-        );
+pub(super) fn routes<D: Dialect>(t: &mut super::Table) {
+    use super::resource;
+    resource!(t, "/webhooks", get => list::<D>, post => create::<D>);
+    resource!(t, "/webhooks/{id}", get => get::<D>, patch => update::<D>, delete => delete::<D>);
+    resource!(t, "/webhooks/{id}/deliveries", get => deliveries::<D>);
+    resource!(t, "/webhooks/{id}/deliveries/{delivery_id}/redeliver", post => redeliver::<D>);
 }
 
 /// Renders `data` in `D`; `key` wraps it in envelope A.

@@ -1,0 +1,726 @@
+//! The shapes the API reads and writes, as JSON Schema (OpenAPI 3.1
+//! dialect). Enumerations are read from the domain's own lists, so a new
+//! priority or response type appears here without an edit. The black-box
+//! schemathesis test checks every answer of the running binary against
+//! these shapes.
+
+use reviewloop_domain::{
+    ContentType, EventType, Permission, Plan, Platform, Priority, ProcessingType, RequestStatus,
+    ResponseType, ReviewStatus,
+};
+use serde_json::{json, Map, Value};
+
+fn names<'a>(all: impl IntoIterator<Item = &'a str>) -> Value {
+    json!({"type": "string", "enum": all.into_iter().collect::<Vec<_>>()})
+}
+
+fn nullable(schema: Value) -> Value {
+    json!({"oneOf": [schema, {"type": "null"}]})
+}
+
+fn reference(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+fn id() -> Value {
+    reference("Id")
+}
+
+fn time() -> Value {
+    json!({"type": "string", "format": "date-time"})
+}
+
+fn text() -> Value {
+    json!({"type": "string"})
+}
+
+fn object(required: &[&str], properties: Value) -> Value {
+    json!({"type": "object", "required": required, "properties": properties})
+}
+
+fn array(items: Value) -> Value {
+    json!({"type": "array", "items": items})
+}
+
+/// Every named schema of the document.
+pub(super) fn components() -> Map<String, Value> {
+    let mut all = Map::new();
+    let mut put = |name: &str, schema: Value| {
+        all.insert(name.to_owned(), schema);
+    };
+    put(
+        "Id",
+        json!({
+            "type": "string", "pattern": "^[0-9a-f]{24}$",
+            "description": "24 lowercase hexadecimal characters, ordered by creation time.",
+            "example": "6743a1f09c1e4b2a8d3f5e61",
+        }),
+    );
+    put("Priority", names(Priority::ALL.iter().map(|p| p.as_str())));
+    put(
+        "ProcessingType",
+        names(ProcessingType::ALL.iter().map(|p| p.as_str())),
+    );
+    put(
+        "ContentType",
+        names(ContentType::ALL.iter().map(|c| c.as_str())),
+    );
+    put("Platform", names(Platform::ALL.iter().map(|p| p.as_str())));
+    put(
+        "RequestStatus",
+        names(RequestStatus::ALL.iter().map(|s| s.as_str())),
+    );
+    put(
+        "ResponseType",
+        names(ResponseType::ALL.iter().map(|r| r.as_str())),
+    );
+    put(
+        "ReviewStatus",
+        names(ReviewStatus::ALL.iter().map(|s| s.as_str())),
+    );
+    put(
+        "EventType",
+        names(EventType::ALL.iter().map(|e| e.as_str())),
+    );
+    envelopes(&mut put);
+    loops(&mut put);
+    requests(&mut put);
+    request_bodies(&mut put);
+    alternate(&mut put);
+    webhooks(&mut put);
+    put(
+        "KeyCheck",
+        object(
+            &[
+                "api_key_id",
+                "user_id",
+                "email",
+                "permissions",
+                "rate_limit",
+            ],
+            json!({
+                "api_key_id": id(), "user_id": id(), "email": text(),
+                "account_status": text(),
+                "permissions": array(names(Permission::ALL.iter().map(|p| p.as_str()))),
+                "rate_limit": object(&["limit", "remaining", "reset_at"], json!({
+                    "limit": {"type": "integer"}, "remaining": {"type": "integer"},
+                    "reset_at": time(),
+                })),
+                "plan": names(Plan::ALL.iter().map(|p| p.as_str())),
+                "plan_rate_limit": object(&["per_minute"], json!({"per_minute": {"type": "integer"}})),
+            }),
+        ),
+    );
+    put(
+        "SigningSecret",
+        object(
+            &["signing_secret"],
+            json!({"signing_secret": {"type": "string", "description": "`whsec_` and the base64 key, as Standard Webhooks write it."}}),
+        ),
+    );
+    put("Status", object(&["status"], json!({"status": text()})));
+    all
+}
+
+type Put<'a> = dyn FnMut(&str, Value) + 'a;
+
+fn envelopes(put: &mut Put) {
+    put(
+        "ErrorA",
+        json!({
+            "type": "object",
+            "required": ["error", "msg"],
+            "description": "A failure on the request surface. A 429 also carries `data` with the key's usage.",
+            "properties": {
+                "error": {"const": true},
+                "msg": {"type": "string", "description": "What is wrong, for people."},
+                "data": object(&["usage_count", "usage_limit", "remaining", "reset_at"], json!({
+                    "usage_count": {"type": "integer"}, "usage_limit": {"type": "integer"},
+                    "remaining": {"type": "integer"}, "reset_at": time(),
+                })),
+            },
+            "example": {"error": true, "msg": "request_text is required"},
+        }),
+    );
+    put(
+        "Meta",
+        json!({
+            "type": "object",
+            "required": ["request_id", "timestamp"],
+            "properties": {
+                "request_id": nullable(text()),
+                "timestamp": time(),
+                "pagination": object(&["total", "limit", "offset", "has_more"], json!({
+                    "total": {"type": "integer"}, "limit": {"type": "integer"},
+                    "offset": {"type": "integer"}, "has_more": {"type": "boolean"},
+                })),
+            },
+        }),
+    );
+    put(
+        "ErrorB",
+        json!({
+            "type": "object",
+            "required": ["success", "error", "meta"],
+            "description": "A failure on the alternate surface; `details` names each field at fault.",
+            "properties": {
+                "success": {"const": false},
+                "error": object(&["code", "message", "details"], json!({
+                    "code": text(),
+                    "message": text(),
+                    "details": nullable(array(object(&["field", "message"], json!({
+                        "field": text(), "message": text(),
+                    })))),
+                })),
+                "meta": reference("Meta"),
+            },
+            "example": {
+                "success": false,
+                "error": {"code": "validation_error", "message": "content.text is required",
+                          "details": [{"field": "content.text", "message": "content.text is required"}]},
+                "meta": {"request_id": "req_6743a1f0", "timestamp": "2026-11-24T12:00:00.000Z"},
+            },
+        }),
+    );
+}
+
+fn loops(put: &mut Put) {
+    put(
+        "Member",
+        object(
+            &[
+                "user_id",
+                "email",
+                "status",
+                "notify",
+                "invited_at",
+                "joined_at",
+            ],
+            json!({
+                "user_id": id(), "email": text(),
+                "status": {"type": "string", "enum": ["pending", "active", "removed"]},
+                "notify": {"type": "string", "enum": ["all", "urgent", "none"]},
+                "invited_at": time(), "joined_at": nullable(time()), "removed_at": nullable(time()),
+            }),
+        ),
+    );
+    put(
+        "Loop",
+        object(
+            &[
+                "id",
+                "name",
+                "description",
+                "icon",
+                "creator_id",
+                "invite_code",
+                "members",
+                "member_count",
+                "pending_count",
+                "active_count",
+                "created_at",
+                "updated_at",
+            ],
+            json!({
+                "id": id(), "name": text(), "description": text(), "icon": text(),
+                "creator_id": id(), "invite_code": text(),
+                "members": array(reference("Member")),
+                "member_count": {"type": "integer"}, "pending_count": {"type": "integer"},
+                "active_count": {"type": "integer"},
+                "created_at": time(), "updated_at": time(),
+                "slack_configured": {"type": "boolean"}, "reminders": {"type": "boolean"},
+            }),
+        ),
+    );
+    put(
+        "LoopInvite",
+        object(
+            &[
+                "loop",
+                "invite_code",
+                "qr_code_base64",
+                "qr_code_url",
+                "join_url",
+            ],
+            json!({
+                "loop": reference("Loop"), "invite_code": text(),
+                "qr_code_base64": {"type": "string", "description": "A `data:image/png;base64,` URI."},
+                "qr_code_url": text(), "join_url": text(),
+            }),
+        ),
+    );
+    put(
+        "LoopList",
+        object(
+            &["loops", "count"],
+            json!({"loops": array(reference("Loop")), "count": {"type": "integer"}}),
+        ),
+    );
+    put(
+        "OneLoop",
+        object(&["loop"], json!({"loop": reference("Loop")})),
+    );
+    put(
+        "LoopDeleted",
+        object(&["loop_id"], json!({"loop_id": id()})),
+    );
+    put(
+        "MemberList",
+        object(
+            &["loop_id", "members", "count"],
+            json!({
+                "loop_id": id(), "members": array(reference("Member")),
+                "count": {"type": "integer"}, "member_count": {"type": "integer"},
+                "total_count": {"type": "integer"}, "active_count": {"type": "integer"},
+                "pending_count": {"type": "integer"},
+            }),
+        ),
+    );
+    put(
+        "LoopMember",
+        object(
+            &["loop_id", "member"],
+            json!({"loop_id": id(), "member": reference("Member")}),
+        ),
+    );
+    put(
+        "Joined",
+        object(
+            &["loop", "member"],
+            json!({"loop": reference("Loop"), "member": reference("Member")}),
+        ),
+    );
+    put(
+        "MemberRemoved",
+        object(
+            &["loop_id", "user_id", "removed_at"],
+            json!({"loop_id": id(), "user_id": id(), "removed_at": nullable(time())}),
+        ),
+    );
+}
+
+fn requests(put: &mut Put) {
+    put(
+        "BroadcastEntry",
+        object(
+            &["user_id", "email", "notification_sent"],
+            json!({
+                "user_id": id(), "email": text(), "role": text(),
+                "notification_sent": {"type": "boolean"},
+                "notification_error": nullable(text()),
+            }),
+        ),
+    );
+    put(
+        "Feedback",
+        json!({
+            "type": "object",
+            "properties": {
+                "rating": nullable(json!({"type": "number"})), "comment": nullable(text()),
+                "accuracy": nullable(json!({"type": "number"})), "timeliness": nullable(json!({"type": "number"})),
+                "helpfulness": nullable(json!({"type": "number"})),
+                "would_recommend": nullable(json!({"type": "boolean"})),
+                "follow_up_needed": nullable(json!({"type": "boolean"})),
+                "tags": nullable(array(text())), "category": nullable(text()),
+                "created_at": time(),
+            },
+        }),
+    );
+    put(
+        "Request",
+        json!({
+            "type": "object",
+            "description": "A review request. `api_key_id`, `callback_url`, `metadata` and `tags` are shown to its requester only.",
+            "required": ["id", "loop_id", "creator_id", "processing_type", "type", "priority",
+                         "request_text", "response_type", "response_config", "status",
+                         "broadcasted_to", "created_at", "updated_at"],
+            "properties": {
+                "id": id(), "loop_id": id(), "creator_id": id(), "api_key_id": nullable(id()),
+                "processing_type": reference("ProcessingType"), "type": reference("ContentType"),
+                "priority": reference("Priority"), "request_text": text(),
+                "image_url": nullable(text()), "context": {}, "platform": text(),
+                "platform_version": nullable(text()), "response_type": reference("ResponseType"),
+                "response_config": {"type": "object"}, "default_response": {},
+                "timeout_seconds": nullable(json!({"type": "integer"})), "timeout_at": nullable(time()),
+                "callback_url": nullable(text()), "metadata": {},
+                "tags": array(text()),
+                "broadcasted_to": array(reference("BroadcastEntry")),
+                "broadcasted_at": nullable(time()), "status": reference("RequestStatus"),
+                "claimed_by": nullable(id()), "claimed_at": nullable(time()),
+                "response_by": nullable(id()), "response_at": nullable(time()),
+                "response_data": {}, "response_time_seconds": nullable(json!({"type": "number"})),
+                "cancelled_at": nullable(time()),
+                "feedback": nullable(reference("Feedback")),
+                "created_at": time(), "updated_at": time(),
+            },
+        }),
+    );
+    put(
+        "OneRequest",
+        object(&["request"], json!({"request": reference("Request")})),
+    );
+    put(
+        "CreatedRequest",
+        object(
+            &[
+                "request",
+                "request_id",
+                "status",
+                "processing_type",
+                "type",
+                "priority",
+                "timeout_at",
+                "polling_url",
+                "broadcasted_to",
+                "notifications_sent",
+            ],
+            json!({
+                "request": reference("Request"), "request_id": id(), "id": id(),
+                "status": reference("RequestStatus"),
+                "processing_type": reference("ProcessingType"), "type": reference("ContentType"),
+                "priority": reference("Priority"), "timeout_at": nullable(time()),
+                "polling_url": text(),
+                "broadcasted_to": {"type": "integer", "description": "How many reviewers were told."},
+                "notifications_sent": {"type": "integer"},
+            }),
+        ),
+    );
+    put(
+        "RequestPage",
+        object(
+            &[
+                "requests",
+                "count",
+                "total",
+                "has_more",
+                "limit",
+                "offset",
+                "pagination",
+            ],
+            json!({
+                "requests": array(reference("Request")), "count": {"type": "integer"},
+                "total": {"type": "integer"}, "has_more": {"type": "boolean"},
+                "limit": {"type": "integer"}, "offset": {"type": "integer"},
+                "loop_id": id(),
+                "pagination": object(&["limit", "offset", "next_offset"], json!({
+                    "limit": {"type": "integer"}, "offset": {"type": "integer"},
+                    "next_offset": nullable(json!({"type": "integer"})),
+                })),
+            }),
+        ),
+    );
+    put(
+        "Inbox",
+        object(
+            &["count", "requests"],
+            json!({"count": {"type": "integer"}, "requests": array(reference("Request"))}),
+        ),
+    );
+    put(
+        "RequestCancelled",
+        object(
+            &["request_id", "status"],
+            json!({"request_id": id(), "status": reference("RequestStatus")}),
+        ),
+    );
+    put(
+        "FeedbackRecorded",
+        object(
+            &["request_id", "feedback"],
+            json!({"request_id": id(), "feedback": nullable(reference("Feedback"))}),
+        ),
+    );
+}
+
+/// Bodies: every field is checked by the service, which names what is
+/// wrong; these say what it accepts.
+fn request_bodies(put: &mut Put) {
+    let request_fields = json!({
+        "loop_id": id(),
+        "request_text": {"type": "string", "minLength": 1, "maxLength": 50000},
+        "type": reference("ContentType"),
+        "image_url": {"type": "string", "format": "uri", "description": "Required when `type` is `image`."},
+        "response_type": reference("ResponseType"),
+        "response_config": {"type": "object", "description": "Depends on `response_type`: `options` for selects (strings or `{value, label, description, color}` objects), `scale_max`/`scale_step` for ratings, `min_value`/`max_value` for numbers, `max_length` for text."},
+        "priority": reference("Priority"),
+        "processing_type": reference("ProcessingType"),
+        "timeout_seconds": {"type": "integer", "minimum": 60, "maximum": 2_592_000},
+        "default_response": {"description": "The answer that stands when nobody answers in time; it must fit `response_config`."},
+        "context": {"type": "object"},
+        "platform": reference("Platform"),
+        "platform_version": text(),
+        "callback_url": {"type": "string", "format": "uri"},
+        "metadata": {"type": "object"},
+        "tags": array(text()),
+    });
+    let mut in_loop = request_fields.clone();
+    if let Some(map) = in_loop.as_object_mut() {
+        map.remove("loop_id");
+    }
+    let example = json!({
+        "request_text": "Publish this reply to the customer?",
+        "type": "markdown",
+        "response_type": "single_select",
+        "response_config": {"options": [
+            {"value": "approve", "label": "Approve", "color": "#16a34a"},
+            {"value": "reject", "label": "Reject", "color": "#dc2626"}
+        ]},
+        "priority": "high",
+        "processing_type": "time-sensitive",
+        "timeout_seconds": 3600,
+        "default_response": "reject",
+        "platform": "api",
+    });
+    let mut with_loop = example.clone();
+    with_loop["loop_id"] = json!("6743a1f09c1e4b2a8d3f5e61");
+    put(
+        "NewRequest",
+        json!({"type": "object", "required": ["loop_id", "request_text", "response_type", "response_config", "priority", "default_response"],
+               "properties": request_fields, "example": with_loop}),
+    );
+    put(
+        "NewRequestInLoop",
+        json!({"type": "object", "required": ["request_text", "response_type", "response_config", "priority", "default_response"],
+               "properties": in_loop, "example": example}),
+    );
+    put(
+        "RequestPatch",
+        json!({"type": "object", "description": "Only while the request is pending.", "properties": {
+            "request_text": text(), "priority": reference("Priority"), "context": {},
+            "response_config": {"type": "object"}, "default_response": {},
+            "timeout_seconds": {"type": "integer"}, "tags": nullable(array(text())),
+            "platform": reference("Platform"),
+        }}),
+    );
+    let feedback_fields = json!({
+        "rating": {"type": "number", "minimum": 1, "maximum": 5}, "comment": text(),
+        "accuracy": {"type": "number"}, "timeliness": {"type": "number"},
+        "helpfulness": {"type": "number"}, "would_recommend": {"type": "boolean"},
+        "follow_up_needed": {"type": "boolean"}, "tags": array(text()), "category": text(),
+    });
+    let mut feedback_body = feedback_fields.clone();
+    feedback_body["feedback"] = json!({"type": "object", "properties": feedback_fields});
+    put(
+        "FeedbackInput",
+        json!({"type": "object", "description": "The fields at the top level or inside `feedback`.",
+               "properties": feedback_body, "example": {"rating": 5, "comment": "Quick and right"}}),
+    );
+    put(
+        "Answer",
+        json!({"type": "object", "required": ["response_data"], "properties": {
+            "response_data": {"description": "Fits the request's response type: a string, an array of strings, a number or a boolean."},
+        }, "example": {"response_data": "approve"}}),
+    );
+    put(
+        "NewLoop",
+        json!({"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string", "minLength": 1, "maxLength": 100}, "description": text(), "icon": text(),
+        }, "example": {"name": "Support replies", "description": "Customer replies before they go out"}}),
+    );
+    put(
+        "LoopPatch",
+        json!({"type": "object", "properties": {
+            "name": text(), "description": nullable(text()), "icon": text(),
+            "slack_webhook_url": nullable(text()), "reminders": {"type": "boolean"},
+        }}),
+    );
+    put(
+        "Invite",
+        json!({"type": "object", "required": ["email"], "properties": {"email": {"type": "string", "format": "email"}}}),
+    );
+    put(
+        "Join",
+        json!({"type": "object", "required": ["invite_code"], "properties": {"invite_code": text()}}),
+    );
+    put(
+        "NotifyPreference",
+        json!({"type": "object", "required": ["notify"], "properties": {
+            "notify": {"type": "string", "enum": ["all", "urgent", "none"]}}}),
+    );
+}
+
+fn alternate(put: &mut Put) {
+    put(
+        "Template",
+        object(
+            &[
+                "id",
+                "name",
+                "description",
+                "fields",
+                "created_at",
+                "updated_at",
+            ],
+            json!({"id": id(), "name": text(), "description": nullable(text()),
+                   "fields": {"type": "array"}, "created_at": time(), "updated_at": time()}),
+        ),
+    );
+    put(
+        "Review",
+        object(
+            &[
+                "id",
+                "template_id",
+                "content",
+                "fields",
+                "assignees",
+                "priority",
+                "status",
+                "created_at",
+                "updated_at",
+            ],
+            json!({
+                "id": id(), "template_id": id(),
+                "content": object(&["text"], json!({"text": text(), "metadata": {}})),
+                "fields": {"type": "array"}, "assignees": array(text()), "team_id": nullable(id()),
+                "priority": text(), "due_date": nullable(time()), "status": reference("ReviewStatus"),
+                "result": {}, "reviewer": nullable(object(&["id", "email"], json!({"id": id(), "email": text()}))),
+                "started_at": nullable(time()), "completed_at": nullable(time()),
+                "cancelled_at": nullable(time()), "created_at": time(), "updated_at": time(),
+            }),
+        ),
+    );
+    put(
+        "Team",
+        json!({"allOf": [reference("Loop")], "description": "A team is a loop; a new one also carries its join details.",
+               "properties": {"join_url": text(), "qr_code_url": text()}}),
+    );
+    put(
+        "Deleted",
+        object(
+            &["id", "deleted"],
+            json!({"id": id(), "deleted": {"type": "boolean"}}),
+        ),
+    );
+    put(
+        "NewTemplate",
+        json!({"type": "object", "required": ["name", "fields"], "properties": {
+            "name": text(), "description": text(),
+            "fields": {"type": "array", "items": {"type": "object"}, "description": "Form fields: `{name, type, label, required, options}`."},
+        }, "example": {"name": "Refund", "fields": [
+            {"name": "decision", "type": "select", "label": "Decision", "required": true, "options": ["approve", "deny"]}
+        ]}}),
+    );
+    put(
+        "TemplatePatch",
+        json!({"type": "object", "properties": {"name": text(), "description": nullable(text()), "fields": {"type": "array"}}}),
+    );
+    put(
+        "NewReview",
+        json!({"type": "object", "required": ["template_id", "content"], "properties": {
+            "template_id": id(),
+            "content": {"type": "object", "properties": {"text": text(), "metadata": {"type": "object"}}},
+            "assignees": array(text()), "team_id": id(), "priority": text(),
+            "due_date": nullable(time()), "callback_url": {"type": "string", "format": "uri"},
+        }}),
+    );
+    put(
+        "ReviewPatch",
+        json!({"type": "object", "properties": {
+            "priority": text(), "due_date": nullable(time()), "assignees": array(text())}}),
+    );
+    put(
+        "ReviewResult",
+        json!({"type": "object", "required": ["result"], "properties": {
+            "result": {"type": "object", "description": "One value per template field."}}}),
+    );
+    put(
+        "NewTeam",
+        json!({"type": "object", "required": ["name"], "properties": {"name": text(), "description": text(), "icon": text()}}),
+    );
+}
+
+fn webhooks(put: &mut Put) {
+    put(
+        "Webhook",
+        object(
+            &[
+                "id",
+                "account_id",
+                "url",
+                "events",
+                "active",
+                "created_at",
+                "updated_at",
+            ],
+            json!({
+                "id": id(), "account_id": id(), "url": text(),
+                "events": array(text()), "description": nullable(text()),
+                "active": {"type": "boolean"}, "disabled_reason": nullable(text()),
+                "secret": {"type": "string", "description": "Shown when created or rotated only."},
+                "created_at": time(), "updated_at": time(),
+            }),
+        ),
+    );
+    put(
+        "Delivery",
+        object(
+            &[
+                "id",
+                "event_id",
+                "event_type",
+                "url",
+                "status",
+                "attempts",
+                "attempts_made",
+                "created_at",
+            ],
+            json!({
+                "id": id(), "event_id": text(), "event_type": reference("EventType"),
+                "account_id": id(), "target": text(), "webhook_id": nullable(id()), "url": text(),
+                "status": text(),
+                "attempts": array(object(&["attempt", "attempted_at", "success"], json!({
+                    "delivery_id": id(), "attempt": {"type": "integer"}, "attempted_at": time(),
+                    "status_code": nullable(json!({"type": "integer"})), "latency_ms": nullable(json!({"type": "integer"})),
+                    "error": nullable(text()), "success": {"type": "boolean"},
+                }))),
+                "attempts_made": {"type": "integer"}, "next_attempt_at": nullable(time()),
+                "last_attempt_at": nullable(time()), "last_status_code": nullable(json!({"type": "integer"})),
+                "last_error": nullable(text()), "created_at": time(),
+            }),
+        ),
+    );
+    put(
+        "OneWebhook",
+        object(&["webhook"], json!({"webhook": reference("Webhook")})),
+    );
+    put(
+        "WebhookList",
+        object(
+            &["webhooks", "count"],
+            json!({"webhooks": array(reference("Webhook")), "count": {"type": "integer"}}),
+        ),
+    );
+    put(
+        "WebhookDeleted",
+        object(&["webhook_id"], json!({"webhook_id": id()})),
+    );
+    put(
+        "DeliveryList",
+        object(
+            &["webhook_id", "deliveries", "count"],
+            json!({"webhook_id": id(), "deliveries": array(reference("Delivery")), "count": {"type": "integer"}}),
+        ),
+    );
+    put(
+        "OneDelivery",
+        object(&["delivery"], json!({"delivery": reference("Delivery")})),
+    );
+    put(
+        "NewWebhook",
+        json!({"type": "object", "required": ["url", "events"], "properties": {
+            "url": {"type": "string", "format": "uri"},
+            "events": {"type": "array", "items": reference("EventType")},
+            "secret": {"type": "string", "description": "`whsec_` and base64; generated when absent."},
+            "description": text(),
+        }, "example": {"url": "https://example.com/hooks/reviewloop", "events": ["request.completed", "request.timeout"]}}),
+    );
+    put(
+        "WebhookPatch",
+        json!({"type": "object", "properties": {
+            "url": {"type": "string", "format": "uri"}, "events": {"type": "array", "items": reference("EventType")},
+            "active": {"type": "boolean"}, "secret": text(), "rotate_secret": {"type": "boolean"},
+            "description": nullable(text()),
+        }}),
+    );
+}

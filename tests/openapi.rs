@@ -113,3 +113,54 @@ fn schemathesis_finds_no_server_error_and_no_answer_outside_the_document() {
         "the server logged a failure:\n{log}"
     );
 }
+
+#[test]
+fn the_reference_page_renders_the_document_for_people() {
+    let server = Server::start();
+    let reply = server
+        .http()
+        .get(format!("{}/docs/api", server.base))
+        .send()
+        .expect("GET /docs/api");
+    assert_eq!(reply.status(), 200);
+    assert!(reply.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    assert!(reply.headers().contains_key("content-security-policy"));
+    let html = reply.text().unwrap();
+    // Operations by tag, each with its twin path form, and the shapes.
+    assert!(html.contains("API reference"));
+    assert!(
+        html.contains(r#"id="op-createRequest""#),
+        "create is listed"
+    );
+    assert!(html.contains("/v1/api/requests/{id}/respond"));
+    assert!(html.contains("Also at <code>/v1/requests</code>"));
+    assert!(html.contains(r#"id="schema-Request""#));
+    assert!(html.contains(r##"href="#schema-NewRequest""##));
+    // Examples are shown as escaped text, and descriptions as markup.
+    assert!(html.contains("&quot;single_select&quot;") || html.contains("\"single_select\""));
+    assert!(html.contains("<code>Idempotency-Key</code>"));
+    assert!(!html.contains("`/v1/api/...`"), "CommonMark is rendered");
+    // Every documented operation of /v1/api or the root has its entry.
+    let doc: Value = server
+        .http()
+        .get(format!("{}/v1/openapi.json", server.base))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    for item in doc["paths"].as_object().unwrap().values() {
+        for op in item.as_object().unwrap().values() {
+            let id = op["operationId"].as_str().unwrap();
+            if id.ends_with("V1") {
+                continue;
+            }
+            assert!(
+                html.contains(&format!(r#"id="op-{id}""#)),
+                "{id} is not on the page"
+            );
+        }
+    }
+}

@@ -35,6 +35,11 @@ pub fn mount(cfg: &mut web::ServiceConfig, state: WebState) {
         .service(web::resource("/").wrap(pages()).get(pages::auth::root))
         .service(web::resource("/static/{name}").get(assets::serve))
         .service(
+            web::resource("/docs/api")
+                .wrap(pages())
+                .get(pages::api_docs::page),
+        )
+        .service(
             web::resource("/login")
                 .wrap(pages())
                 .get(pages::auth::login_page)

@@ -39,6 +39,8 @@ pub struct WebState {
     /// Whether an SMTP server is set up, so pages can say where
     /// notifications and password links go.
     pub(crate) email_enabled: bool,
+    /// The OpenAPI document `/docs/api` renders, when the API publishes one.
+    pub(crate) api_document: Option<&'static serde_json::Value>,
 }
 
 impl WebState {
@@ -55,6 +57,7 @@ impl WebState {
         let public_url = public_url.trim_end_matches('/').to_owned();
         Self {
             email_enabled: ports.email_enabled(),
+            api_document: None,
             people: PeopleService::new(ports.clone(), &public_url, signup),
             loops: LoopService::new(ports.clone(), &public_url),
             accounts: AccountService::new(ports.clone()).forgetting_revoked_keys_in(keys),
@@ -80,6 +83,12 @@ impl WebState {
     /// Limits the pages anyone may open (by default, nothing is limited).
     pub fn with_public_gate(mut self, gate: PublicGate) -> Self {
         self.public_gate = gate;
+        self
+    }
+
+    /// Publishes `document` (OpenAPI 3.1) as the reference page `/docs/api`.
+    pub fn with_api_document(mut self, document: &'static serde_json::Value) -> Self {
+        self.api_document = Some(document);
         self
     }
 

@@ -27,7 +27,8 @@ fn render(
     let body = html! {
         h1 { "API keys" }
         p.hint { "Programs use a key to send requests and read answers: "
-            code { "Authorization: Bearer <key>" } "." }
+            code { "Authorization: Bearer <key>" } ". The "
+            a href="/docs/api" { "API reference" } " lists every operation." }
         @if let Some(c) = created {
             section.card.created-key role="status" {
                 h2 { "Your new key" }

@@ -2,6 +2,7 @@
 
 pub(crate) mod account;
 pub(crate) mod analytics;
+pub(crate) mod api_docs;
 pub(crate) mod auth;
 pub(crate) mod inbox;
 pub(crate) mod join;

@@ -116,9 +116,7 @@ fn build() -> (OpenApi, serde_json::Map<String, Value>) {
         SecurityScheme::Http(
             HttpBuilder::new()
                 .scheme(HttpAuthScheme::Bearer)
-                .description(Some(
-                    "An API key (`rl_...`) in `Authorization: Bearer`; `X-API-Key` works too.",
-                ))
+                .description(Some("An API key (`rl_...`) in `Authorization: Bearer`."))
                 .build(),
         ),
     );

@@ -86,8 +86,8 @@ const ON_LOOP: &[&str] = &[
 const PAGE: &[(&str, &str, &str)] = &[
     (
         "limit",
-        "How many to return, 1 to 100 (default 50).",
-        r#"{"type":"integer","minimum":1,"maximum":100}"#,
+        "How many to return, 1 to 200 (default 50).",
+        r#"{"type":"integer","minimum":1,"maximum":200}"#,
     ),
     (
         "offset",
@@ -114,8 +114,8 @@ const REQUEST_FILTERS: &[(&str, &str, &str)] = &[
     ),
     (
         "limit",
-        "How many to return, 1 to 100 (default 50).",
-        r#"{"type":"integer","minimum":1,"maximum":100}"#,
+        "How many to return, 1 to 200 (default 50).",
+        r#"{"type":"integer","minimum":1,"maximum":200}"#,
     ),
     (
         "offset",
@@ -284,7 +284,7 @@ pub(super) const OPERATIONS: &[Op] = &[
              ("team_id", "Only reviews of this team.", r##"{"$ref":"#/components/schemas/Id"}"##),
              ("priority", "Only reviews of this priority.", r#"{"type":"string"}"#),
              ("overdue", "Only reviews past their due date.", r#"{"type":"boolean"}"#),
-             ("limit", "How many to return, 1 to 100.", r#"{"type":"integer","minimum":1,"maximum":100}"#),
+             ("limit", "How many to return, 1 to 200.", r#"{"type":"integer","minimum":1,"maximum":200}"#),
              ("offset", "How many to skip.", r#"{"type":"integer","minimum":0}"#),
          ],
          data: "Review", list: true, ..BASE },

@@ -437,14 +437,14 @@ fn requests(put: &mut Put) {
 fn request_bodies(put: &mut Put) {
     let request_fields = json!({
         "loop_id": id(),
-        "request_text": {"type": "string", "minLength": 1, "maxLength": 50000},
+        "request_text": {"type": "string", "minLength": 1, "maxLength": 2000},
         "type": reference("ContentType"),
         "image_url": {"type": "string", "format": "uri", "description": "Required when `type` is `image`."},
         "response_type": reference("ResponseType"),
         "response_config": {"type": "object", "description": "Depends on `response_type`: `options` for selects (strings or `{value, label, description, color}` objects), `scale_max`/`scale_step` for ratings, `min_value`/`max_value` for numbers, `max_length` for text."},
         "priority": reference("Priority"),
         "processing_type": reference("ProcessingType"),
-        "timeout_seconds": {"type": "integer", "minimum": 60, "maximum": 2_592_000},
+        "timeout_seconds": {"type": "integer", "minimum": 60, "maximum": 2_592_000, "description": "Required when `processing_type` is `time-sensitive`."},
         "default_response": {"description": "The answer that stands when nobody answers in time; it must fit `response_config`."},
         "context": {"type": "object"},
         "platform": reference("Platform"),
@@ -475,12 +475,12 @@ fn request_bodies(put: &mut Put) {
     with_loop["loop_id"] = json!("6743a1f09c1e4b2a8d3f5e61");
     put(
         "NewRequest",
-        json!({"type": "object", "required": ["loop_id", "request_text", "response_type", "response_config", "priority", "default_response"],
+        json!({"type": "object", "required": ["loop_id", "request_text", "type", "response_type", "response_config", "priority", "processing_type", "default_response"],
                "properties": request_fields, "example": with_loop}),
     );
     put(
         "NewRequestInLoop",
-        json!({"type": "object", "required": ["request_text", "response_type", "response_config", "priority", "default_response"],
+        json!({"type": "object", "required": ["request_text", "type", "response_type", "response_config", "priority", "processing_type", "default_response"],
                "properties": in_loop, "example": example}),
     );
     put(

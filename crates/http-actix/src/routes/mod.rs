@@ -115,6 +115,15 @@ fn register(cfg: &mut web::ServiceConfig, seen: &mut Vec<Route>) {
         resource!(t, "/metrics", wrap = from_fn(public_limit::limit), get => public::metrics);
         resource!(t, "/v1/qr/{file}", wrap = from_fn(public_limit::limit), get => public::qr_png);
     }
+    // The MCP server speaks JSON-RPC, described by its own tool list rather
+    // than the OpenAPI document, so it stays out of the table.
+    cfg.service(
+        web::resource("/mcp")
+            .wrap(from_fn(auth::authenticate))
+            .route(web::post().to(crate::mcp::handle))
+            .route(web::get().to(crate::mcp::handle))
+            .route(web::delete().to(crate::mcp::handle)),
+    );
     cfg.service(
         web::scope("/v1/api")
             .wrap(from_fn(auth::authenticate))

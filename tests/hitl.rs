@@ -347,7 +347,165 @@ fn tags_and_platform_are_kept_on_create_and_patch() {
     );
 }
 
+/// The calls HITL.sh's own MCP server (`hitl-sh/mcp.hitl.sh`,
+/// `lib/hitl-client.ts`) makes for each of its tools, with the bodies its
+/// scripts send, against `HITL_API_BASE=<server>/v1`.
+fn the_calls_of_hitls_mcp_server_work_unchanged() {
+    let server = Server::start();
+    let key = &server.admin_key;
+    let reviewer = server.key("reviewer@example.com");
+    let created = server
+        .post(key, "/v1/api/loops", json!({"name": "MCP"}))
+        .data(201)
+        .clone();
+    server.join(&reviewer, &created);
+    let loop_id = id_of(&created["loop"]);
+    // list_loops reads data.loops and data.count, then loops[i].id and name.
+    let loops = server.get(key, "/v1/api/loops").data(200).clone();
+    assert_eq!(loops["count"], 1);
+    assert_eq!(loops["loops"][0]["id"], loop_id.as_str());
+    assert_eq!(loops["loops"][0]["name"], "MCP");
+
+    // create_request: each body its scripts send; they read data.id.
+    let image = "https://example.com/tree.png";
+    let bodies = [
+        // PLAN.txt
+        json!({"processing_type": "time-sensitive", "type": "markdown", "priority": "medium",
+               "request_text": "Please review this content", "timeout_seconds": 1800,
+               "response_type": "single_select",
+               "response_config": {"options": [{"value": "approve", "label": "Approve"},
+                                               {"value": "reject", "label": "Reject"}], "required": true},
+               "default_response": "reject", "platform": "api"}),
+        // scripts/test-all-tools.mjs
+        json!({"processing_type": "time-sensitive", "type": "markdown", "priority": "high",
+               "request_text": "Test request from the MCP tools script", "timeout_seconds": 600,
+               "response_type": "single_select",
+               "response_config": {"options": ["Approve", "Reject", "Needs Changes"], "required": true},
+               "default_response": "Reject", "platform": "api", "tags": ["test", "mcp-server"]}),
+        // scripts/test-all-response-types.mjs, one per type
+        json!({"processing_type": "time-sensitive", "type": "markdown", "priority": "medium",
+               "request_text": "Which category?", "timeout_seconds": 600,
+               "response_type": "single_select",
+               "response_config": {"options": ["Bug", "Feature", "Other"], "required": true},
+               "default_response": "Other", "context": {"ticket_id": "T-1"}, "platform": "api"}),
+        json!({"processing_type": "time-sensitive", "type": "image", "image_url": image,
+               "priority": "low", "request_text": "What is in the picture?", "timeout_seconds": 900,
+               "response_type": "multi_select",
+               "response_config": {"options": ["Tree", "Car", "House", "Person"], "max_selections": 3, "required": true},
+               "default_response": ["Tree"], "platform": "api"}),
+        json!({"processing_type": "time-sensitive", "type": "markdown", "priority": "medium",
+               "request_text": "Rate this answer", "timeout_seconds": 600,
+               "response_type": "rating", "response_config": {"scale_max": 5},
+               "default_response": 3, "platform": "api"}),
+        json!({"processing_type": "time-sensitive", "type": "markdown", "priority": "medium",
+               "request_text": "Summarise the thread", "timeout_seconds": 600,
+               "response_type": "text", "response_config": {"min_length": 20, "max_length": 500},
+               "default_response": "No summary provided", "platform": "api"}),
+        json!({"processing_type": "time-sensitive", "type": "markdown", "priority": "medium",
+               "request_text": "What should the refund be?", "timeout_seconds": 600,
+               "response_type": "number",
+               "response_config": {"min_value": 1, "max_value": 1000, "allow_negative": false, "decimal_places": 2},
+               "default_response": 105.5, "platform": "api"}),
+    ];
+    let mut ids = Vec::new();
+    for body in bodies {
+        let reply = server.post(
+            key,
+            &format!("/v1/api/loops/{loop_id}/requests"),
+            body.clone(),
+        );
+        let data = reply.data(201);
+        assert_eq!(data["id"], data["request_id"], "{body}");
+        ids.push(data["id"].as_str().unwrap().to_owned());
+    }
+    // Their number config is enforced (allow_negative: false alone is
+    // covered by the domain's tests; here min_value already bounds it).
+    let number = &ids[6];
+    server
+        .post(
+            &reviewer,
+            &format!("/v1/api/requests/{number}/claim"),
+            json!({}),
+        )
+        .data(200);
+    let negative = server.post(
+        &reviewer,
+        &format!("/v1/api/requests/{number}/respond"),
+        json!({"response_data": -5}),
+    );
+    assert_eq!(negative.error(400), "response_data must be from 1 to 1000");
+
+    // list_requests with each filter it sends; it reads count, total,
+    // has_more and requests.
+    let list = server
+        .get(
+            key,
+            "/v1/api/requests?status=pending&priority=medium&limit=2&offset=0&sort=priority_desc",
+        )
+        .data(200)
+        .clone();
+    assert_eq!(list["count"], 2);
+    assert_eq!(list["total"], 4);
+    assert_eq!(list["has_more"], true);
+    assert_eq!(list["requests"].as_array().unwrap().len(), 2);
+    let filtered = server
+        .get(
+            key,
+            &format!("/v1/api/requests?loop_id={loop_id}&sort=created_at_asc"),
+        )
+        .data(200)
+        .clone();
+    assert_eq!(filtered["requests"][0]["id"], ids[0].as_str());
+
+    // get_request, update_request (PATCH with its updates object),
+    // add_request_feedback ({"feedback": {...}}), cancel_request.
+    let first = &ids[1];
+    let path = format!("/v1/api/requests/{first}");
+    assert_eq!(
+        server.get(key, &path).data(200)["request"]["tags"],
+        json!(["test", "mcp-server"])
+    );
+    let updated = server.patch(
+        key,
+        &path,
+        json!({"priority": "high", "request_text": "Test request from the MCP tools script UPDATED"}),
+    );
+    assert_eq!(updated.data(200)["request"]["priority"], "high");
+    server
+        .post(&reviewer, &format!("{path}/claim"), json!({}))
+        .data(200);
+    server
+        .post(
+            &reviewer,
+            &format!("{path}/respond"),
+            json!({"response_data": "Approve"}),
+        )
+        .data(200);
+    let feedback = server.post(
+        key,
+        &format!("{path}/feedback"),
+        json!({"feedback": {"rating": 5, "comment": "Great", "accuracy": 5, "timeliness": 5,
+                            "helpfulness": 4, "would_recommend": true,
+                            "tags": ["thorough", "quick"], "category": "positive"}}),
+    );
+    assert_eq!(feedback.data(200)["feedback"]["helpfulness"], 4.0);
+    let cancelled = server.delete(key, &format!("/v1/api/requests/{}", ids[0]));
+    assert_eq!(cancelled.data(200)["status"], "cancelled");
+    // Its (unused) key check reads these from /v1/test.
+    let check = server.get(key, "/v1/test").data(200).clone();
+    for field in [
+        "user_id",
+        "email",
+        "api_key_id",
+        "permissions",
+        "account_status",
+    ] {
+        assert!(check.get(field).is_some(), "{field}");
+    }
+}
+
 on_every_backend!(
+    the_calls_of_hitls_mcp_server_work_unchanged,
     tags_and_platform_are_kept_on_create_and_patch,
     documented_feedback_is_kept_whole,
     documented_response_configs_are_accepted_and_enforced,

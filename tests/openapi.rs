@@ -84,7 +84,10 @@ fn schemathesis_finds_no_server_error_and_no_answer_outside_the_document() {
         // The event stream stays open for minutes by design; it has its
         // own black-box tests (tests/listening.rs).
         .args(["--exclude-path", "/v1/api/events", "--exclude-path", "/v1/events"])
-        .args(["--max-examples", "25", "--workers", "2", "--seed", "20261124"])
+        // One worker: Python's `ast` is not safe across threads, and
+        // hypothesis parses lambdas with it (two workers once failed with
+        // "AST constructor recursion depth mismatch" inside schemathesis).
+        .args(["--max-examples", "25", "--workers", "1", "--seed", "20261124"])
         .args(["--request-timeout", "20", "--continue-on-failure"])
         .current_dir(dir.path())
         .env("NO_COLOR", "1")
@@ -97,9 +100,16 @@ fn schemathesis_finds_no_server_error_and_no_answer_outside_the_document() {
         .find("SUMMARY")
         .map_or(report.as_ref(), |at| &report[at..]);
     eprintln!("{summary}");
+    // What went wrong, without the tool's tracebacks running to pages.
+    let problems = ["FAILURES", "ERRORS"]
+        .iter()
+        .filter_map(|heading| report.find(heading).map(|at| &report[at..]))
+        .next()
+        .unwrap_or(&report);
+    let problems: String = problems.chars().take(6000).collect();
     assert!(
         output.status.success(),
-        "schemathesis found problems:\n{report}\n{}",
+        "schemathesis found problems:\n{problems}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(

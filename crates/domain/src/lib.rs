@@ -47,7 +47,7 @@ pub use request::{
     Priority, ProcessingType, RequestInput, RequestPatch, RequestRecord, RequestStatus,
     ReviewRequest,
 };
-pub use response::{ResponseConfig, ResponseType, SelectOption};
+pub use response::{ResponseConfig, ResponseType, ReviewerHints, SelectOption};
 pub use review::{
     AssigneeRef, ParsedReview, Review, ReviewInput, ReviewPatch, ReviewRecord, ReviewStatus,
     Reviewer,

@@ -246,8 +246,7 @@ impl Settings<'_> {
         let description = self.option_text(object, "description", MAX_OPTION_DESCRIPTION)?;
         let color = self.option_text(object, "color", 7)?;
         if let Some(color) = &color {
-            let hex = color.strip_prefix('#').unwrap_or_default();
-            if !matches!(hex.len(), 3 | 6) || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+            if !is_hex_color(color) {
                 return Err(self.error(
                     "options",
                     format!("`color` must be #rgb or #rrggbb; '{color}' is not"),
@@ -284,6 +283,55 @@ impl Settings<'_> {
             parsed.push(option);
         }
         Ok(parsed)
+    }
+
+    fn flag(&self, key: &str) -> Result<Option<bool>, ValidationError> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(self.error(key, "must be true or false")),
+        }
+    }
+
+    /// A one-line text shown to reviewers, 1 to `limit` characters.
+    fn hint(&self, key: &str, limit: usize) -> Result<(), ValidationError> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(()),
+            Some(Value::String(text)) if !text.trim().is_empty() && char_len(text) <= limit => {
+                check_line(&self.path(key), text)
+            }
+            Some(_) => Err(self.error(key, format!("must be a text of 1 to {limit} characters"))),
+        }
+    }
+
+    /// A colour shown to reviewers: `#rgb` or `#rrggbb`.
+    fn color(&self, key: &str) -> Result<(), ValidationError> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(()),
+            Some(Value::String(color)) if is_hex_color(color) => Ok(()),
+            Some(_) => Err(self.error(key, "must be #rgb or #rrggbb")),
+        }
+    }
+
+    /// Checks the texts a reviewer is shown for `response_type` (HITL.sh's
+    /// `prefix`, `suffix`, `placeholder`, `true_label`, ...); they are kept
+    /// as given and read back by [`ReviewerHints::of`].
+    fn hints(&self, response_type: ResponseType) -> Result<(), ValidationError> {
+        match response_type {
+            ResponseType::Number => {
+                self.hint("prefix", MAX_AFFIX)?;
+                self.hint("suffix", MAX_AFFIX)?;
+                self.hint("placeholder", MAX_HINT)
+            }
+            ResponseType::Text => self.hint("placeholder", MAX_HINT),
+            ResponseType::Boolean => {
+                self.hint("true_label", MAX_HINT)?;
+                self.hint("false_label", MAX_HINT)?;
+                self.color("true_color")?;
+                self.color("false_color")
+            }
+            _ => Ok(()),
+        }
     }
 
     fn number(&self, key: &str) -> Result<Option<f64>, ValidationError> {
@@ -341,6 +389,71 @@ impl Settings<'_> {
     }
 }
 
+fn is_hex_color(color: &str) -> bool {
+    let hex = color.strip_prefix('#').unwrap_or_default();
+    matches!(hex.len(), 3 | 6) && hex.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// The most characters of a number's `prefix` or `suffix`.
+pub const MAX_AFFIX: usize = 20;
+/// The most characters of a placeholder or a boolean's label.
+pub const MAX_HINT: usize = 100;
+
+/// What a reviewer is shown around the answer widget, from the request's
+/// own `response_config`: a number's `prefix` and `suffix` (`$`, ` USD`),
+/// a placeholder, a boolean's labels and colours. None of it changes what
+/// an answer may be.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReviewerHints {
+    /// Shown before a number (`$`).
+    pub prefix: Option<String>,
+    /// Shown after a number (` USD`).
+    pub suffix: Option<String>,
+    /// Shown in an empty text or number box.
+    pub placeholder: Option<String>,
+    /// The word for `true` (default: Approve).
+    pub true_label: Option<String>,
+    /// The word for `false` (default: Reject).
+    pub false_label: Option<String>,
+    /// The colour of the `true` button.
+    pub true_color: Option<String>,
+    /// The colour of the `false` button.
+    pub false_color: Option<String>,
+}
+
+impl ReviewerHints {
+    /// The hints of a stored `response_config` (checked when the request
+    /// was made; anything else there is ignored).
+    pub fn of(config: &Value) -> Self {
+        let text = |key: &str| {
+            config
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned)
+        };
+        let color = |key: &str| text(key).filter(|c| is_hex_color(c));
+        // Spaces are part of an affix: `$` then 5, 5 then ` USD`.
+        let affix = |key: &str| {
+            config
+                .get(key)
+                .and_then(Value::as_str)
+                .filter(|t| !t.trim().is_empty())
+                .map(str::to_owned)
+        };
+        Self {
+            prefix: affix("prefix"),
+            suffix: affix("suffix"),
+            placeholder: text("placeholder"),
+            true_label: text("true_label"),
+            false_label: text("false_label"),
+            true_color: color("true_color"),
+            false_color: color("false_color"),
+        }
+    }
+}
+
 /// A number as JSON: whole numbers without a fraction (`1`, not `1.0`).
 fn number_value(n: f64) -> Value {
     if n.fract() == 0.0 && n.abs() < 1e15 {
@@ -394,6 +507,7 @@ impl ResponseConfig {
         map: &Map<String, Value>,
     ) -> Result<Self, ValidationError> {
         let settings = Settings { prefix, map };
+        settings.hints(response_type)?;
         match response_type {
             ResponseType::Text => {
                 let max_length = settings
@@ -461,8 +575,19 @@ impl ResponseConfig {
                 })
             }
             ResponseType::Number => {
-                let min = settings.either_number("min", "min_value")?;
+                let mut min = settings.either_number("min", "min_value")?;
                 let max = settings.either_number("max", "max_value")?;
+                // HITL.sh's `allow_negative: false` is a lower bound of 0.
+                // Left out, negatives stay allowed, as they always were here.
+                if settings.flag("allow_negative")? == Some(false) {
+                    if min.is_some_and(|m| m < 0.0) {
+                        return Err(settings.error(
+                            "allow_negative",
+                            "is false, but the lowest allowed value is negative",
+                        ));
+                    }
+                    min = Some(min.unwrap_or(0.0));
+                }
                 if let (Some(min), Some(max)) = (min, max) {
                     if min > max {
                         return Err(settings.error(
@@ -487,12 +612,46 @@ impl ResponseConfig {
     /// The names of the settings this type reads.
     pub fn setting_names(response_type: ResponseType) -> &'static [&'static str] {
         match response_type {
-            ResponseType::Text => &["min_length", "max_length"],
+            ResponseType::Text => &["min_length", "max_length", "placeholder"],
             ResponseType::SingleSelect => &["options"],
             ResponseType::MultiSelect => &["options", "min_selections", "max_selections"],
             ResponseType::Rating => &["scale_min", "scale_max", "scale_step"],
-            ResponseType::Number => &["min", "max", "min_value", "max_value", "decimal_places"],
-            ResponseType::Boolean => &[],
+            ResponseType::Number => &[
+                "min",
+                "max",
+                "min_value",
+                "max_value",
+                "decimal_places",
+                "allow_negative",
+                "prefix",
+                "suffix",
+                "placeholder",
+            ],
+            ResponseType::Boolean => &["true_label", "false_label", "true_color", "false_color"],
+        }
+    }
+
+    /// The bounds a requester's `default_response` is held to: those of an
+    /// answer without the minimums (`min_length`, `min_selections`), which
+    /// ask effort of reviewers, not of the fallback an automation names
+    /// (HITL.sh's own scripts send a 19-character default where answers
+    /// need 20, and `[]` as a multi-select default).
+    pub fn for_default(&self) -> Self {
+        match self {
+            Self::Text { max_length, .. } => Self::Text {
+                min_length: 0,
+                max_length: *max_length,
+            },
+            Self::MultiSelect {
+                options,
+                max_selections,
+                ..
+            } => Self::MultiSelect {
+                options: options.clone(),
+                min_selections: 0,
+                max_selections: *max_selections,
+            },
+            other => other.clone(),
         }
     }
 
@@ -892,6 +1051,120 @@ mod tests {
         assert!(c.validate_answer("r", &json!(5.0)).is_ok());
         for bad in [json!(0), json!(6), json!(2.5), json!("3"), json!(null)] {
             assert!(c.validate_answer("r", &bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn allow_negative_false_is_a_lower_bound_of_zero() {
+        let config = parse(
+            ResponseType::Number,
+            json!({"min_value": 1, "max_value": 1000, "allow_negative": false, "decimal_places": 2}),
+        )
+        .unwrap();
+        assert!(config.validate_answer("r", &json!(105.5)).is_ok());
+        let open = parse(ResponseType::Number, json!({"allow_negative": false})).unwrap();
+        assert_eq!(
+            msg(open.validate_answer("default_response", &json!(-3))),
+            "default_response must be at least 0"
+        );
+        assert!(open.validate_answer("r", &json!(0)).is_ok());
+        // Said true, or not said, negatives stay allowed.
+        for raw in [json!({"allow_negative": true}), json!({})] {
+            let config = parse(ResponseType::Number, raw).unwrap();
+            assert!(config.validate_answer("r", &json!(-3)).is_ok());
+        }
+        assert_eq!(
+            msg(parse(
+                ResponseType::Number,
+                json!({"min": -5, "allow_negative": false})
+            )),
+            "response_config.allow_negative is false, but the lowest allowed value is negative"
+        );
+        assert_eq!(
+            msg(parse(ResponseType::Number, json!({"allow_negative": "no"}))),
+            "response_config.allow_negative must be true or false"
+        );
+    }
+
+    #[test]
+    fn a_default_is_held_to_the_maximums_but_not_the_minimums() {
+        let text = parse(
+            ResponseType::Text,
+            json!({"min_length": 20, "max_length": 30}),
+        )
+        .unwrap();
+        let short = json!("No summary provided");
+        assert!(text.validate_answer("response_data", &short).is_err());
+        assert!(text
+            .for_default()
+            .validate_answer("default_response", &short)
+            .is_ok());
+        assert!(text
+            .for_default()
+            .validate_answer("default_response", &json!("x".repeat(31)))
+            .is_err());
+        let multi = parse(
+            ResponseType::MultiSelect,
+            json!({"options": ["a", "b", "c"], "min_selections": 2, "max_selections": 2}),
+        )
+        .unwrap();
+        assert!(multi.validate_answer("response_data", &json!([])).is_err());
+        assert!(multi
+            .for_default()
+            .validate_answer("default_response", &json!([]))
+            .is_ok());
+        assert!(multi
+            .for_default()
+            .validate_answer("default_response", &json!(["a", "b", "c"]))
+            .is_err());
+        assert!(multi
+            .for_default()
+            .validate_answer("default_response", &json!(["z"]))
+            .is_err());
+    }
+
+    #[test]
+    fn reviewer_hints_are_checked_and_read_back() {
+        let raw = json!({"max_value": 500, "prefix": "$", "suffix": " USD", "placeholder": "0.00"});
+        parse(ResponseType::Number, raw.clone()).unwrap();
+        let hints = ReviewerHints::of(&raw);
+        assert_eq!(hints.prefix.as_deref(), Some("$"));
+        assert_eq!(hints.suffix.as_deref(), Some(" USD"));
+        assert_eq!(hints.placeholder.as_deref(), Some("0.00"));
+        let yes_no =
+            json!({"true_label": "Ship it", "false_label": "Hold", "true_color": "#16a34a"});
+        parse(ResponseType::Boolean, yes_no.clone()).unwrap();
+        let hints = ReviewerHints::of(&yes_no);
+        assert_eq!(hints.true_label.as_deref(), Some("Ship it"));
+        assert_eq!(hints.false_color, None);
+        for (t, bad, message) in [
+            (
+                ResponseType::Number,
+                json!({"prefix": 5}),
+                "response_config.prefix must be a text of 1 to 20 characters",
+            ),
+            (
+                ResponseType::Number,
+                json!({"suffix": "x".repeat(21)}),
+                "response_config.suffix must be a text of 1 to 20 characters",
+            ),
+            (
+                ResponseType::Boolean,
+                json!({"true_label": ""}),
+                "response_config.true_label must be a text of 1 to 100 characters",
+            ),
+            (
+                ResponseType::Boolean,
+                json!({"false_color": "red"}),
+                "response_config.false_color must be #rgb or #rrggbb",
+            ),
+            (
+                ResponseType::Text,
+                json!({"placeholder": ["a"]}),
+                "response_config.placeholder must be a text of 1 to 100 characters",
+            ),
+        ] {
+            assert_eq!(msg(parse(t, bad)), message);
         }
     }
 

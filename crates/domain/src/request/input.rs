@@ -256,7 +256,7 @@ impl RequestInput {
             .and_then(|t| errors.collect(ResponseConfig::parse(t, self.response_config.as_ref())));
         let default_response = self.default_response.filter(|v| !v.is_null());
         if let (Some(config), Some(default)) = (&config, &default_response) {
-            errors.collect(Form::single(config.clone()).validate(
+            errors.collect(Form::single(config.for_default()).validate(
                 "default_response",
                 default,
                 &Map::new(),

@@ -371,7 +371,7 @@ impl ReviewRequest {
             None => self.default_response.clone(),
         };
         if let (Some(config), Some(default)) = (&config, &default_response) {
-            errors.collect(Form::single(config.clone()).validate(
+            errors.collect(Form::single(config.for_default()).validate(
                 "default_response",
                 default,
                 &Map::new(),

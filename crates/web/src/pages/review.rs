@@ -7,7 +7,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use chrono::Utc;
 use maud::{html, Markup};
-use reviewloop_domain::{ContentType, RequestId, RequestStatus, ReviewRequest};
+use reviewloop_domain::{ContentType, RequestId, RequestStatus, ReviewRequest, ReviewerHints};
 use reviewloop_ports::InboxView;
 use serde_json::Value;
 
@@ -174,7 +174,7 @@ async fn render(
                         @if let Some(config) = &config {
                             form.widget method="post" action=(action("respond")) data-type=(r.response_type.as_str()) {
                                 (csrf_field(person.csrf()))
-                                (widgets::widget(config, &view.previous))
+                                (widgets::widget(config, &ReviewerHints::of(&r.response_config), &view.previous))
                             }
                         }
                     }

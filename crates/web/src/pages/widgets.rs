@@ -4,20 +4,26 @@
 //! the API's own rules and messages; the widget adds nothing of its own.
 
 use maud::{html, Markup};
-use reviewloop_domain::{Field, FieldKind, Form, ResponseConfig, SelectOption};
+use reviewloop_domain::{Field, FieldKind, Form, ResponseConfig, ReviewerHints, SelectOption};
 use serde_json::{Map, Value};
 
 use crate::form::FormData;
 
-/// The widget's form fields, inside a `<form>` the caller provides.
-pub(crate) fn widget(config: &ResponseConfig, previous: &FormData) -> Markup {
+/// The widget's form fields, inside a `<form>` the caller provides;
+/// `hints` are the request's own words around it (a number's prefix and
+/// suffix, a placeholder, a yes/no's labels).
+pub(crate) fn widget(
+    config: &ResponseConfig,
+    hints: &ReviewerHints,
+    previous: &FormData,
+) -> Markup {
     match config {
         ResponseConfig::Text {
             min_length,
             max_length,
         } => html! {
             label for="answer" { "Your answer" }
-            textarea #answer name="answer" rows="6" minlength=[(*min_length > 0).then_some(min_length)] maxlength=(max_length) data-counter="answer-count" required {
+            textarea #answer name="answer" rows="6" minlength=[(*min_length > 0).then_some(min_length)] maxlength=(max_length) placeholder=[hints.placeholder.as_deref()] data-counter="answer-count" required {
                 (previous.text("answer"))
             }
             p.hint {
@@ -90,14 +96,22 @@ pub(crate) fn widget(config: &ResponseConfig, previous: &FormData) -> Markup {
                     (None, None) => {}
                 }
             }
-            input #answer type="number" name="answer" step=(number_step(*decimal_places)) min=[*min] max=[*max] value=(previous.text("answer")) inputmode="decimal" required;
+            div.affixed {
+                @if let Some(prefix) = &hints.prefix { span.affix aria-hidden="true" { (prefix) } }
+                input #answer type="number" name="answer" step=(number_step(*decimal_places)) min=[*min] max=[*max] value=(previous.text("answer")) placeholder=[hints.placeholder.as_deref()] inputmode="decimal" required;
+                @if let Some(suffix) = &hints.suffix { span.affix aria-hidden="true" { (suffix) } }
+            }
             @if let Some(places) = decimal_places { p.hint { "At most " (places) " decimal places." } }
             button.primary type="submit" { "Send answer" }
         },
         ResponseConfig::Boolean => html! {
             div.choices.yesno {
-                button.choice.approve type="submit" name="answer" value="true" data-key="a" { kbd { "a" } " Approve" }
-                button.choice.reject type="submit" name="answer" value="false" data-key="r" { kbd { "r" } " Reject" }
+                button.choice.approve type="submit" name="answer" value="true" data-key="a" {
+                    kbd { "a" } " " (dot(hints.true_color.as_deref())) (hints.true_label.as_deref().unwrap_or("Approve"))
+                }
+                button.choice.reject type="submit" name="answer" value="false" data-key="r" {
+                    kbd { "r" } " " (dot(hints.false_color.as_deref())) (hints.false_label.as_deref().unwrap_or("Reject"))
+                }
             }
         },
     }
@@ -138,8 +152,12 @@ fn how_many(min: usize, max: Option<usize>) -> String {
 /// A dot in the option's colour, when it has one. An SVG attribute, not a
 /// style: the pages' Content-Security-Policy allows no inline styles.
 fn swatch(option: &SelectOption) -> Markup {
+    dot(option.color.as_deref())
+}
+
+fn dot(color: Option<&str>) -> Markup {
     html! {
-        @if let Some(color) = &option.color {
+        @if let Some(color) = color {
             svg.swatch width="12" height="12" viewBox="0 0 12 12" aria-hidden="true" {
                 circle cx="6" cy="6" r="6" fill=(color) {}
             }
@@ -388,7 +406,7 @@ mod tests {
                 },
             ],
         };
-        let html = widget(&select, &FormData::default()).into_string();
+        let html = widget(&select, &ReviewerHints::default(), &FormData::default()).into_string();
         assert!(
             !html.contains("<b>") && !html.contains("<script>") && !html.contains("<i>"),
             "{html}"
@@ -403,13 +421,46 @@ mod tests {
     }
 
     #[test]
+    fn the_requests_own_words_show_around_the_widget_escaped() {
+        let price = ResponseConfig::Number {
+            min: Some(0.0),
+            max: None,
+            decimal_places: Some(2),
+        };
+        let hints = ReviewerHints::of(&serde_json::json!({
+            "prefix": "$", "suffix": " <b>USD</b>", "placeholder": "0.00"
+        }));
+        let html = widget(&price, &hints, &FormData::default()).into_string();
+        assert!(
+            html.contains(r#"<span class="affix" aria-hidden="true">$</span>"#),
+            "{html}"
+        );
+        assert!(html.contains("&lt;b&gt;USD&lt;/b&gt;"), "escaped: {html}");
+        assert!(html.contains(r#"placeholder="0.00""#), "{html}");
+        let yes_no = ReviewerHints::of(&serde_json::json!({
+            "true_label": "Ship it", "false_label": "Hold", "true_color": "#16a34a"
+        }));
+        let html = widget(&ResponseConfig::Boolean, &yes_no, &FormData::default()).into_string();
+        assert!(html.contains("Ship it") && html.contains("Hold"), "{html}");
+        assert!(html.contains(r##"fill="#16a34a""##), "{html}");
+        assert!(!html.contains("Approve"), "{html}");
+        let plain = widget(
+            &ResponseConfig::Boolean,
+            &ReviewerHints::default(),
+            &FormData::default(),
+        )
+        .into_string();
+        assert!(plain.contains("Approve") && plain.contains("Reject"));
+    }
+
+    #[test]
     fn hitl_bounds_show_in_the_widgets() {
         let halves = ResponseConfig::Rating {
             scale_min: 1,
             scale_max: 3,
             scale_step: 0.5,
         };
-        let html = widget(&halves, &FormData::default()).into_string();
+        let html = widget(&halves, &ReviewerHints::default(), &FormData::default()).into_string();
         for value in ["1", "1.5", "2", "2.5", "3"] {
             assert!(
                 html.contains(&format!(r#"value="{value}""#)),
@@ -425,15 +476,17 @@ mod tests {
             min_selections: 2,
             max_selections: Some(3),
         };
-        assert!(widget(&multi, &FormData::default())
-            .into_string()
-            .contains("Choose 2 to 3"));
+        assert!(
+            widget(&multi, &ReviewerHints::default(), &FormData::default())
+                .into_string()
+                .contains("Choose 2 to 3")
+        );
         let price = ResponseConfig::Number {
             min: Some(0.0),
             max: None,
             decimal_places: Some(2),
         };
-        let html = widget(&price, &FormData::default()).into_string();
+        let html = widget(&price, &ReviewerHints::default(), &FormData::default()).into_string();
         assert!(
             html.contains(r#"step="0.01""#) && html.contains("At most 2 decimal places"),
             "{html}"
@@ -442,9 +495,11 @@ mod tests {
             min_length: 20,
             max_length: 500,
         };
-        assert!(widget(&text, &FormData::default())
-            .into_string()
-            .contains(r#"minlength="20""#));
+        assert!(
+            widget(&text, &ReviewerHints::default(), &FormData::default())
+                .into_string()
+                .contains(r#"minlength="20""#)
+        );
     }
 
     fn review_form() -> Form {

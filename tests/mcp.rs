@@ -175,3 +175,51 @@ fn an_agent_sees_only_its_own_account() {
     let status = server.get(&server.admin_key, &format!("/v1/api/requests/{request}"));
     assert_eq!(status.data(200)["request"]["status"], "pending");
 }
+
+#[test]
+fn a_reviewer_reads_a_request_as_the_api_shows_it_to_reviewers() {
+    let server = Server::start();
+    let created = server.create_loop(&server.admin_key, "Shared");
+    let reviewer = server.key("reviewer@example.com");
+    server.join(&reviewer, &created);
+    let mut body = common::request_body();
+    body["metadata"] = json!({"customer": "secret-co"});
+    body["callback_url"] = json!("https://example.com/hook");
+    let request = id_of(
+        &server
+            .post(
+                &server.admin_key,
+                &format!("/v1/api/loops/{}/requests", id_of(&created["loop"])),
+                body,
+            )
+            .data(201)["request"],
+    );
+    let answer: Value = server
+        .http()
+        .post(format!("{}/mcp", server.base))
+        .bearer_auth(&reviewer)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "get_request", "arguments": {"request_id": request}}}))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let seen = &answer["result"]["structuredContent"]["request"];
+    assert_eq!(seen["id"], request.as_str(), "{answer}");
+    for private in ["metadata", "callback_url", "api_key_id", "tags"] {
+        assert!(
+            seen.get(private).is_none(),
+            "a reviewer sees {private}: {seen}"
+        );
+    }
+    assert!(!answer.to_string().contains("secret-co"));
+    // GET is not a way in: the stateless server keeps no stream.
+    let get = server
+        .http()
+        .get(format!("{}/mcp", server.base))
+        .bearer_auth(&reviewer)
+        .send()
+        .unwrap();
+    assert_eq!(get.status(), 405);
+}

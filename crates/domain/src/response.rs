@@ -304,6 +304,28 @@ impl Settings<'_> {
         }
     }
 
+    /// HITL.sh's rating `labels`, `{"1": "Poor", "5": "Excellent"}`: each a
+    /// text of 1 to 100 characters. Other forms are kept and not shown.
+    fn rating_labels(&self) -> Result<(), ValidationError> {
+        let Some(Value::Object(labels)) = self.map.get("labels") else {
+            return Ok(());
+        };
+        for (point, label) in labels {
+            match label {
+                Value::String(text) if !text.trim().is_empty() && char_len(text) <= MAX_HINT => {
+                    check_line(&self.path("labels"), text)?
+                }
+                _ => {
+                    return Err(self.error(
+                        "labels",
+                        format!("'{point}' must be a text of 1 to {MAX_HINT} characters"),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// A colour shown to reviewers: `#rgb` or `#rrggbb`.
     fn color(&self, key: &str) -> Result<(), ValidationError> {
         match self.map.get(key) {
@@ -324,6 +346,7 @@ impl Settings<'_> {
                 self.hint("placeholder", MAX_HINT)
             }
             ResponseType::Text => self.hint("placeholder", MAX_HINT),
+            ResponseType::Rating => self.rating_labels(),
             ResponseType::Boolean => {
                 self.hint("true_label", MAX_HINT)?;
                 self.hint("false_label", MAX_HINT)?;
@@ -419,6 +442,8 @@ pub struct ReviewerHints {
     pub true_color: Option<String>,
     /// The colour of the `false` button.
     pub false_color: Option<String>,
+    /// Words for points of a rating scale, by the point as written (`"5"`).
+    pub rating_labels: Vec<(String, String)>,
 }
 
 impl ReviewerHints {
@@ -450,7 +475,27 @@ impl ReviewerHints {
             false_label: text("false_label"),
             true_color: color("true_color"),
             false_color: color("false_color"),
+            rating_labels: config
+                .get("labels")
+                .and_then(Value::as_object)
+                .map(|labels| {
+                    labels
+                        .iter()
+                        .filter_map(|(point, label)| {
+                            Some((point.clone(), label.as_str()?.trim().to_owned()))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
         }
+    }
+
+    /// The word for a point of a rating scale, if the request gave one.
+    pub fn rating_label(&self, point: &str) -> Option<&str> {
+        self.rating_labels
+            .iter()
+            .find(|(p, _)| p == point)
+            .map(|(_, label)| label.as_str())
     }
 }
 
@@ -580,6 +625,12 @@ impl ResponseConfig {
                 // HITL.sh's `allow_negative: false` is a lower bound of 0.
                 // Left out, negatives stay allowed, as they always were here.
                 if settings.flag("allow_negative")? == Some(false) {
+                    if max.is_some_and(|m| m < 0.0) {
+                        return Err(settings.error(
+                            "allow_negative",
+                            "is false, but the highest allowed value is negative",
+                        ));
+                    }
                     if min.is_some_and(|m| m < 0.0) {
                         return Err(settings.error(
                             "allow_negative",
@@ -609,10 +660,12 @@ impl ResponseConfig {
         }
     }
 
-    /// The names of the settings this type reads.
+    /// The names of the settings this type reads. (A template's form field
+    /// takes these only; the words shown around a request's widget,
+    /// [`ReviewerHints`], are not shown on forms.)
     pub fn setting_names(response_type: ResponseType) -> &'static [&'static str] {
         match response_type {
-            ResponseType::Text => &["min_length", "max_length", "placeholder"],
+            ResponseType::Text => &["min_length", "max_length"],
             ResponseType::SingleSelect => &["options"],
             ResponseType::MultiSelect => &["options", "min_selections", "max_selections"],
             ResponseType::Rating => &["scale_min", "scale_max", "scale_step"],
@@ -623,11 +676,8 @@ impl ResponseConfig {
                 "max_value",
                 "decimal_places",
                 "allow_negative",
-                "prefix",
-                "suffix",
-                "placeholder",
             ],
-            ResponseType::Boolean => &["true_label", "false_label", "true_color", "false_color"],
+            ResponseType::Boolean => &[],
         }
     }
 
@@ -1081,6 +1131,13 @@ mod tests {
             "response_config.allow_negative is false, but the lowest allowed value is negative"
         );
         assert_eq!(
+            msg(parse(
+                ResponseType::Number,
+                json!({"max_value": -1, "allow_negative": false})
+            )),
+            "response_config.allow_negative is false, but the highest allowed value is negative"
+        );
+        assert_eq!(
             msg(parse(ResponseType::Number, json!({"allow_negative": "no"}))),
             "response_config.allow_negative must be true or false"
         );
@@ -1137,6 +1194,13 @@ mod tests {
         let hints = ReviewerHints::of(&yes_no);
         assert_eq!(hints.true_label.as_deref(), Some("Ship it"));
         assert_eq!(hints.false_color, None);
+        let scale = json!({"scale_max": 5, "labels": {"1": "Poor", "5": "Excellent"}});
+        parse(ResponseType::Rating, scale.clone()).unwrap();
+        assert_eq!(
+            ReviewerHints::of(&scale).rating_label("5"),
+            Some("Excellent")
+        );
+        assert_eq!(ReviewerHints::of(&scale).rating_label("3"), None);
         for (t, bad, message) in [
             (
                 ResponseType::Number,

@@ -19,9 +19,7 @@ mod state;
 pub use client_addr::TrustedProxies;
 pub use envelope::Surface;
 pub use error::ApiError;
-pub use mcp::McpService;
 pub use public_limit::{PublicLimiter, PUBLIC_CALLS_PER_MINUTE};
-pub use routes::{table as route_table, Route};
 pub use state::AppState;
 
 use actix_web::body::MessageBody;
@@ -56,7 +54,7 @@ pub fn build_app(
     >,
 > {
     App::new()
-        .app_data(web::Data::new(McpService::new(state.clone())))
+        .app_data(web::Data::new(mcp::McpService::new(state.clone())))
         .app_data(web::Data::new(state))
         .app_data(body::json_config())
         .app_data(body::query_config())

@@ -16,13 +16,13 @@ use crate::auth::Caller;
 use crate::envelope::{failure, Surface};
 use crate::state::AppState;
 
-/// The MCP service, built once and shared by every worker.
+/// The MCP service of one worker (stateless, so workers share nothing).
 #[derive(Clone)]
-pub struct McpService(StreamableHttpService<Tools, NeverSessionManager>);
+pub(crate) struct McpService(StreamableHttpService<Tools, NeverSessionManager>);
 
 impl McpService {
     /// Tools over `state`'s services.
-    pub fn new(state: AppState) -> Self {
+    pub(crate) fn new(state: AppState) -> Self {
         let config = StreamableHttpServerConfig::default()
             // Any instance may answer any call: no sessions to lose.
             .with_legacy_session_mode(false)
@@ -57,13 +57,51 @@ fn to_http(
     Some(request)
 }
 
-/// `POST`/`GET`/`DELETE /mcp`, after the key middleware let the call in.
+/// `POST /mcp`, after the key middleware let the call in. (Stateless, the
+/// server keeps no stream a `GET` could open and no session a `DELETE`
+/// could end; those methods are the router's 405.)
 pub(crate) async fn handle(
     req: HttpRequest,
-    body: web::Bytes,
+    payload: web::Payload,
     caller: Caller,
     mcp: web::Data<McpService>,
 ) -> HttpResponse {
+    // As for every API body: a client that trickles it is cut off.
+    let body = match actix_web::rt::time::timeout(
+        crate::BODY_READ_TIMEOUT,
+        payload.to_bytes_limited(crate::MAX_BODY_BYTES),
+    )
+    .await
+    {
+        Ok(Ok(Ok(body))) => body,
+        Ok(Ok(Err(_))) => {
+            return failure(
+                Surface::Request,
+                StatusCode::BAD_REQUEST,
+                "The request body could not be read",
+                None,
+            )
+        }
+        Ok(Err(_)) => {
+            return failure(
+                Surface::Request,
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "Request body is larger than 1 MiB",
+                None,
+            )
+        }
+        Err(_) => {
+            return failure(
+                Surface::Request,
+                StatusCode::REQUEST_TIMEOUT,
+                &format!(
+                    "Request body not received within {} seconds",
+                    crate::BODY_READ_TIMEOUT.as_secs()
+                ),
+                None,
+            )
+        }
+    };
     let Some(request) = to_http(&req, body, caller) else {
         return failure(
             Surface::Request,
@@ -73,7 +111,8 @@ pub(crate) async fn handle(
         );
     };
     let (parts, body) = mcp.0.handle(request).await.into_parts();
-    let status = StatusCode::from_u16(parts.status.as_u16()).unwrap_or(StatusCode::OK);
+    let status =
+        StatusCode::from_u16(parts.status.as_u16()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut response = HttpResponse::build(status);
     for (name, value) in &parts.headers {
         response.append_header((name.as_str(), value.as_bytes()));

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use reviewloop_domain::{LoopId, RequestId, RequestInput};
-use reviewloop_service::wire::{full_request, LoopView};
+use reviewloop_service::wire::{full_request, request_view, LoopView};
 use reviewloop_service::{ListRequestsInput, Principal, ServiceError};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -33,8 +33,9 @@ pub(crate) struct Tools {
     tool_router: ToolRouter<Self>,
 }
 
-/// What an agent sends to create a request; the same fields as
-/// `POST /v1/api/loops/{id}/requests`, checked by the same rules.
+/// What an agent sends to create a request: the fields of
+/// `POST /v1/api/loops/{id}/requests`, checked by the same rules, with
+/// defaults for those an agent rarely knows.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub(crate) struct CreateArgs {
     /// The loop whose reviewers are asked (24 hexadecimal characters; see `list_loops`).
@@ -51,7 +52,7 @@ pub(crate) struct CreateArgs {
     default_response: Value,
     /// `low`, `medium`, `high` or `critical` (default `medium`).
     priority: Option<String>,
-    /// Seconds the reviewers have (60 to 2592000; default 3600 for time-sensitive requests).
+    /// Seconds the reviewers have (up to 2592000; default 3600 for time-sensitive requests).
     timeout_seconds: Option<u64>,
     /// `time-sensitive` (default) or `deferred`.
     processing_type: Option<String>,
@@ -66,6 +67,10 @@ pub(crate) struct CreateArgs {
     metadata: Option<Value>,
     /// Labels for your own filtering.
     tags: Option<Vec<String>>,
+    /// Where to POST the answer (https), besides waiting for it here.
+    callback_url: Option<String>,
+    /// Where the request comes from: `api` (default), `n8n`, `zapier`, ...
+    platform: Option<String>,
 }
 
 /// A request by id.
@@ -82,6 +87,7 @@ pub(crate) struct WaitArgs {
     request_id: String,
     /// Seconds to wait at most (1 to 300; default 60). The call returns as
     /// soon as the request is answered, times out or is cancelled.
+    #[schemars(range(min = 1, max = 300))]
     wait_seconds: Option<u64>,
 }
 
@@ -95,6 +101,7 @@ pub(crate) struct ListArgs {
     /// Only this priority.
     priority: Option<String>,
     /// How many (1 to 200; default 50).
+    #[schemars(range(min = 1, max = 200))]
     limit: Option<u32>,
     /// How many to skip.
     offset: Option<u32>,
@@ -109,24 +116,25 @@ fn caller(ctx: &RequestContext<RoleServer>) -> Result<Principal, ErrorData> {
         .ok_or_else(|| ErrorData::invalid_request("No API key", None))
 }
 
-/// The API's JSON as the tool's text and structured content.
-fn answer(value: Value) -> ToolResult {
-    let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
-    result.structured_content = Some(value);
-    Ok(result)
-}
-
-/// A refusal the agent can act on: the API's own message.
-fn refused(error: ServiceError) -> ToolResult {
-    if let ServiceError::Unexpected(cause) = &error {
-        tracing::error!(%cause, "an MCP tool failed unexpectedly");
-        return Ok(CallToolResult::error(vec![ContentBlock::text(
-            "Internal server error",
-        )]));
+/// A tool's outcome: its JSON as text and as structured content, or a
+/// refusal the agent can act on, carrying the API's own message.
+fn settle(outcome: Result<Value, ServiceError>) -> ToolResult {
+    match outcome {
+        Ok(value) => {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
+            result.structured_content = Some(value);
+            Ok(result)
+        }
+        Err(ServiceError::Unexpected(cause)) => {
+            tracing::error!(%cause, "an MCP tool failed unexpectedly");
+            Ok(CallToolResult::error(vec![ContentBlock::text(
+                "Internal server error",
+            )]))
+        }
+        Err(error) => Ok(CallToolResult::error(vec![ContentBlock::text(
+            error.to_string(),
+        )])),
     }
-    Ok(CallToolResult::error(vec![ContentBlock::text(
-        error.to_string(),
-    )]))
 }
 
 fn parse_id<T: std::str::FromStr>(field: &str, raw: &str) -> Result<T, ServiceError> {
@@ -134,13 +142,14 @@ fn parse_id<T: std::str::FromStr>(field: &str, raw: &str) -> Result<T, ServiceEr
         .map_err(|_| ServiceError::Refused(format!("{field} must be 24 hexadecimal characters")))
 }
 
-/// One request as its requester sees it, with what an agent reads first.
-fn request_answer(request: &reviewloop_domain::ReviewRequest) -> Value {
+/// One request as `viewer` may see it (a reviewer does not see the
+/// requester's metadata), with what an agent reads first.
+fn request_answer(request: &reviewloop_domain::ReviewRequest, viewer: &Principal) -> Value {
     json!({
         "request_id": request.id,
         "status": request.status.as_str(),
         "response_data": request.response_data,
-        "request": full_request(request),
+        "request": request_view(request, &viewer.user_id),
     })
 }
 
@@ -154,17 +163,14 @@ impl Tools {
     }
 
     #[tool(
-        description = "List the loops (groups of human reviewers) this key can send requests to, with their ids and active member counts."
+        description = "List the loops (groups of human reviewers) this key's account owns, with their ids and active member counts."
     )]
     async fn list_loops(&self, ctx: RequestContext<RoleServer>) -> ToolResult {
         let principal = caller(&ctx)?;
-        match self.state.loops.list(&principal).await {
-            Ok(loops) => {
-                let views: Vec<_> = loops.iter().map(LoopView::of).collect();
-                answer(json!({"loops": views, "count": loops.len()}))
-            }
-            Err(error) => refused(error),
-        }
+        settle(self.state.loops.list(&principal).await.map(|loops| {
+            let views: Vec<_> = loops.iter().map(LoopView::of).collect();
+            json!({"loops": views, "count": loops.len()})
+        }))
     }
 
     #[tool(
@@ -176,64 +182,59 @@ impl Tools {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let principal = caller(&ctx)?;
-        let loop_id: LoopId = match parse_id("loop_id", &args.loop_id) {
-            Ok(id) => id,
-            Err(error) => return refused(error),
+        let outcome = async {
+            let loop_id: LoopId = parse_id("loop_id", &args.loop_id)?;
+            // An agent gives what it knows; the API's other required fields
+            // take the defaults the tool's description names.
+            let content_type = args.content_type.unwrap_or_else(|| {
+                if args.image_url.is_some() {
+                    "image"
+                } else {
+                    "markdown"
+                }
+                .to_owned()
+            });
+            let processing_type = args
+                .processing_type
+                .unwrap_or_else(|| "time-sensitive".to_owned());
+            let timeout_seconds = match args.timeout_seconds {
+                Some(seconds) => Some(seconds),
+                None if processing_type == "time-sensitive" => Some(DEFAULT_TIMEOUT_SECONDS),
+                None => None,
+            };
+            let input = RequestInput {
+                request_text: Some(args.request_text),
+                content_type: Some(content_type),
+                image_url: args.image_url,
+                response_type: Some(args.response_type),
+                response_config: Some(args.response_config),
+                priority: Some(args.priority.unwrap_or_else(|| "medium".to_owned())),
+                processing_type: Some(processing_type),
+                timeout_seconds: timeout_seconds.map(Value::from),
+                default_response: Some(args.default_response),
+                context: args.context,
+                platform: Some(args.platform.unwrap_or_else(|| "api".to_owned())),
+                platform_version: None,
+                callback_url: args.callback_url,
+                metadata: args.metadata,
+                tags: args.tags.map(|tags| json!(tags)),
+            };
+            let created = self
+                .state
+                .requests
+                .create(&principal, &loop_id, input, None)
+                .await?;
+            let r = &created.request;
+            Ok(json!({
+                "request_id": r.id,
+                "status": r.status.as_str(),
+                "timeout_at": r.timeout_at,
+                "polling_url": created.polling_url,
+                "broadcasted_to": r.broadcasted_to.len(),
+                "request": full_request(r),
+            }))
         };
-        // An agent gives what it knows; the API's other required fields
-        // take the defaults the tool's description names.
-        let content_type = args.content_type.unwrap_or_else(|| {
-            if args.image_url.is_some() {
-                "image"
-            } else {
-                "markdown"
-            }
-            .to_owned()
-        });
-        let processing_type = args
-            .processing_type
-            .unwrap_or_else(|| "time-sensitive".to_owned());
-        let timeout_seconds = match args.timeout_seconds {
-            Some(seconds) => Some(seconds),
-            None if processing_type == "time-sensitive" => Some(DEFAULT_TIMEOUT_SECONDS),
-            None => None,
-        };
-        let input = RequestInput {
-            request_text: Some(args.request_text),
-            content_type: Some(content_type),
-            image_url: args.image_url,
-            response_type: Some(args.response_type),
-            response_config: Some(args.response_config),
-            priority: Some(args.priority.unwrap_or_else(|| "medium".to_owned())),
-            processing_type: Some(processing_type),
-            timeout_seconds: timeout_seconds.map(Value::from),
-            default_response: Some(args.default_response),
-            context: args.context,
-            platform: Some("api".into()),
-            platform_version: None,
-            callback_url: None,
-            metadata: args.metadata,
-            tags: args.tags.map(|tags| json!(tags)),
-        };
-        match self
-            .state
-            .requests
-            .create(&principal, &loop_id, input, None)
-            .await
-        {
-            Ok(created) => {
-                let r = &created.request;
-                answer(json!({
-                    "request_id": r.id,
-                    "status": r.status.as_str(),
-                    "timeout_at": r.timeout_at,
-                    "polling_url": created.polling_url,
-                    "broadcasted_to": r.broadcasted_to.len(),
-                    "request": full_request(r),
-                }))
-            }
-            Err(error) => refused(error),
-        }
+        settle(outcome.await)
     }
 
     #[tool(
@@ -245,25 +246,22 @@ impl Tools {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let principal = caller(&ctx)?;
-        let seconds = args.wait_seconds.unwrap_or(60);
-        if !(1..=LONGEST_WAIT_SECONDS).contains(&seconds) {
-            return refused(ServiceError::Refused(format!(
-                "wait_seconds must be from 1 to {LONGEST_WAIT_SECONDS}"
-            )));
-        }
-        let id: RequestId = match parse_id("request_id", &args.request_id) {
-            Ok(id) => id,
-            Err(error) => return refused(error),
+        let outcome = async {
+            let seconds = args.wait_seconds.unwrap_or(60);
+            if !(1..=LONGEST_WAIT_SECONDS).contains(&seconds) {
+                return Err(ServiceError::Refused(format!(
+                    "wait_seconds must be from 1 to {LONGEST_WAIT_SECONDS}"
+                )));
+            }
+            let id: RequestId = parse_id("request_id", &args.request_id)?;
+            let request = self
+                .state
+                .requests
+                .get_when_settled(&principal, &id, Duration::from_secs(seconds))
+                .await?;
+            Ok(request_answer(&request, &principal))
         };
-        match self
-            .state
-            .requests
-            .get_when_settled(&principal, &id, Duration::from_secs(seconds))
-            .await
-        {
-            Ok(request) => answer(request_answer(&request)),
-            Err(error) => refused(error),
-        }
+        settle(outcome.await)
     }
 
     #[tool(description = "Read a request now: its status and, once answered, response_data.")]
@@ -273,14 +271,12 @@ impl Tools {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let principal = caller(&ctx)?;
-        let id: RequestId = match parse_id("request_id", &args.request_id) {
-            Ok(id) => id,
-            Err(error) => return refused(error),
+        let outcome = async {
+            let id: RequestId = parse_id("request_id", &args.request_id)?;
+            let request = self.state.requests.get(&principal, &id).await?;
+            Ok(request_answer(&request, &principal))
         };
-        match self.state.requests.get(&principal, &id).await {
-            Ok(request) => answer(request_answer(&request)),
-            Err(error) => refused(error),
-        }
+        settle(outcome.await)
     }
 
     #[tool(description = "List the requests this key's account sent, newest first.")]
@@ -298,19 +294,23 @@ impl Tools {
             offset: args.offset.map(|n| n.to_string()),
             sort: None,
         };
-        match self.state.requests.list(&principal, input).await {
-            Ok((page, query)) => {
-                let requests: Vec<_> = page.requests.iter().map(full_request).collect();
-                answer(json!({
-                    "requests": requests,
-                    "count": page.requests.len(),
-                    "total": page.total,
-                    "limit": query.limit,
-                    "offset": query.offset,
-                }))
-            }
-            Err(error) => refused(error),
-        }
+        settle(
+            self.state
+                .requests
+                .list(&principal, input)
+                .await
+                .map(|(page, query)| {
+                    // The caller's own requests: shown whole.
+                    let requests: Vec<_> = page.requests.iter().map(full_request).collect();
+                    json!({
+                        "requests": requests,
+                        "count": page.requests.len(),
+                        "total": page.total,
+                        "limit": query.limit,
+                        "offset": query.offset,
+                    })
+                }),
+        )
     }
 
     #[tool(
@@ -322,14 +322,12 @@ impl Tools {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let principal = caller(&ctx)?;
-        let id: RequestId = match parse_id("request_id", &args.request_id) {
-            Ok(id) => id,
-            Err(error) => return refused(error),
+        let outcome = async {
+            let id: RequestId = parse_id("request_id", &args.request_id)?;
+            let request = self.state.requests.cancel(&principal, &id).await?;
+            Ok(request_answer(&request, &principal))
         };
-        match self.state.requests.cancel(&principal, &id).await {
-            Ok(request) => answer(request_answer(&request)),
-            Err(error) => refused(error),
-        }
+        settle(outcome.await)
     }
 }
 

@@ -185,7 +185,6 @@ fn error_description(status: u16) -> &'static str {
         401 => "No API key, or one that is unknown or revoked.",
         403 => "The key lacks the permission, or the account is suspended.",
         404 => "Nothing with that id that this key may see.",
-        405 => "The path does not answer this method.",
         408 => "The body did not arrive in time.",
         409 => "The resource changed under the request, or it is in a state that forbids this.",
         413 => "The body is larger than 1 MiB.",

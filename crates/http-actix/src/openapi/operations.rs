@@ -157,7 +157,8 @@ pub(super) const TAGS: &[(&str, &str)] = &[
     ("Service", "Health, readiness, metrics and this document."),
 ];
 
-/// Every operation, in the order the reference page lists them.
+/// Every operation. (The document's paths are sorted; the reference page
+/// groups them by tag, in the order of [`TAGS`].)
 pub(super) const OPERATIONS: &[Op] = &[
     Op { method: "post", path: "/requests", id: "createRequest", tag: "Requests",
          summary: "Create a request",

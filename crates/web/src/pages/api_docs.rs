@@ -7,7 +7,9 @@
 
 use actix_web::web;
 use actix_web::HttpResponse;
-use maud::{html, Markup};
+use std::sync::OnceLock;
+
+use maud::{html, Markup, PreEscaped};
 use serde_json::Value;
 
 use crate::error::PageError;
@@ -21,12 +23,14 @@ pub(crate) async fn page(state: web::Data<WebState>) -> Result<HttpResponse, Pag
     let doc = state
         .api_document
         .ok_or_else(|| PageError::NotFound("This server publishes no API reference".into()))?;
-    Ok(layout::ok(layout::page(
-        "API reference",
-        None,
-        Nav::None,
-        reference(doc),
-    )))
+    // The document is fixed for the life of the process, and rendering it
+    // (hundreds of Markdown passes) is not free: once is enough. The page
+    // needs no sign-in, so it shows no one's navigation.
+    static PAGE: OnceLock<String> = OnceLock::new();
+    let page = PAGE.get_or_init(|| {
+        layout::page("API reference", None, Nav::None, reference(doc)).into_string()
+    });
+    Ok(layout::ok(PreEscaped(page.clone())))
 }
 
 /// One documented operation.

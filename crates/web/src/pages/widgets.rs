@@ -71,7 +71,10 @@ pub(crate) fn widget(
             Some(values) => html! {
                 div.scale role="group" aria-label={ "Rate from " (scale_min) " to " (scale_max) } {
                     @for (i, n) in values.iter().enumerate() {
-                        button.choice type="submit" name="answer" value=(n) data-key=[shortcut(i)] { (n) }
+                        button.choice type="submit" name="answer" value=(n) data-key=[shortcut(i)] {
+                            (n)
+                            @if let Some(label) = hints.rating_label(&n.to_string()) { small.option-description { (label) } }
+                        }
                     }
                 }
                 p.hint { (scale_min) " is lowest, " (scale_max) " is highest." }

@@ -566,7 +566,50 @@ fn an_invited_email_claims_its_account_but_a_working_account_is_not_taken() {
     assert_eq!(status_of("worker@example.com"), Some(json!("pending")));
 }
 
+/// The page's feedback form sets the rating and comment; the parts an
+/// automation gave through the API (accuracy, tags, ...) stay.
+fn the_feedback_form_keeps_what_the_api_gave() {
+    let server = Server::start();
+    server.set_password("admin@localhost", PASSWORD);
+    let owner = &server.admin_key;
+    let loop_id = id_of(&server.create_loop(owner, "Rated")["loop"]);
+    let id = server.create_request(owner, &loop_id);
+    server
+        .post(
+            owner,
+            &format!("/v1/api/requests/{id}/respond"),
+            json!({"response_data": "approve"}),
+        )
+        .data(200);
+    server
+        .post(
+            owner,
+            &format!("/v1/api/requests/{id}/feedback"),
+            json!({"rating": 2, "accuracy": 4, "tags": ["slow"], "category": "constructive"}),
+        )
+        .data(200);
+    let admin = Person::new(&server);
+    admin.sign_in("admin@localhost", PASSWORD);
+    let page = format!("/app/requests/{id}");
+    let saved = admin.submit(
+        &page,
+        &format!("/app/requests/{id}/feedback"),
+        &[("rating", "5"), ("comment", "Right after all")],
+    );
+    assert!(saved.status().is_success(), "{}", saved.status());
+    let feedback = server
+        .get(owner, &format!("/v1/api/requests/{id}"))
+        .data(200)["request"]["feedback"]
+        .clone();
+    assert_eq!(feedback["rating"], 5.0);
+    assert_eq!(feedback["comment"], "Right after all");
+    assert_eq!(feedback["accuracy"], 4.0, "kept: {feedback}");
+    assert_eq!(feedback["tags"], json!(["slow"]));
+    assert_eq!(feedback["category"], "constructive");
+}
+
 on_every_backend!(
+    the_feedback_form_keeps_what_the_api_gave,
     an_invited_email_claims_its_account_but_a_working_account_is_not_taken,
     a_session_made_on_one_instance_works_on_another,
     webhooks_are_managed_and_their_deliveries_seen_in_the_dashboard,

@@ -83,6 +83,32 @@ pub struct FeedbackInput {
     pub category: Option<String>,
 }
 
+impl FeedbackInput {
+    /// `previous` feedback with only its rating and comment replaced: what
+    /// a form that shows just those two means, so the parts an automation
+    /// gave through the API (accuracy, tags, ...) are kept.
+    pub fn rating_and_comment(
+        previous: Option<&Feedback>,
+        rating: Option<f64>,
+        comment: Option<String>,
+    ) -> Self {
+        let mut input = previous.map_or_else(Self::default, |f| Self {
+            rating: None,
+            comment: None,
+            accuracy: f.accuracy,
+            timeliness: f.timeliness,
+            helpfulness: f.helpfulness,
+            would_recommend: f.would_recommend,
+            follow_up_needed: f.follow_up_needed,
+            tags: (!f.tags.is_empty()).then(|| f.tags.clone()),
+            category: f.category.clone(),
+        });
+        input.rating = rating;
+        input.comment = comment;
+        input
+    }
+}
+
 /// The categories feedback may have.
 pub const FEEDBACK_CATEGORIES: [&str; 3] = ["positive", "constructive", "issue"];
 
@@ -179,3 +205,41 @@ impl ReviewRequest {
 }
 
 kept_in_record!(ReviewRequest, RequestRecord);
+
+#[cfg(test)]
+mod feedback_tests {
+    use super::*;
+
+    #[test]
+    fn a_rating_and_comment_replace_only_themselves() {
+        let previous = Feedback {
+            rating: Some(2.0),
+            comment: Some("slow".into()),
+            accuracy: Some(4.0),
+            timeliness: None,
+            helpfulness: Some(3.0),
+            would_recommend: Some(false),
+            follow_up_needed: None,
+            tags: vec!["late".into()],
+            category: Some("issue".into()),
+            created_at: DateTime::<Utc>::default(),
+        };
+        let input = FeedbackInput::rating_and_comment(Some(&previous), Some(5.0), None);
+        assert_eq!(input.rating, Some(5.0));
+        assert_eq!(input.comment, None, "a cleared comment is cleared");
+        assert_eq!(input.accuracy, Some(4.0));
+        assert_eq!(input.helpfulness, Some(3.0));
+        assert_eq!(input.would_recommend, Some(false));
+        assert_eq!(input.tags, Some(vec!["late".to_owned()]));
+        assert_eq!(input.category.as_deref(), Some("issue"));
+        let first = FeedbackInput::rating_and_comment(None, Some(4.0), Some("ok".into()));
+        assert_eq!(
+            first,
+            FeedbackInput {
+                rating: Some(4.0),
+                comment: Some("ok".into()),
+                ..FeedbackInput::default()
+            }
+        );
+    }
+}

@@ -398,6 +398,29 @@ impl RequestService {
         .await
     }
 
+    /// Sets only the rating and comment of the requester's feedback,
+    /// keeping its other parts; read and changed in one step, so a
+    /// concurrent API call cannot be lost in between.
+    pub async fn rate(
+        &self,
+        caller: &Principal,
+        id: &RequestId,
+        rating: Option<f64>,
+        comment: Option<String>,
+    ) -> Result<ReviewRequest, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        self.change(caller, id, Actor::Requester, |request, _, now| {
+            let input = FeedbackInput::rating_and_comment(
+                request.feedback.as_ref(),
+                rating,
+                comment.clone(),
+            );
+            request.record_feedback(input, now)?;
+            Ok(None)
+        })
+        .await
+    }
+
     /// One view of the caller's inbox ([`InboxView::Actionable`] is what it
     /// can still act on), most urgent first, then oldest.
     #[tracing::instrument(level = "debug", skip_all)]

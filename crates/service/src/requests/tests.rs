@@ -472,3 +472,42 @@ async fn waiting_creators_get_the_written_state_without_reading_again() {
         assert_eq!(got.response_data, Some(json!("yes")));
     }
 }
+
+#[tokio::test]
+async fn rating_keeps_the_feedback_the_api_gave() {
+    let mut kit = Kit::new();
+    let mut request = a_request(&kit);
+    request
+        .respond(kit.user_id(2), json!("yes"), kit.now)
+        .unwrap();
+    request
+        .record_feedback(
+            FeedbackInput {
+                rating: Some(2.0),
+                accuracy: Some(4.0),
+                tags: Some(vec!["slow".into()]),
+                ..FeedbackInput::default()
+            },
+            kit.now,
+        )
+        .unwrap();
+    request.written();
+    let id = request.id;
+    serve(&mut kit, request, None);
+    kit.requests
+        .expect_update_request()
+        .withf(|r, _| {
+            let f = r.feedback.as_ref().unwrap();
+            f.rating == Some(5.0) && f.accuracy == Some(4.0) && f.tags == ["slow"]
+        })
+        .times(1)
+        .returning(|_, _| Ok(()));
+    let creator = kit.principal(1);
+    let rated = service(kit)
+        .rate(&creator, &id, Some(5.0), Some("right".into()))
+        .await
+        .unwrap();
+    let feedback = rated.feedback.as_ref().unwrap();
+    assert_eq!(feedback.comment.as_deref(), Some("right"));
+    assert_eq!(feedback.accuracy, Some(4.0));
+}

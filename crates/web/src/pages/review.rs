@@ -301,14 +301,11 @@ pub(crate) async fn act(
                 .get("comment")
                 .map(|c| c.replace("\r\n", "\n"))
                 .filter(|c| !c.trim().is_empty());
-            let input = reviewloop_domain::FeedbackInput {
-                rating,
-                comment,
-                ..Default::default()
-            };
+            // The form shows the rating and comment only; the rest of the
+            // feedback (given through the API) is kept.
             state
                 .requests
-                .feedback(who, &id, input)
+                .rate(who, &id, rating, comment)
                 .await
                 .map(|_| "feedback")
         }

@@ -163,7 +163,7 @@ fn two_instances_behind_nginx_behave_as_one() {
         "one timeout event per request"
     );
 
-    // Each event reaches the subscriber once (nothing failed, so nothing was retried).
+    // Each event reaches the subscriber once, unless an attempt failed.
     let total: i64 =
         diesel::sql_query("SELECT COUNT(*) AS events, '' AS request_id FROM outbox_events")
             .get_result::<Counted>(&mut conn)
@@ -183,10 +183,25 @@ fn two_instances_behind_nginx_behave_as_one() {
         "every event arrived ({} deliveries)",
         got.len()
     );
-    assert!(
-        per_event.values().all(|n| *n == 1),
-        "each exactly once: {per_event:?}"
-    );
+    // Delivery is at least once: an event may arrive again only after an
+    // attempt at it was recorded as failed (on a loaded machine an attempt
+    // can outlast its 10 s limit although the receiver got it), never
+    // because two instances sent it at once.
+    for (event_id, arrivals) in per_event.iter().filter(|(_, n)| **n > 1) {
+        let failed: i64 = diesel::sql_query(format!(
+            "SELECT COUNT(*) AS events, '' AS request_id FROM delivery_attempts a \
+             JOIN deliveries d ON a.delivery_id = d.id \
+             WHERE d.event_id = '{}' AND NOT a.success",
+            event_id.replace('\'', "")
+        ))
+        .get_result::<Counted>(&mut conn)
+        .unwrap()
+        .events;
+        assert!(
+            failed >= (*arrivals as i64) - 1,
+            "event {event_id} arrived {arrivals} times with {failed} failed attempts: {per_event:?}"
+        );
+    }
 }
 
 /// A long-poll waiting on one instance wakes when the other instance

@@ -95,6 +95,18 @@ pub(crate) fn present_text<'de, D: Deserializer<'de>>(
     Option::<String>::deserialize(d).map(Some)
 }
 
+/// The 408 of a body that did not arrive within [`BODY_READ_TIMEOUT`].
+pub(crate) fn too_slow(surface: Surface) -> ApiError {
+    ApiError::with_status(
+        StatusCode::REQUEST_TIMEOUT,
+        format!(
+            "Request body not received within {} seconds",
+            BODY_READ_TIMEOUT.as_secs()
+        ),
+        surface,
+    )
+}
+
 /// A JSON body that must be an object. Plain `web::Json<T>` would accept an
 /// array for a struct (serde fills fields by position), so the body is read
 /// as an object first and only then turned into `T`. The object itself is
@@ -113,15 +125,7 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
             // would hold its connection (and this task) for as long as it
             // liked; the unread rest makes actix close the connection.
             let Ok(object) = actix_web::rt::time::timeout(BODY_READ_TIMEOUT, object).await else {
-                return Err(ApiError::with_status(
-                    StatusCode::REQUEST_TIMEOUT,
-                    format!(
-                        "Request body not received within {} seconds",
-                        BODY_READ_TIMEOUT.as_secs()
-                    ),
-                    surface,
-                )
-                .into());
+                return Err(too_slow(surface).into());
             };
             let object = Value::Object(object?.into_inner());
             // The path names the field at fault (`fields[1].name`).

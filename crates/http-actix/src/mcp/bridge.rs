@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 use http_body_util::{BodyExt, Full};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -90,17 +90,7 @@ pub(crate) async fn handle(
                 None,
             )
         }
-        Err(_) => {
-            return failure(
-                Surface::Request,
-                StatusCode::REQUEST_TIMEOUT,
-                &format!(
-                    "Request body not received within {} seconds",
-                    crate::BODY_READ_TIMEOUT.as_secs()
-                ),
-                None,
-            )
-        }
+        Err(_) => return crate::body::too_slow(Surface::Request).error_response(),
     };
     let Some(request) = to_http(&req, body, caller) else {
         return failure(

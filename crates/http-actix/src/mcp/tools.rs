@@ -14,6 +14,7 @@ use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, RoleServer, Ser
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::routes::views::created_json;
 use crate::state::AppState;
 
 /// The longest `wait_for_response` holds a call. Agents' MCP clients
@@ -224,15 +225,7 @@ impl Tools {
                 .requests
                 .create(&principal, &loop_id, input, None)
                 .await?;
-            let r = &created.request;
-            Ok(json!({
-                "request_id": r.id,
-                "status": r.status.as_str(),
-                "timeout_at": r.timeout_at,
-                "polling_url": created.polling_url,
-                "broadcasted_to": r.broadcasted_to.len(),
-                "request": full_request(r),
-            }))
+            Ok(created_json(&created))
         };
         settle(outcome.await)
     }

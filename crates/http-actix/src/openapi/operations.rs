@@ -83,18 +83,17 @@ const ON_LOOP: &[&str] = &[
     "listRequestsInLoop",
 ];
 
-const PAGE: &[(&str, &str, &str)] = &[
-    (
-        "limit",
-        "How many to return, 1 to 200 (default 50).",
-        r#"{"type":"integer","minimum":1,"maximum":200}"#,
-    ),
-    (
-        "offset",
-        "How many to skip.",
-        r#"{"type":"integer","minimum":0}"#,
-    ),
-];
+const LIMIT: (&str, &str, &str) = (
+    "limit",
+    "How many to return, 1 to 200 (default 50).",
+    r#"{"type":"integer","minimum":1,"maximum":200}"#,
+);
+const OFFSET: (&str, &str, &str) = (
+    "offset",
+    "How many to skip.",
+    r#"{"type":"integer","minimum":0}"#,
+);
+const PAGE: &[(&str, &str, &str)] = &[LIMIT, OFFSET];
 
 const REQUEST_FILTERS: &[(&str, &str, &str)] = &[
     (
@@ -112,16 +111,8 @@ const REQUEST_FILTERS: &[(&str, &str, &str)] = &[
         "Only requests of this loop.",
         r##"{"$ref":"#/components/schemas/Id"}"##,
     ),
-    (
-        "limit",
-        "How many to return, 1 to 200 (default 50).",
-        r#"{"type":"integer","minimum":1,"maximum":200}"#,
-    ),
-    (
-        "offset",
-        "How many to skip.",
-        r#"{"type":"integer","minimum":0}"#,
-    ),
+    LIMIT,
+    OFFSET,
     (
         "sort",
         "Order: newest first (default), oldest first, most urgent first, or by status.",

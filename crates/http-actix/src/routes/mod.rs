@@ -14,7 +14,7 @@ mod reviewer;
 mod reviews;
 mod teams;
 mod templates;
-mod views;
+pub(crate) mod views;
 mod webhooks;
 
 use actix_web::http::Method;

@@ -5,13 +5,13 @@ use std::time::Duration;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use reviewloop_domain::{FeedbackInput, LoopId, RequestId, RequestInput, RequestPatch};
-use reviewloop_service::wire::{self, FeedbackView};
+use reviewloop_service::wire::FeedbackView;
 use reviewloop_service::{CreatedRequest, ListRequestsInput};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::once::once;
-use super::views::{page_json, request_json};
+use super::views::{created_json, page_json, request_json};
 use crate::auth::Caller;
 use crate::body::{id, present, Body};
 use crate::envelope::{ok, ok_body};
@@ -66,29 +66,7 @@ impl CreateRequest {
 }
 
 fn created(created: CreatedRequest) -> (StatusCode, Value) {
-    let sent = created.request.broadcasted_to.len();
-    let notified = created
-        .request
-        .broadcasted_to
-        .iter()
-        .filter(|b| b.notification_sent)
-        .count();
-    let r = &created.request;
-    // Beside `request`, the fields HITL.sh clients read at the top level
-    // (and `id`, which some of them read instead of `request_id`).
-    let data = json!({
-        "request": wire::full_request(r),
-        "request_id": r.id,
-        "id": r.id,
-        "status": r.status.as_str(),
-        "processing_type": r.processing_type.as_str(),
-        "type": r.content_type.as_str(),
-        "priority": r.priority.as_str(),
-        "timeout_at": r.timeout_at,
-        "polling_url": created.polling_url,
-        "broadcasted_to": sent,
-        "notifications_sent": notified,
-    });
+    let data = created_json(&created);
     (
         StatusCode::CREATED,
         ok_body("Request created successfully", data),

@@ -7,7 +7,7 @@ use base64::Engine;
 use reviewloop_domain::{Loop, ReviewRequest, UserId};
 use reviewloop_ports::RequestPage;
 use reviewloop_service::wire::{full_request, request_view, LoopView, RequestView};
-use reviewloop_service::LoopInvite;
+use reviewloop_service::{CreatedRequest, LoopInvite};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -29,6 +29,31 @@ pub(super) fn invite_json(invite: &LoopInvite) -> Value {
         ),
         "qr_code_url": invite.qr_code_url,
         "join_url": invite.join_url,
+    })
+}
+
+/// What a create answers (over the API and MCP alike): the request and,
+/// beside it, the fields HITL.sh clients read at the top level (and `id`,
+/// which some of them read instead of `request_id`).
+pub(crate) fn created_json(created: &CreatedRequest) -> Value {
+    let r = &created.request;
+    let notified = r
+        .broadcasted_to
+        .iter()
+        .filter(|b| b.notification_sent)
+        .count();
+    json!({
+        "request": full_request(r),
+        "request_id": r.id,
+        "id": r.id,
+        "status": r.status.as_str(),
+        "processing_type": r.processing_type.as_str(),
+        "type": r.content_type.as_str(),
+        "priority": r.priority.as_str(),
+        "timeout_at": r.timeout_at,
+        "polling_url": created.polling_url,
+        "broadcasted_to": r.broadcasted_to.len(),
+        "notifications_sent": notified,
     })
 }
 

@@ -92,6 +92,9 @@ pub enum TransitionError {
         /// What was attempted, in the past participle (`updated`, `cancelled`).
         action: &'static str,
     },
+    /// A receipt for a request without a decision, or a second one.
+    #[error("Request has no decision to sign, or is signed already")]
+    NotSealable,
     /// The request's timeout has not been reached yet.
     #[error("Request is not due for timeout")]
     NotDue,

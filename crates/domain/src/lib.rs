@@ -19,6 +19,7 @@ pub mod id;
 pub mod member;
 pub mod notice;
 pub mod person;
+pub mod receipt;
 pub mod request;
 pub mod response;
 pub mod review;
@@ -42,6 +43,7 @@ pub use notice::{
     Channel, Message, NewNotice, Notice, NoticeKind, NoticeRecord, NoticeStatus, NotifyLevel,
 };
 pub use person::Password;
+pub use receipt::Receipt;
 pub use request::{
     Audience, BroadcastEntry, ChangeError, ContentType, Feedback, FeedbackInput, Platform,
     Priority, ProcessingType, RequestInput, RequestPatch, RequestRecord, RequestStatus,

@@ -7,7 +7,7 @@ use crate::public_limit::PublicLimiter;
 
 use reviewloop_service::{
     AccountService, Authenticator, EventStream, IdempotencyService, LoopService, OperationsService,
-    Ports, RequestService, ReviewService, TemplateService, WebhookService,
+    Ports, ReceiptKeys, RequestService, ReviewService, TemplateService, WebhookService,
 };
 
 /// The services, built once at start and shared by every worker.
@@ -37,6 +37,8 @@ pub struct AppState {
     pub trusted_proxies: TrustedProxies,
     /// Readiness and metrics.
     pub operations: OperationsService,
+    /// The public keys of decision receipts.
+    pub receipts: Arc<ReceiptKeys>,
 }
 
 impl AppState {
@@ -54,6 +56,7 @@ impl AppState {
             reviews: ReviewService::new(ports.clone()),
             events: EventStream::new(ports.clone()),
             operations: OperationsService::new(ports.clone()),
+            receipts: ports.receipts.clone(),
             public_limiter: Arc::new(PublicLimiter::default()),
             trusted_proxies: TrustedProxies::default(),
             requests: RequestService::new(ports, public_url),

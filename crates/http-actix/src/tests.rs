@@ -110,6 +110,11 @@ fn ports(permissions: Vec<Permission>, allowed: bool) -> Ports {
         changes: reviewloop_service::ChangeHub::new(),
         operations: Arc::new(reviewloop_ports::MockOperationsStore::new()),
         meter: Arc::new(reviewloop_ports::NoMeter),
+        receipts: Arc::new(reviewloop_service::ReceiptKeys::new(
+            Arc::new(reviewloop_ports::MockReceiptKeyStore::new()),
+            Arc::new(Fixed),
+            Arc::new(Ids),
+        )),
     }
 }
 

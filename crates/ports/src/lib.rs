@@ -8,6 +8,7 @@ mod idempotency;
 mod notices;
 mod operations;
 mod people;
+mod receipts;
 mod reviews;
 mod stores;
 mod system;
@@ -20,6 +21,7 @@ pub use idempotency::{IdempotencyBegin, IdempotencyStore};
 pub use notices::{LeasedNotice, Mail, Mailer, NoticeQueue};
 pub use operations::{AttemptResult, Backlog, Meter, NoMeter, OperationsStore, Queue};
 pub use people::{HashError, PasswordHasher, PeopleStore, Session};
+pub use receipts::{ReceiptKey, ReceiptKeyStore};
 pub use reviews::{ReviewPage, ReviewQuery, ReviewScope, ReviewStore};
 pub use stores::{
     AccountStore, InboxView, LoopStore, RequestFacts, RequestPage, RequestQuery, RequestSort,
@@ -40,6 +42,8 @@ pub use notices::{MockMailer, MockNoticeQueue};
 pub use operations::MockOperationsStore;
 #[cfg(feature = "mock")]
 pub use people::{MockPasswordHasher, MockPeopleStore};
+#[cfg(feature = "mock")]
+pub use receipts::MockReceiptKeyStore;
 #[cfg(feature = "mock")]
 pub use reviews::MockReviewStore;
 #[cfg(feature = "mock")]

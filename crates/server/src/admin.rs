@@ -8,7 +8,7 @@ use reviewloop_ports::NoMeter;
 use reviewloop_service::{AccountService, NewKey, PeopleService};
 use serde_json::{json, Value};
 
-use crate::cli::{AccountCommand, KeyCommand, UserCommand};
+use crate::cli::{AccountCommand, KeyCommand, ReceiptKeyCommand, UserCommand};
 use crate::config::Config;
 use crate::{open_database, ports};
 
@@ -179,6 +179,36 @@ pub async fn account(config: &Config, command: AccountCommand) -> anyhow::Result
                 output.json,
                 json!({"user_id": user.id, "email": user.email.as_str(), "signing_secret": secret}),
                 format!("{verb} of {}:\n{secret}", user.email),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `reviewloop receipt-key ...`.
+pub async fn receipt_key(config: &Config, command: ReceiptKeyCommand) -> anyhow::Result<()> {
+    let (db, _) = open_database(config, Arc::new(NoMeter)).await?;
+    let keys = ports(db, config, Arc::new(NoMeter))?.0.receipts;
+    match command {
+        ReceiptKeyCommand::List { output } => {
+            keys.ensure_key().await?;
+            let listed = keys.public_keys().await?;
+            let human = listed
+                .iter()
+                .map(|k| match k.retired_at {
+                    Some(at) => format!("{} {} (retired {at})", k.key_id, k.public_key),
+                    None => format!("{} {} (signing)", k.key_id, k.public_key),
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            print(output.json, json!({"keys": listed}), human);
+        }
+        ReceiptKeyCommand::Rotate { output } => {
+            let key_id = keys.rotate().await?;
+            print(
+                output.json,
+                json!({"key_id": key_id}),
+                format!("new receipt key {key_id}; the old ones stay listed"),
             );
         }
     }

@@ -117,6 +117,26 @@ pub enum Command {
     /// Account settings.
     #[command(subcommand)]
     Account(AccountCommand),
+    /// The keys that sign decision receipts.
+    #[command(subcommand)]
+    ReceiptKey(ReceiptKeyCommand),
+}
+
+/// Receipt key commands.
+#[derive(Debug, Subcommand)]
+pub enum ReceiptKeyCommand {
+    /// List every key, the one that signs now first.
+    List {
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Make a new signing key; the old one is retired and stays listed, so
+    /// receipts it signed stay verifiable. Running instances switch to the
+    /// new key within a minute.
+    Rotate {
+        #[command(flatten)]
+        output: Output,
+    },
 }
 
 /// Account settings commands.

@@ -15,7 +15,7 @@ use reviewloop_adapters::{
     RandomIds, SharedRateLimiter, SmtpMailer, SqlStore, SystemClock,
 };
 use reviewloop_ports::{Meter, NoMeter, RateLimiter};
-use reviewloop_service::{ChangeHub, Ports};
+use reviewloop_service::{ChangeHub, Ports, ReceiptKeys};
 
 use crate::cli::{Cli, Command};
 use crate::config::Config;
@@ -53,7 +53,10 @@ pub(crate) fn ports(
         HttpWebhookClient::new(config.allow_private_targets)
             .context("cannot build the HTTP client")?,
     );
+    let clock: Arc<dyn reviewloop_ports::Clock> = Arc::new(SystemClock);
+    let ids: Arc<dyn reviewloop_ports::IdSource> = Arc::new(RandomIds);
     let ports = Ports {
+        receipts: Arc::new(ReceiptKeys::new(store.clone(), clock.clone(), ids.clone())),
         accounts: store.clone(),
         loops: store.clone(),
         requests: store.clone(),
@@ -75,8 +78,8 @@ pub(crate) fn ports(
         passwords: Arc::new(Argon2Passwords),
         sender: http.clone(),
         guard: http,
-        clock: Arc::new(SystemClock),
-        ids: Arc::new(RandomIds),
+        clock,
+        ids,
         qr: Arc::new(PngQrRenderer),
         limiter,
         changes: ChangeHub::new(),
@@ -104,5 +107,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::User(command) => admin::user(&config, command).await,
         Command::Key(command) => admin::key(&config, command).await,
         Command::Account(command) => admin::account(&config, command).await,
+        Command::ReceiptKey(command) => admin::receipt_key(&config, command).await,
     }
 }

@@ -78,6 +78,9 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         }
         None => None,
     };
+    // The first start makes the key pair that signs decision receipts, so
+    // its public key is listed before the first receipt names it.
+    ports.receipts.ensure_key().await?;
 
     let listener = TcpListener::bind(config.bind)
         .with_context(|| format!("cannot listen on {}", config.bind))?;

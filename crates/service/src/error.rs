@@ -85,9 +85,9 @@ impl From<TransitionError> for ServiceError {
         match error {
             TransitionError::WrongStatus { .. } => Self::Refused(error.to_string()),
             // Both mean the service asked for something its own checks rule out.
-            TransitionError::NotDue | TransitionError::ForeignMember => {
-                Self::Unexpected(error.to_string())
-            }
+            TransitionError::NotDue
+            | TransitionError::ForeignMember
+            | TransitionError::NotSealable => Self::Unexpected(error.to_string()),
             _ => Self::Conflict(error.to_string()),
         }
     }

@@ -16,6 +16,7 @@ mod operations;
 mod people;
 mod ports;
 mod principal;
+mod receipts;
 mod requests;
 mod reviews;
 pub mod signing;
@@ -43,6 +44,7 @@ pub use people::{
 };
 pub use ports::Ports;
 pub use principal::Principal;
+pub use receipts::{PublicKey, ReceiptKeys, REFRESH as RECEIPT_KEY_REFRESH};
 pub use requests::{CreatedRequest, ListRequestsInput, RequestService};
 pub use reviews::{ListReviewsInput, ReviewService, MAX_REVIEW_PAGE, REVIEW_NOT_FOUND};
 pub use templates::{TemplateService, TEMPLATE_NOT_FOUND};

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use reviewloop_domain::EventId;
 
+use crate::receipts::ReceiptKeys;
 use crate::watch::ChangeHub;
 use reviewloop_ports::{
     AccountStore, Clock, DeliveryQueue, EventFeed, IdSource, IdempotencyStore, LoopStore, Mailer,
@@ -58,6 +59,8 @@ pub struct Ports {
     pub operations: Arc<dyn OperationsStore>,
     /// Counts what happens, for `/metrics`.
     pub meter: Arc<dyn Meter>,
+    /// The keys that sign decision receipts.
+    pub receipts: Arc<ReceiptKeys>,
 }
 
 impl Ports {

@@ -12,8 +12,8 @@ use reviewloop_domain::{
 use reviewloop_ports::{
     Clock, IdSource, MockAccountStore, MockDeliveryQueue, MockEventFeed, MockIdempotencyStore,
     MockLoopStore, MockMailer, MockNoticeQueue, MockPasswordHasher, MockPeopleStore,
-    MockQrRenderer, MockRateLimiter, MockRequestStore, MockReviewStore, MockTargetGuard,
-    MockTemplateStore, MockWebhookSender, MockWebhookStore,
+    MockQrRenderer, MockRateLimiter, MockReceiptKeyStore, MockRequestStore, MockReviewStore,
+    MockTargetGuard, MockTemplateStore, MockWebhookSender, MockWebhookStore, ReceiptKey,
 };
 
 use crate::ports::Ports;
@@ -86,6 +86,8 @@ pub(crate) struct Kit {
     pub now: DateTime<Utc>,
     pub codes: Vec<&'static str>,
     pub changes: Arc<crate::ChangeHub>,
+    /// Holds one active key, [`Kit::receipt_key`], unless a test says otherwise.
+    pub receipt_keys: MockReceiptKeyStore,
 }
 
 impl Kit {
@@ -113,10 +115,38 @@ impl Kit {
             now: DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default(),
             codes: vec!["ABCDEF"],
             changes: crate::ChangeHub::new(),
+            receipt_keys: {
+                let mut store = MockReceiptKeyStore::new();
+                store
+                    .expect_receipt_keys()
+                    .returning(|| Ok(vec![Kit::receipt_key()]));
+                store
+            },
+        }
+    }
+
+    /// The receipt key the kit's store holds: the Ed25519 key of seed 7s.
+    pub fn receipt_key() -> ReceiptKey {
+        let seed = [7u8; 32];
+        let public = ed25519_dalek::SigningKey::from_bytes(&seed)
+            .verifying_key()
+            .to_bytes();
+        ReceiptKey {
+            key_id: "rk_test".into(),
+            public_key: public.to_vec(),
+            secret_key: seed.to_vec(),
+            created_at: DateTime::from_timestamp(1_700_000_000, 0).unwrap_or_default(),
+            retired_at: None,
         }
     }
 
     pub fn ports(self) -> Ports {
+        let clock: Arc<dyn Clock> = Arc::new(FixedClock(self.now));
+        let ids: Arc<dyn IdSource> = Arc::new(SeqIds {
+            next: AtomicU8::new(100),
+            codes: self.codes,
+            next_code: AtomicU8::new(0),
+        });
         Ports {
             accounts: Arc::new(self.accounts),
             loops: Arc::new(self.loops),
@@ -133,12 +163,13 @@ impl Kit {
                 .map(|m| Arc::new(m) as Arc<dyn reviewloop_ports::Mailer>),
             feed: Arc::new(self.feed),
             guard: Arc::new(self.guard),
-            clock: Arc::new(FixedClock(self.now)),
-            ids: Arc::new(SeqIds {
-                next: AtomicU8::new(100),
-                codes: self.codes,
-                next_code: AtomicU8::new(0),
-            }),
+            receipts: Arc::new(crate::ReceiptKeys::new(
+                Arc::new(self.receipt_keys),
+                clock.clone(),
+                ids.clone(),
+            )),
+            clock,
+            ids,
             qr: Arc::new(self.qr),
             people: Arc::new(self.people),
             passwords: Arc::new(self.passwords),

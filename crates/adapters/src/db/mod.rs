@@ -16,6 +16,7 @@ mod operations;
 mod outbox;
 mod people;
 mod rate_limits;
+mod receipts;
 mod requests;
 mod reviews;
 pub mod schema;

@@ -6,7 +6,7 @@ use diesel::prelude::*;
 use reviewloop_domain::{
     AccountStatus, ApiKey, ApiKeyRecord, BroadcastEntry, ContentType, Email, Feedback, Member,
     MemberRecord, MemberStatus, NotifyLevel, Permission, Plan, Platform, Priority, ProcessingType,
-    RequestRecord, RequestStatus, ResponseType, ReviewRequest, User, UserRecord,
+    Receipt, RequestRecord, RequestStatus, ResponseType, ReviewRequest, User, UserRecord,
 };
 use serde_json::json;
 
@@ -252,6 +252,8 @@ pub(crate) struct RequestRow {
     pub reminded_at: Option<NaiveDateTime>,
     /// A JSON array of texts; NULL for none.
     pub tags: Option<String>,
+    /// `{"key_id", "signed", "signature"}`; NULL until there is a decision.
+    pub receipt: Option<String>,
 }
 
 fn enum_value<T>(
@@ -313,6 +315,13 @@ impl RequestRow {
             remind_at: Some(to_db_time(r.remind_at())),
             reminded_at: None,
             tags: (!r.tags.is_empty()).then(|| to_json_text(&json!(r.tags))),
+            receipt: r.receipt.as_ref().map(|receipt| {
+                to_json_text(&json!({
+                    "key_id": receipt.key_id,
+                    "signed": receipt.signed,
+                    "signature": receipt.signature,
+                }))
+            }),
         }
     }
 
@@ -386,6 +395,21 @@ impl RequestRow {
             response_time_seconds: self.response_time_seconds,
             cancelled_at: opt_time(self.cancelled_at),
             feedback,
+            receipt: match from_json_opt("receipt", self.receipt.as_deref())? {
+                Some(value) => {
+                    let part = |name: &str| {
+                        value[name].as_str().map(str::to_owned).ok_or_else(|| {
+                            corrupt("receipt", self.receipt.as_deref().unwrap_or_default())
+                        })
+                    };
+                    Some(Receipt {
+                        key_id: part("key_id")?,
+                        signed: part("signed")?,
+                        signature: part("signature")?,
+                    })
+                }
+                None => None,
+            },
             created_at,
             updated_at: from_db_time(self.updated_at),
             version: self.version,

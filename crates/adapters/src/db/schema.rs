@@ -133,6 +133,17 @@ diesel::table! {
         remind_at -> Nullable<Timestamp>,
         reminded_at -> Nullable<Timestamp>,
         tags -> Nullable<Text>,
+        receipt -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    receipt_keys (key_id) {
+        key_id -> Text,
+        public_key -> Text,
+        secret_key -> Text,
+        created_at -> Timestamp,
+        retired_at -> Nullable<Timestamp>,
     }
 }
 

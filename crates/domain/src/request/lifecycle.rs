@@ -83,6 +83,7 @@ impl ReviewRequest {
             response_time_seconds: None,
             cancelled_at: None,
             feedback: None,
+            receipt: None,
             created_at: now,
             updated_at: now,
             version: 0,
@@ -233,6 +234,18 @@ impl ReviewRequest {
             },
             now,
         )
+    }
+
+    /// Keeps the signed statement of the decision just made. A request
+    /// holds one receipt, made when it ended: a second one (or one for a
+    /// request still open or cancelled) is refused, so the first never
+    /// changes.
+    pub fn seal(&mut self, receipt: crate::receipt::Receipt) -> Result<(), TransitionError> {
+        if crate::receipt::statement(self).is_none() || self.receipt.is_some() {
+            return Err(TransitionError::NotSealable);
+        }
+        self.record.receipt = Some(receipt);
+        Ok(())
     }
 
     /// The requester says what it thought of a completed request's answer;

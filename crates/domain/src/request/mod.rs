@@ -179,6 +179,8 @@ pub struct RequestRecord {
     pub cancelled_at: Option<DateTime<Utc>>,
     /// The requester's rating of the answer.
     pub feedback: Option<Feedback>,
+    /// The signed statement of the decision, once there is one.
+    pub receipt: Option<crate::receipt::Receipt>,
     /// When it was created.
     pub created_at: DateTime<Utc>,
     /// When it last changed.

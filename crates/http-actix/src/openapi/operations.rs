@@ -332,6 +332,11 @@ pub(super) const OPERATIONS: &[Op] = &[
          errors: &[429], ..BASE },
     Op { mount: Mount::Public, method: "get", path: "/v1/qr/{file}", id: "qrCode", tag: "Loops",
          summary: "The QR code of an invite code", content: "image/png", errors: &[429], ..BASE },
+    Op { mount: Mount::Public, method: "get", path: "/v1/receipts/keys", id: "receiptKeys",
+         tag: "Service", summary: "The public keys that verify decision receipts",
+         description: "Every Ed25519 key that ever signed a receipt, the newest first; \
+                       retired keys stay listed so older receipts remain verifiable.",
+         data: "ReceiptKeys", errors: &[429], ..BASE },
     Op { mount: Mount::Public, method: "get", path: "/v1/openapi.json", id: "openapi",
          tag: "Service", summary: "This document", ..BASE },
 ];

@@ -119,6 +119,20 @@ pub(super) fn components() -> Map<String, Value> {
         ),
     );
     put("Status", object(&["status"], json!({"status": text()})));
+    put(
+        "ReceiptKeys",
+        object(
+            &["keys"],
+            json!({"keys": array(object(
+                &["key_id", "alg", "public_key", "created_at", "retired_at"],
+                json!({
+                    "key_id": text(), "alg": {"const": "Ed25519"},
+                    "public_key": {"type": "string", "description": "base64url (no padding) of the 32-byte Ed25519 public key."},
+                    "created_at": time(), "retired_at": nullable(time()),
+                }),
+            ))}),
+        ),
+    );
     all
 }
 
@@ -351,9 +365,22 @@ fn requests(put: &mut Put) {
                 "response_data": {}, "response_time_seconds": nullable(json!({"type": "number"})),
                 "cancelled_at": nullable(time()),
                 "feedback": nullable(reference("Feedback")),
+                "receipt": nullable(reference("Receipt")),
                 "created_at": time(), "updated_at": time(),
             },
         }),
+    );
+    put(
+        "Receipt",
+        object(
+            &["alg", "key_id", "signed", "signature"],
+            json!({
+                "alg": {"const": "Ed25519"},
+                "key_id": {"type": "string", "description": "The key at `/v1/receipts/keys` that signed."},
+                "signed": {"type": "string", "description": "base64url (no padding) of the canonical JSON statement: request_id, loop_id, status, response_data, response_by, response_at, request_text_sha256."},
+                "signature": {"type": "string", "description": "base64url (no padding) of the Ed25519 signature of the `signed` bytes."},
+            }),
+        ),
     );
     put(
         "OneRequest",

@@ -118,6 +118,7 @@ fn register(cfg: &mut web::ServiceConfig, seen: &mut Vec<Route>) {
         // (60 a minute) keeps it from being used to load it.
         resource!(t, "/metrics", wrap = from_fn(public_limit::limit), get => public::metrics);
         resource!(t, "/v1/qr/{file}", wrap = from_fn(public_limit::limit), get => public::qr_png);
+        resource!(t, "/v1/receipts/keys", wrap = from_fn(public_limit::limit), get => public::receipt_keys);
     }
     // The MCP server speaks JSON-RPC, described by its own tool list rather
     // than the OpenAPI document, so it stays out of the table.

@@ -39,6 +39,12 @@ pub(super) async fn openapi() -> HttpResponse {
         .body(crate::openapi::json_text())
 }
 
+/// `GET /v1/receipts/keys`: every key that ever signed a receipt.
+pub(super) async fn receipt_keys(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let keys = state.receipts.public_keys().await?;
+    Ok(ok(StatusCode::OK, "Receipt keys", json!({"keys": keys})))
+}
+
 pub(super) async fn qr_png(
     state: web::Data<AppState>,
     path: web::Path<String>,

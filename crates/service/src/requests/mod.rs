@@ -491,8 +491,10 @@ impl RequestService {
             reviewloop_domain::ValidationError::field("response_data", "response_data is required")
         })?;
         let by = caller.user_id;
+        let sealer = self.ports.receipts.sealer().await?;
         self.change(caller, id, Actor::Reviewer, |request, _, now| {
             request.respond(by, answer.clone(), now)?;
+            sealer.seal(request);
             Ok(Some(EventType::RequestCompleted))
         })
         .await
@@ -508,10 +510,16 @@ impl RequestService {
         let mut loops: std::collections::HashMap<LoopId, Option<Loop>> =
             std::collections::HashMap::new();
         let mut changes = Vec::new();
-        for mut request in self.ports.requests.due_requests(now, batch).await? {
+        let due = self.ports.requests.due_requests(now, batch).await?;
+        if due.is_empty() {
+            return Ok(0);
+        }
+        let sealer = self.ports.receipts.sealer().await?;
+        for mut request in due {
             if request.time_out(now).is_err() {
                 continue;
             }
+            sealer.seal(&mut request);
             if let std::collections::hash_map::Entry::Vacant(entry) = loops.entry(request.loop_id) {
                 entry.insert(self.loop_of(&request).await?);
             }

@@ -266,6 +266,9 @@ async fn respond_validates_the_answer_and_completes() {
         .withf(|r, events| {
             r.status == RequestStatus::Completed
                 && events[0].event_type == EventType::RequestCompleted
+                // Written with the decision, and carried by its event.
+                && r.receipt.is_some()
+                && events[0].data["request"]["receipt"]["key_id"] == "rk_test"
         })
         .times(1)
         .returning(|_, _| Ok(()));
@@ -289,6 +292,7 @@ async fn respond_validates_the_answer_and_completes() {
         .await
         .unwrap();
     assert_eq!(done.response_data, Some(json!("yes")));
+    crate::receipts::tests::assert_verifies(&done);
 }
 
 #[tokio::test]
@@ -318,6 +322,7 @@ async fn due_requests_time_out_once_and_lost_races_are_skipped() {
                 .map(|(r, events)| {
                     assert_eq!(r.status, RequestStatus::Timeout);
                     assert_eq!(r.response_data, Some(json!("no")));
+                    crate::receipts::tests::assert_verifies(r);
                     assert_eq!(events[0].event_type, EventType::RequestTimeout);
                     r.id != second_id
                 })

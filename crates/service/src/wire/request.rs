@@ -1,7 +1,8 @@
 //! A request as one audience may see it, serialized straight from the
 //! borrowed request, with no intermediate JSON tree.
 
-use reviewloop_domain::{Audience, BroadcastEntry, Feedback, ReviewRequest, UserId};
+use reviewloop_domain::receipt::RECEIPT_ALG;
+use reviewloop_domain::{Audience, BroadcastEntry, Feedback, Receipt, ReviewRequest, UserId};
 use serde::ser::{Serialize, SerializeSeq, SerializeStruct, Serializer};
 
 /// A request as one audience may see it.
@@ -76,11 +77,25 @@ impl Serialize for FeedbackView<'_> {
     }
 }
 
+/// A decision receipt, with the scheme it uses.
+pub struct ReceiptView<'a>(pub &'a Receipt);
+
+impl Serialize for ReceiptView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("Receipt", 4)?;
+        s.serialize_field("alg", RECEIPT_ALG)?;
+        s.serialize_field("key_id", &self.0.key_id)?;
+        s.serialize_field("signed", &self.0.signed)?;
+        s.serialize_field("signature", &self.0.signature)?;
+        s.end()
+    }
+}
+
 impl Serialize for RequestView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let r = self.request;
         let private = self.audience.sees_requester_fields();
-        let mut s = serializer.serialize_struct("ReviewRequest", 34)?;
+        let mut s = serializer.serialize_struct("ReviewRequest", 35)?;
         s.serialize_field("id", &r.id)?;
         s.serialize_field("loop_id", &r.loop_id)?;
         s.serialize_field("creator_id", &r.creator_id)?;
@@ -125,6 +140,7 @@ impl Serialize for RequestView<'_> {
         s.serialize_field("response_time_seconds", &r.response_time_seconds)?;
         s.serialize_field("cancelled_at", &r.cancelled_at)?;
         s.serialize_field("feedback", &r.feedback.as_ref().map(FeedbackView))?;
+        s.serialize_field("receipt", &r.receipt.as_ref().map(ReceiptView))?;
         s.serialize_field("created_at", &r.created_at)?;
         s.serialize_field("updated_at", &r.updated_at)?;
         s.end()

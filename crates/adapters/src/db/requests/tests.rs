@@ -47,6 +47,13 @@ async fn a_request_round_trips_with_every_field(db: TestDb) {
         .respond(UserId::new(fixtures::oid(2)), json!(7), fixtures::at(3))
         .unwrap();
     request
+        .seal(reviewloop_domain::Receipt {
+            key_id: "rk_0011223344556677".into(),
+            signed: "eyJzdGF0dXMiOiJjb21wbGV0ZWQifQ".into(),
+            signature: "c2lnbmF0dXJl".into(),
+        })
+        .unwrap();
+    request
         .give_feedback(Some(4.5), Some("quick".into()), fixtures::at(4))
         .unwrap();
     store.update_request(&request, &[]).await.unwrap();

@@ -458,3 +458,59 @@ fn the_requester_sees_everything_and_a_reviewer_only_its_own_entry() {
         "a stranger's view lists nobody (strangers are refused before this)"
     );
 }
+
+fn receipt(key: &str) -> crate::receipt::Receipt {
+    crate::receipt::Receipt {
+        key_id: key.into(),
+        signed: "c2lnbmVk".into(),
+        signature: "c2ln".into(),
+    }
+}
+
+#[test]
+fn a_statement_names_the_decision_and_hashes_the_text() {
+    let r = in_status(RequestStatus::Completed);
+    let bytes = crate::receipt::statement(&r).unwrap();
+    let statement: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(statement["request_id"], json!(r.id));
+    assert_eq!(statement["loop_id"], json!(r.loop_id));
+    assert_eq!(statement["status"], "completed");
+    assert_eq!(statement["response_data"], json!(true));
+    assert_eq!(statement["response_by"], json!(user(2)));
+    assert_eq!(statement["response_at"], json!(t(1)));
+    assert_eq!(
+        statement["request_text_sha256"],
+        crate::receipt::sha256_hex(b"Ship it?")
+    );
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(text.starts_with(r#"{"loop_id":"#), "keys sorted: {text}");
+
+    let timed_out = in_status(RequestStatus::Timeout);
+    let statement: serde_json::Value =
+        serde_json::from_slice(&crate::receipt::statement(&timed_out).unwrap()).unwrap();
+    assert_eq!(statement["status"], "timeout");
+    assert_eq!(
+        statement["response_data"],
+        json!(false),
+        "the default stands"
+    );
+    assert_eq!(statement["response_by"], json!(null));
+}
+
+#[test]
+fn only_a_decided_request_is_sealed_and_only_once() {
+    for status in [
+        RequestStatus::Pending,
+        RequestStatus::Claimed,
+        RequestStatus::Cancelled,
+    ] {
+        let mut r = in_status(status);
+        assert!(crate::receipt::statement(&r).is_none());
+        assert_eq!(r.seal(receipt("k1")), Err(TransitionError::NotSealable));
+        assert_eq!(r.receipt, None);
+    }
+    let mut r = in_status(RequestStatus::Completed);
+    r.seal(receipt("k1")).unwrap();
+    assert_eq!(r.seal(receipt("k2")), Err(TransitionError::NotSealable));
+    assert_eq!(r.receipt.as_ref().unwrap().key_id, "k1", "the first stays");
+}

@@ -1,0 +1,2 @@
+DROP TABLE receipt_keys;
+ALTER TABLE requests DROP COLUMN receipt;

@@ -12,6 +12,7 @@
 mod macros;
 
 pub mod account;
+pub mod audit;
 pub mod error;
 pub mod event;
 pub mod form;
@@ -31,6 +32,7 @@ pub mod webhook;
 pub use account::{
     AccountStatus, ApiKey, ApiKeyRecord, Email, NewApiKey, Permission, Plan, User, UserRecord,
 };
+pub use audit::{AuditEntry, AuditRecord, ChainBreak};
 pub use error::{FieldError, TransitionError, ValidationError};
 pub use event::{Event, EventType};
 pub use form::{Field, FieldKind, Form};

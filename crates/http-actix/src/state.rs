@@ -6,8 +6,9 @@ use crate::client_addr::TrustedProxies;
 use crate::public_limit::PublicLimiter;
 
 use reviewloop_service::{
-    AccountService, Authenticator, EventStream, IdempotencyService, LoopService, OperationsService,
-    Ports, ReceiptKeys, RequestService, ReviewService, TemplateService, WebhookService,
+    AccountService, AuditService, Authenticator, EventStream, IdempotencyService, LoopService,
+    OperationsService, Ports, ReceiptKeys, RequestService, ReviewService, TemplateService,
+    WebhookService,
 };
 
 /// The services, built once at start and shared by every worker.
@@ -37,6 +38,8 @@ pub struct AppState {
     pub trusted_proxies: TrustedProxies,
     /// Readiness and metrics.
     pub operations: OperationsService,
+    /// The accounts' audit logs.
+    pub audit: AuditService,
     /// The public keys of decision receipts.
     pub receipts: Arc<ReceiptKeys>,
 }
@@ -57,6 +60,7 @@ impl AppState {
             events: EventStream::new(ports.clone()),
             operations: OperationsService::new(ports.clone()),
             receipts: ports.receipts.clone(),
+            audit: AuditService::new(ports.clone()),
             public_limiter: Arc::new(PublicLimiter::default()),
             trusted_proxies: TrustedProxies::default(),
             requests: RequestService::new(ports, public_url),

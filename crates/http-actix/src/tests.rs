@@ -110,6 +110,7 @@ fn ports(permissions: Vec<Permission>, allowed: bool) -> Ports {
         changes: reviewloop_service::ChangeHub::new(),
         operations: Arc::new(reviewloop_ports::MockOperationsStore::new()),
         meter: Arc::new(reviewloop_ports::NoMeter),
+        audit: Arc::new(reviewloop_ports::MockAuditStore::new()),
         receipts: Arc::new(reviewloop_service::ReceiptKeys::new(
             Arc::new(reviewloop_ports::MockReceiptKeyStore::new()),
             Arc::new(Fixed),

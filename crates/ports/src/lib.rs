@@ -3,6 +3,7 @@
 //! rendering), as traits. Adapters implement them; the `mock` feature adds
 //! mockall mocks for unit tests of the services.
 
+mod audit;
 mod error;
 mod idempotency;
 mod notices;
@@ -16,6 +17,7 @@ pub mod tally;
 mod templates;
 mod webhooks;
 
+pub use audit::AuditStore;
 pub use error::StoreError;
 pub use idempotency::{IdempotencyBegin, IdempotencyStore};
 pub use notices::{LeasedNotice, Mail, Mailer, NoticeQueue};
@@ -34,6 +36,8 @@ pub use webhooks::{
     WebhookHealth, WebhookSender, WebhookStore,
 };
 
+#[cfg(feature = "mock")]
+pub use audit::MockAuditStore;
 #[cfg(feature = "mock")]
 pub use idempotency::MockIdempotencyStore;
 #[cfg(feature = "mock")]

@@ -8,7 +8,7 @@ use reviewloop_ports::NoMeter;
 use reviewloop_service::{AccountService, NewKey, PeopleService};
 use serde_json::{json, Value};
 
-use crate::cli::{AccountCommand, KeyCommand, ReceiptKeyCommand, UserCommand};
+use crate::cli::{AccountCommand, AuditCommand, KeyCommand, ReceiptKeyCommand, UserCommand};
 use crate::config::Config;
 use crate::{open_database, ports};
 
@@ -211,6 +211,57 @@ pub async fn receipt_key(config: &Config, command: ReceiptKeyCommand) -> anyhow:
                 format!("new receipt key {key_id}; the old ones stay listed"),
             );
         }
+    }
+    Ok(())
+}
+
+/// `reviewloop audit verify`: fails (exit status 1) when a chain is broken.
+pub async fn audit(config: &Config, command: AuditCommand) -> anyhow::Result<()> {
+    let AuditCommand::Verify { email, output } = command;
+    let (db, _) = open_database(config, Arc::new(NoMeter)).await?;
+    let audit = reviewloop_service::AuditService::new(ports(db, config, Arc::new(NoMeter))?.0);
+    let verdicts = audit.verify(email.as_deref()).await?;
+    let intact = verdicts.iter().all(|v| v.broken.is_none());
+    let accounts: Vec<Value> = verdicts
+        .iter()
+        .map(|v| {
+            json!({
+                "account_id": v.account_id,
+                "email": v.email.as_ref().map(|e| e.as_str()),
+                "entries": v.entries,
+                "head": v.head,
+                "broken": v.broken.as_ref().map(|b| json!({
+                    "seq": b.seq(),
+                    "problem": b.to_string(),
+                })),
+            })
+        })
+        .collect();
+    let human = verdicts
+        .iter()
+        .map(|v| {
+            let who = v
+                .email
+                .as_ref()
+                .map_or_else(|| v.account_id.to_string(), |e| e.to_string());
+            match &v.broken {
+                None => format!(
+                    "{who}: {} entries, intact; head {}",
+                    v.entries,
+                    v.head.as_deref().unwrap_or("(empty)")
+                ),
+                Some(broken) => format!("{who}: BROKEN: {broken}"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    print(
+        output.json,
+        json!({"intact": intact, "accounts": accounts}),
+        human,
+    );
+    if !intact {
+        anyhow::bail!("the audit chain is broken");
     }
     Ok(())
 }

@@ -120,6 +120,23 @@ pub enum Command {
     /// The keys that sign decision receipts.
     #[command(subcommand)]
     ReceiptKey(ReceiptKeyCommand),
+    /// The accounts' audit chains.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+}
+
+/// Audit commands.
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Check that each account's audit log is unbroken; names the first
+    /// entry that was changed, removed or inserted, and exits with 1 then.
+    Verify {
+        /// Only this account's log.
+        #[arg(long)]
+        email: Option<String>,
+        #[command(flatten)]
+        output: Output,
+    },
 }
 
 /// Receipt key commands.

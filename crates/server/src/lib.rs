@@ -57,6 +57,7 @@ pub(crate) fn ports(
     let ids: Arc<dyn reviewloop_ports::IdSource> = Arc::new(RandomIds);
     let ports = Ports {
         receipts: Arc::new(ReceiptKeys::new(store.clone(), clock.clone(), ids.clone())),
+        audit: store.clone(),
         accounts: store.clone(),
         loops: store.clone(),
         requests: store.clone(),
@@ -108,5 +109,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Key(command) => admin::key(&config, command).await,
         Command::Account(command) => admin::account(&config, command).await,
         Command::ReceiptKey(command) => admin::receipt_key(&config, command).await,
+        Command::Audit(command) => admin::audit(&config, command).await,
     }
 }

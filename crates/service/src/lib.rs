@@ -5,6 +5,7 @@
 
 mod accounts;
 mod analytics;
+mod audit;
 mod auth;
 mod delivery;
 mod error;
@@ -30,6 +31,7 @@ mod testkit;
 
 pub use accounts::{AccountService, CreatedKey, NewKey};
 pub use analytics::{Analytics, AnalyticsService, ANALYTICS_WINDOWS};
+pub use audit::{AuditPage, AuditService, ChainVerdict, AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT};
 pub use auth::{Allowance, Authenticator, KeyCache};
 pub use delivery::DeliveryService;
 pub use error::{messages, ServiceError};

@@ -7,9 +7,10 @@ use reviewloop_domain::EventId;
 use crate::receipts::ReceiptKeys;
 use crate::watch::ChangeHub;
 use reviewloop_ports::{
-    AccountStore, Clock, DeliveryQueue, EventFeed, IdSource, IdempotencyStore, LoopStore, Mailer,
-    Meter, NoticeQueue, OperationsStore, PasswordHasher, PeopleStore, QrRenderer, RateLimiter,
-    RequestStore, ReviewStore, TargetGuard, TemplateStore, WebhookSender, WebhookStore,
+    AccountStore, AuditStore, Clock, DeliveryQueue, EventFeed, IdSource, IdempotencyStore,
+    LoopStore, Mailer, Meter, NoticeQueue, OperationsStore, PasswordHasher, PeopleStore,
+    QrRenderer, RateLimiter, RequestStore, ReviewStore, TargetGuard, TemplateStore, WebhookSender,
+    WebhookStore,
 };
 
 /// Every port, behind `Arc`s so services clone it cheaply.
@@ -59,6 +60,8 @@ pub struct Ports {
     pub operations: Arc<dyn OperationsStore>,
     /// Counts what happens, for `/metrics`.
     pub meter: Arc<dyn Meter>,
+    /// The accounts' audit logs.
+    pub audit: Arc<dyn AuditStore>,
     /// The keys that sign decision receipts.
     pub receipts: Arc<ReceiptKeys>,
 }

@@ -88,6 +88,7 @@ pub(crate) struct Kit {
     pub changes: Arc<crate::ChangeHub>,
     /// Holds one active key, [`Kit::receipt_key`], unless a test says otherwise.
     pub receipt_keys: MockReceiptKeyStore,
+    pub audit: reviewloop_ports::MockAuditStore,
 }
 
 impl Kit {
@@ -115,6 +116,7 @@ impl Kit {
             now: DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default(),
             codes: vec!["ABCDEF"],
             changes: crate::ChangeHub::new(),
+            audit: reviewloop_ports::MockAuditStore::new(),
             receipt_keys: {
                 let mut store = MockReceiptKeyStore::new();
                 store
@@ -163,6 +165,7 @@ impl Kit {
                 .map(|m| Arc::new(m) as Arc<dyn reviewloop_ports::Mailer>),
             feed: Arc::new(self.feed),
             guard: Arc::new(self.guard),
+            audit: Arc::new(self.audit),
             receipts: Arc::new(crate::ReceiptKeys::new(
                 Arc::new(self.receipt_keys),
                 clock.clone(),

@@ -8,10 +8,11 @@ use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::Bool;
 use reviewloop_domain::{
-    Event, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, LoopRecord, Member,
-    MemberStatus, Notice, UserId,
+    AuditRecord, Event, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, LoopRecord,
+    Member, MemberStatus, Notice, UserId,
 };
 use reviewloop_ports::{LoopStore, StoreError};
+use serde_json::json;
 
 use super::convert::{corrupt, from_db_time, parse, to_db_time};
 use super::models::{LoopRow, MemberRow};
@@ -92,6 +93,13 @@ impl LoopStore for SqlStore {
         let row = LoopRow::from_domain(lp);
         let members: Vec<MemberRow> = lp.members.iter().map(MemberRow::from_domain).collect();
         let events = events.to_vec();
+        let record = AuditRecord::of_loop_change(
+            lp.creator_id,
+            lp.id,
+            "loop.created",
+            lp.created_at,
+            json!({"name": lp.name.as_str()}),
+        );
         self.db
             .write(move |conn| {
                 diesel::insert_into(loops::table)
@@ -103,6 +111,7 @@ impl LoopStore for SqlStore {
                         .values(row)
                         .execute(conn)?;
                 }
+                super::audit::append(conn, &[record])?;
                 outbox::append(conn, &events)
             })
             .await
@@ -168,6 +177,17 @@ impl LoopStore for SqlStore {
 
     async fn update_loop(&self, lp: &Loop) -> Result<(), StoreError> {
         let row = LoopRow::from_domain(lp);
+        let record = AuditRecord::of_loop_change(
+            lp.creator_id,
+            lp.id,
+            "loop.updated",
+            lp.updated_at,
+            json!({
+                "name": lp.name.as_str(),
+                "reminders": lp.reminders,
+                "slack": lp.slack_webhook_url.is_some(),
+            }),
+        );
         self.db
             .write(move |conn| {
                 let changed = diesel::update(loops::table.find(&row.id))
@@ -184,7 +204,7 @@ impl LoopStore for SqlStore {
                 if changed == 0 {
                     return Err(StoreError::NotFound.into());
                 }
-                Ok(())
+                super::audit::append(conn, &[record])
             })
             .await
     }
@@ -207,7 +227,20 @@ impl LoopStore for SqlStore {
                 if changed == 0 {
                     return Err(StoreError::NotFound.into());
                 }
-                Ok(())
+                let creator: String = loops::table
+                    .find(&id)
+                    .select(loops::creator_id)
+                    .first(conn)?;
+                super::audit::append(
+                    conn,
+                    &[AuditRecord::of_loop_change(
+                        parse("user id", &creator)?,
+                        parse("loop id", &id)?,
+                        "loop.invite_code_changed",
+                        at,
+                        json!({}),
+                    )],
+                )
             })
             .await
     }
@@ -270,6 +303,10 @@ impl LoopStore for SqlStore {
         let row = MemberRow::from_domain(member);
         let events = events.to_vec();
         let notices = notices.to_vec();
+        let changed_at = member
+            .removed_at
+            .or(member.joined_at)
+            .unwrap_or(member.invited_at);
         self.db
             .write(move |conn| {
                 match previous {
@@ -291,6 +328,22 @@ impl LoopStore for SqlStore {
                             .into());
                         }
                     }
+                }
+                if events.is_empty() {
+                    let creator: String = loops::table
+                        .find(&row.loop_id)
+                        .select(loops::creator_id)
+                        .first(conn)?;
+                    super::audit::append(
+                        conn,
+                        &[AuditRecord::of_loop_change(
+                            parse("user id", &creator)?,
+                            parse("loop id", &row.loop_id)?,
+                            "loop.member_changed",
+                            changed_at,
+                            json!({"member": row.user_id, "member_status": row.status}),
+                        )],
+                    )?;
                 }
                 outbox::append(conn, &events)?;
                 super::notices::append(conn, &notices)

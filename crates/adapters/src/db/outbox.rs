@@ -1,7 +1,8 @@
-//! Writing events to the outbox, inside the caller's transaction.
+//! Writing events to the outbox, and each to its account's audit log,
+//! inside the caller's transaction.
 
 use diesel::prelude::*;
-use reviewloop_domain::Event;
+use reviewloop_domain::{AuditRecord, Event};
 
 use super::convert::{to_db_time, to_json_text};
 use super::schema::outbox_events;
@@ -42,5 +43,7 @@ pub(crate) fn append(conn: &mut Conn, events: &[Event]) -> Result<(), DbError> {
             .values(row)
             .execute(conn)?;
     }
-    Ok(())
+    // Every event is a change its account's audit log records.
+    let records: Vec<AuditRecord> = events.iter().map(AuditRecord::of_event).collect();
+    super::audit::append(conn, &records)
 }

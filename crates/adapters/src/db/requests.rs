@@ -12,7 +12,7 @@ use diesel::query_builder::QueryFragment;
 use diesel::query_dsl::LoadQuery;
 use diesel::sql_types::Bool;
 use reviewloop_domain::{
-    BroadcastEntry, Event, LoopId, RequestId, RequestStatus, ReviewRequest, UserId,
+    AuditRecord, BroadcastEntry, Event, LoopId, RequestId, RequestStatus, ReviewRequest, UserId,
 };
 use reviewloop_ports::{
     InboxView, RequestFacts, RequestPage, RequestQuery, RequestSort, RequestStore, StoreError,
@@ -54,6 +54,7 @@ fn write_if_unchanged(
     conn: &mut Conn,
     row: &RequestRow,
     events: &[Event],
+    silent_change: &AuditRecord,
 ) -> Result<bool, DbError> {
     let expected = row.version;
     let changed = diesel::update(
@@ -68,6 +69,11 @@ fn write_if_unchanged(
     }
     changes::request_changed(conn, &row.id)?;
     outbox::append(conn, events)?;
+    // A change without an event (a release, an edit, feedback) is logged
+    // all the same; one with events is logged by the outbox.
+    if events.is_empty() {
+        super::audit::append(conn, std::slice::from_ref(silent_change))?;
+    }
     Ok(true)
 }
 
@@ -306,9 +312,10 @@ impl RequestStore for SqlStore {
     ) -> Result<(), StoreError> {
         let row = RequestRow::from_domain(request);
         let events = events.to_vec();
+        let record = AuditRecord::of_request_change(request);
         self.db
             .write(move |conn| {
-                if write_if_unchanged(conn, &row, &events)? {
+                if write_if_unchanged(conn, &row, &events, &record)? {
                     return Ok(());
                 }
                 let exists: i64 = requests::table.find(&row.id).count().get_result(conn)?;
@@ -326,15 +333,21 @@ impl RequestStore for SqlStore {
         &self,
         changes: &[(ReviewRequest, Vec<Event>)],
     ) -> Result<Vec<bool>, StoreError> {
-        let changes: Vec<(RequestRow, Vec<Event>)> = changes
+        let changes: Vec<(RequestRow, Vec<Event>, AuditRecord)> = changes
             .iter()
-            .map(|(request, events)| (RequestRow::from_domain(request), events.clone()))
+            .map(|(request, events)| {
+                (
+                    RequestRow::from_domain(request),
+                    events.clone(),
+                    AuditRecord::of_request_change(request),
+                )
+            })
             .collect();
         self.db
             .write(move |conn| {
                 changes
                     .iter()
-                    .map(|(row, events)| write_if_unchanged(conn, row, events))
+                    .map(|(row, events, record)| write_if_unchanged(conn, row, events, record))
                     .collect()
             })
             .await

@@ -138,6 +138,20 @@ diesel::table! {
 }
 
 diesel::table! {
+    audit_entries (account_id, seq) {
+        account_id -> Text,
+        seq -> BigInt,
+        at -> Timestamp,
+        action -> Text,
+        loop_id -> Nullable<Text>,
+        request_id -> Nullable<Text>,
+        data -> Text,
+        prev_hash -> Text,
+        hash -> Text,
+    }
+}
+
+diesel::table! {
     receipt_keys (key_id) {
         key_id -> Text,
         public_key -> Text,

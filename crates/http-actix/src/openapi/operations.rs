@@ -145,6 +145,10 @@ pub(super) const TAGS: &[(&str, &str)] = &[
         "The alternate surface: the forms reviews are answered with.",
     ),
     ("Teams", "The alternate surface: teams are loops."),
+    (
+        "Trust",
+        "The audit chain of your account, and the keys that verify decision receipts.",
+    ),
     ("Service", "Health, readiness, metrics and this document."),
 ];
 
@@ -179,6 +183,10 @@ pub(super) const OPERATIONS: &[Op] = &[
          errors: &[409], ..BASE },
     Op { method: "get", path: "/inbox", id: "inbox", tag: "Reviewers",
          summary: "Requests waiting for you", query: PAGE, data: "Inbox", ..BASE },
+    Op { method: "get", path: "/audit", id: "auditLog", tag: "Trust",
+         summary: "Your account's audit log",
+         description: "Every change to your loops and requests, oldest first, each entry holding the SHA-256 of the one before. `offset` skips that many entries. With `Accept: application/x-ndjson` the entries come as JSON Lines, one per line, without the envelope.",
+         query: PAGE, data: "AuditLog", ..BASE },
     Op { method: "post", path: "/requests/{id}/claim", id: "claimRequest", tag: "Reviewers",
          summary: "Claim a request", data: "OneRequest", errors: &[409], ..BASE },
     Op { method: "post", path: "/requests/{id}/release", id: "releaseRequest", tag: "Reviewers",
@@ -333,7 +341,7 @@ pub(super) const OPERATIONS: &[Op] = &[
     Op { mount: Mount::Public, method: "get", path: "/v1/qr/{file}", id: "qrCode", tag: "Loops",
          summary: "The QR code of an invite code", content: "image/png", errors: &[429], ..BASE },
     Op { mount: Mount::Public, method: "get", path: "/v1/receipts/keys", id: "receiptKeys",
-         tag: "Service", summary: "The public keys that verify decision receipts",
+         tag: "Trust", summary: "The public keys that verify decision receipts",
          description: "Every Ed25519 key that ever signed a receipt, the newest first; \
                        retired keys stay listed so older receipts remain verifiable.",
          data: "ReceiptKeys", errors: &[429], ..BASE },

@@ -120,6 +120,28 @@ pub(super) fn components() -> Map<String, Value> {
     );
     put("Status", object(&["status"], json!({"status": text()})));
     put(
+        "AuditLog",
+        object(
+            &["entries", "total", "limit", "offset"],
+            json!({
+                "entries": array(object(
+                    &["seq", "at", "action", "loop_id", "request_id", "data", "prev_hash", "hash"],
+                    json!({
+                        "seq": {"type": "integer", "minimum": 1},
+                        "at": time(),
+                        "action": {"type": "string", "description": "An event type (`request.completed`) or a change without one (`request.changed`, `loop.created`, `loop.updated`, `loop.invite_code_changed`, `loop.member_changed`)."},
+                        "loop_id": nullable(id()), "request_id": nullable(id()),
+                        "data": {"type": "object"},
+                        "prev_hash": {"type": "string", "description": "The `hash` of the entry before; 64 zeros for the first."},
+                        "hash": {"type": "string", "description": "Lowercase hex SHA-256 of the entry's canonical JSON (keys sorted, no spaces) without `hash`, with `account_id`."},
+                    }),
+                )),
+                "total": {"type": "integer"},
+                "limit": {"type": "integer"}, "offset": {"type": "integer"},
+            }),
+        ),
+    );
+    put(
         "ReceiptKeys",
         object(
             &["keys"],

@@ -3,6 +3,7 @@
 
 mod account;
 mod alternate;
+mod audit;
 mod events;
 mod key;
 mod loops;
@@ -187,4 +188,5 @@ fn operations(t: &mut Table) {
     resource!(t, "/requests/{id}/release", post => reviewer::release);
     resource!(t, "/requests/{id}/respond", post => reviewer::respond);
     resource!(t, "/inbox", get => reviewer::inbox);
+    resource!(t, "/audit", get => audit::list);
 }

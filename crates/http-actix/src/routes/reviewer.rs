@@ -21,7 +21,7 @@ pub(super) struct Page {
     offset: Option<String>,
 }
 
-fn whole(name: &str, raw: Option<&str>) -> std::result::Result<Option<u32>, ApiError> {
+pub(super) fn whole(name: &str, raw: Option<&str>) -> std::result::Result<Option<u32>, ApiError> {
     raw.map(|raw| {
         raw.trim()
             .parse::<u32>()

@@ -6,12 +6,14 @@
 //! transaction as the change, and the API must show the same objects the
 //! same way.
 
+mod audit;
 mod events;
 mod loops;
 mod request;
 mod review;
 mod webhooks;
 
+pub use audit::audit_entry_json;
 pub use events::{event_body, loop_event, request_event};
 pub use loops::{loop_summary, LoopView, MemberView};
 pub use request::{full_request, request_view, FeedbackView, RequestView};

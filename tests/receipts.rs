@@ -163,11 +163,21 @@ fn receipts_verify_with_the_documented_python_code() {
 
     // Forgeries: another answer claimed for the same receipt; the statement
     // rewritten; a signature of another request's statement.
-    let mut claimed = request.clone();
-    claimed["response_data"] = json!("reject");
-    assert!(verify(&claimed, &keys)
-        .unwrap_err()
-        .contains("states another decision"));
+    for (field, forged) in [
+        ("response_data", json!("reject")),
+        ("response_by", json!("0123456789abcdef01234567")),
+        ("response_at", json!("2020-01-01T00:00:00Z")),
+        ("loop_id", json!("0123456789abcdef01234567")),
+    ] {
+        let mut claimed = request.clone();
+        claimed[field] = forged;
+        assert!(
+            verify(&claimed, &keys)
+                .unwrap_err()
+                .contains("states another decision"),
+            "a forged {field} is caught"
+        );
+    }
     let mut rewritten = request.clone();
     let signed = receipt["signed"].as_str().unwrap();
     let text = String::from_utf8(base64_url_decode(signed)).unwrap();
@@ -255,9 +265,13 @@ fn a_rotated_key_signs_anew_and_old_receipts_still_verify() {
     assert_eq!(after["receipt"]["key_id"], new_key);
     verify(&after, &keys).expect("the new receipt verifies");
     verify(&before, &keys).expect("the old receipt still verifies");
-    // Each verifies only with its own key.
-    let only_new = json!([keys[0].clone()]);
-    assert!(verify(&before, &only_new).is_err());
+    // Each verifies only with its own key: the old receipt against the new
+    // public key under the old id fails on the signature itself.
+    let mut wrong = keys[1].clone();
+    wrong["public_key"] = keys[0]["public_key"].clone();
+    assert!(verify(&before, &json!([wrong]))
+        .unwrap_err()
+        .contains("InvalidSignature"));
 }
 
 fn base64_url_decode(text: &str) -> Vec<u8> {

@@ -7,7 +7,7 @@ use crate::StoreError;
 
 /// One Ed25519 key pair of the instance. Keys are never deleted: a retired
 /// key signs nothing new, but the receipts it signed stay verifiable.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct ReceiptKey {
     /// The id receipts name it by.
     pub key_id: String,
@@ -19,6 +19,19 @@ pub struct ReceiptKey {
     pub created_at: DateTime<Utc>,
     /// When a newer key replaced it; `None` for the key that signs.
     pub retired_at: Option<DateTime<Utc>>,
+}
+
+/// Leaves the secret out, so no log line or test failure can show it.
+impl std::fmt::Debug for ReceiptKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReceiptKey")
+            .field("key_id", &self.key_id)
+            .field("public_key", &self.public_key)
+            .field("secret_key", &"(hidden)")
+            .field("created_at", &self.created_at)
+            .field("retired_at", &self.retired_at)
+            .finish()
+    }
 }
 
 /// The receipt keys, shared by every instance on one database.

@@ -47,7 +47,10 @@ impl AuditRow {
             action: self.action,
             loop_id: parse_opt("loop id", self.loop_id.as_deref())?,
             request_id: parse_opt("request id", self.request_id.as_deref())?,
-            data: from_json_text("audit data", &self.data)?,
+            // Text that is no longer JSON was edited by hand: kept as a
+            // string, it fails its hash and `verify` names the entry.
+            data: from_json_text("audit data", &self.data)
+                .unwrap_or_else(|_| serde_json::Value::String(self.data.clone())),
             prev_hash: self.prev_hash,
             hash: self.hash,
         })
@@ -65,19 +68,43 @@ fn head(conn: &mut Conn, account: &str) -> Result<Option<AuditEntry>, DbError> {
         .transpose()
 }
 
+fn lock_one(conn: &mut Conn, account: &str) -> Result<(), DbError> {
+    if let DbConnection::Postgres(pg) = conn {
+        diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+            .bind::<diesel::sql_types::Text, _>(format!("audit:{account}"))
+            .execute(pg)?;
+    }
+    Ok(())
+}
+
+/// Takes the logs of `accounts` for this transaction (PostgreSQL only;
+/// SQLite runs one write at a time). Two transactions appending to one
+/// account's log would both read the same head; the lock makes the second
+/// wait for the first to commit. Every write that appends calls this
+/// first, before it locks any row, and takes the accounts in one order:
+/// a transaction holding a log while it waits for a row another holds,
+/// which in turn waits for the log, would deadlock. (The lock is
+/// re-entrant, so [`append`] taking it again changes nothing.)
+pub(crate) fn lock_logs(
+    conn: &mut Conn,
+    accounts: impl IntoIterator<Item = UserId>,
+) -> Result<(), DbError> {
+    let mut accounts: Vec<String> = accounts.into_iter().map(|a| a.to_string()).collect();
+    accounts.sort();
+    accounts.dedup();
+    for account in &accounts {
+        lock_one(conn, account)?;
+    }
+    Ok(())
+}
+
 /// Appends `records` to their accounts' logs; call it inside the
-/// transaction of the change they record.
+/// transaction of the change they record, which has called [`lock_logs`]
+/// for their accounts before writing anything.
 pub(crate) fn append(conn: &mut Conn, records: &[AuditRecord]) -> Result<(), DbError> {
     for record in records {
         let account = record.account_id.to_string();
-        // Two transactions appending to one account's log on PostgreSQL
-        // would both read the same head; the lock makes the second wait
-        // for the first to commit. SQLite runs one write at a time.
-        if let DbConnection::Postgres(pg) = conn {
-            diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
-                .bind::<diesel::sql_types::Text, _>(format!("audit:{account}"))
-                .execute(pg)?;
-        }
+        lock_one(conn, &account)?;
         let previous = head(conn, &account)?;
         let entry = AuditEntry::after(previous.as_ref(), record.clone());
         diesel::insert_into(audit_entries::table)

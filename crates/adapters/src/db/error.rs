@@ -30,6 +30,11 @@ impl From<DbError> for StoreError {
                     StoreError::Unavailable(info.message().to_owned())
                 }
                 _ if is_busy(info.message()) => StoreError::Unavailable(info.message().to_owned()),
+                // PostgreSQL ended one of two transactions that waited for
+                // each other; the caller's retry runs it again.
+                _ if info.message().contains("deadlock detected") => {
+                    StoreError::Conflict(info.message().to_owned())
+                }
                 _ => StoreError::Internal(info.message().to_owned()),
             },
             DbError::Diesel(other) => StoreError::Internal(other.to_string()),

@@ -102,6 +102,13 @@ impl LoopStore for SqlStore {
         );
         self.db
             .write(move |conn| {
+                super::audit::lock_logs(
+                    conn,
+                    events
+                        .iter()
+                        .map(|e| e.account_id)
+                        .chain([record.account_id]),
+                )?;
                 diesel::insert_into(loops::table)
                     .values(&row)
                     .execute(conn)?;
@@ -190,6 +197,7 @@ impl LoopStore for SqlStore {
         );
         self.db
             .write(move |conn| {
+                super::audit::lock_logs(conn, [record.account_id])?;
                 let changed = diesel::update(loops::table.find(&row.id))
                     .set((
                         loops::name.eq(&row.name),
@@ -218,6 +226,14 @@ impl LoopStore for SqlStore {
         let (id, code) = (id.to_string(), code.as_str().to_owned());
         self.db
             .write(move |conn| {
+                // A plain read, which locks no row, tells whose log it is.
+                let creator: String = loops::table
+                    .find(&id)
+                    .select(loops::creator_id)
+                    .first(conn)
+                    .optional()?
+                    .ok_or(StoreError::NotFound)?;
+                super::audit::lock_logs(conn, [parse("user id", &creator)?])?;
                 let changed = diesel::update(loops::table.find(&id))
                     .set((
                         loops::invite_code.eq(&code),
@@ -227,10 +243,6 @@ impl LoopStore for SqlStore {
                 if changed == 0 {
                     return Err(StoreError::NotFound.into());
                 }
-                let creator: String = loops::table
-                    .find(&id)
-                    .select(loops::creator_id)
-                    .first(conn)?;
                 super::audit::append(
                     conn,
                     &[AuditRecord::of_loop_change(
@@ -255,6 +267,7 @@ impl LoopStore for SqlStore {
         let events = events.to_vec();
         self.db
             .write(move |conn| {
+                super::audit::lock_logs(conn, events.iter().map(|e| e.account_id))?;
                 if refuse_if_open {
                     let open: i64 = requests::table
                         .filter(requests::loop_id.eq(&id))
@@ -309,6 +322,18 @@ impl LoopStore for SqlStore {
             .unwrap_or(member.invited_at);
         self.db
             .write(move |conn| {
+                // A plain read, which locks no row, tells whose log it is.
+                let creator: String = loops::table
+                    .find(&row.loop_id)
+                    .select(loops::creator_id)
+                    .first(conn)
+                    .optional()?
+                    .ok_or(StoreError::NotFound)?;
+                let creator: UserId = parse("user id", &creator)?;
+                super::audit::lock_logs(
+                    conn,
+                    events.iter().map(|e| e.account_id).chain([creator]),
+                )?;
                 match previous {
                     // A primary-key clash here means someone else created it first.
                     None => {
@@ -330,14 +355,10 @@ impl LoopStore for SqlStore {
                     }
                 }
                 if events.is_empty() {
-                    let creator: String = loops::table
-                        .find(&row.loop_id)
-                        .select(loops::creator_id)
-                        .first(conn)?;
                     super::audit::append(
                         conn,
                         &[AuditRecord::of_loop_change(
-                            parse("user id", &creator)?,
+                            creator,
                             parse("loop id", &row.loop_id)?,
                             "loop.member_changed",
                             changed_at,

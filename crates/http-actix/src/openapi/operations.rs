@@ -94,6 +94,14 @@ const OFFSET: (&str, &str, &str) = (
     r#"{"type":"integer","minimum":0}"#,
 );
 const PAGE: &[(&str, &str, &str)] = &[LIMIT, OFFSET];
+const AUDIT_PAGE: &[(&str, &str, &str)] = &[
+    (
+        "limit",
+        "How many entries to return, 1 to 1000 (default 100).",
+        r#"{"type":"integer","minimum":1,"maximum":1000}"#,
+    ),
+    OFFSET,
+];
 
 const REQUEST_FILTERS: &[(&str, &str, &str)] = &[
     (
@@ -186,7 +194,7 @@ pub(super) const OPERATIONS: &[Op] = &[
     Op { method: "get", path: "/audit", id: "auditLog", tag: "Trust",
          summary: "Your account's audit log",
          description: "Every change to your loops and requests, oldest first, each entry holding the SHA-256 of the one before. `offset` skips that many entries. With `Accept: application/x-ndjson` the entries come as JSON Lines, one per line, without the envelope.",
-         query: PAGE, data: "AuditLog", ..BASE },
+         query: AUDIT_PAGE, data: "AuditLog", ..BASE },
     Op { method: "post", path: "/requests/{id}/claim", id: "claimRequest", tag: "Reviewers",
          summary: "Claim a request", data: "OneRequest", errors: &[409], ..BASE },
     Op { method: "post", path: "/requests/{id}/release", id: "releaseRequest", tag: "Reviewers",

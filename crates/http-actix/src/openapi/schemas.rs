@@ -125,15 +125,16 @@ pub(super) fn components() -> Map<String, Value> {
             &["entries", "total", "limit", "offset"],
             json!({
                 "entries": array(object(
-                    &["seq", "at", "action", "loop_id", "request_id", "data", "prev_hash", "hash"],
+                    &["account_id", "seq", "at", "action", "loop_id", "request_id", "data", "prev_hash", "hash"],
                     json!({
+                        "account_id": id(),
                         "seq": {"type": "integer", "minimum": 1},
                         "at": time(),
                         "action": {"type": "string", "description": "An event type (`request.completed`) or a change without one (`request.changed`, `loop.created`, `loop.updated`, `loop.invite_code_changed`, `loop.member_changed`)."},
                         "loop_id": nullable(id()), "request_id": nullable(id()),
                         "data": {"type": "object"},
                         "prev_hash": {"type": "string", "description": "The `hash` of the entry before; 64 zeros for the first."},
-                        "hash": {"type": "string", "description": "Lowercase hex SHA-256 of the entry's canonical JSON (keys sorted, no spaces) without `hash`, with `account_id`."},
+                        "hash": {"type": "string", "description": "Lowercase hex SHA-256 of the entry's canonical JSON (keys sorted, no spaces, as serde_json writes it) without `hash`."},
                     }),
                 )),
                 "total": {"type": "integer"},

@@ -64,8 +64,12 @@ fn a_sealed_request_verifies_and_a_changed_statement_does_not() {
         .verify(forged.as_bytes(), &Signature::from_bytes(&signature))
         .is_err());
 
-    // A second seal leaves the first receipt alone.
-    sealer.seal(&mut request);
+    // A second seal, even with another key, leaves the first receipt alone.
+    let other = Sealer {
+        key_id: "rk_other".into(),
+        key: SigningKey::from_bytes(&[9u8; 32]),
+    };
+    other.seal(&mut request);
     assert_eq!(request.receipt, Some(receipt));
 }
 

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 /// `entry` with every part its hash covers, so a reader can recompute it.
 pub fn audit_entry_json(entry: &AuditEntry) -> Value {
     json!({
+        "account_id": entry.account_id,
         "seq": entry.seq,
         "at": entry.at,
         "action": entry.action,

@@ -108,9 +108,15 @@ impl AuditRecord {
             action: "request.changed".into(),
             loop_id: Some(request.loop_id),
             request_id: Some(request.id),
+            // What an edit may change that decides the outcome (the default
+            // answer and when it stands), besides where the request is.
             data: json!({
                 "status": request.status.as_str(),
                 "claimed_by": request.claimed_by,
+                "priority": request.priority.as_str(),
+                "timeout_at": request.timeout_at,
+                "default_response": request.default_response,
+                "request_text_sha256": sha256_hex(request.request_text.as_bytes()),
                 "feedback_rating": request.feedback.as_ref().and_then(|f| f.rating),
                 "version": request.version + 1,
             }),

@@ -46,6 +46,18 @@ impl ReceiptKeyRow {
     }
 }
 
+/// Two instances making or rotating a key at once would both find the
+/// active key they are replacing (PostgreSQL reads committed data only), and
+/// leave two active; the lock makes the second wait for the first. SQLite
+/// runs one write at a time.
+fn lock_keys(conn: &mut super::Conn) -> Result<(), DbError> {
+    if let super::DbConnection::Postgres(pg) = conn {
+        diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended('receipt_keys', 0))")
+            .execute(pg)?;
+    }
+    Ok(())
+}
+
 #[async_trait]
 impl ReceiptKeyStore for SqlStore {
     async fn receipt_keys(&self) -> Result<Vec<ReceiptKey>, StoreError> {
@@ -66,6 +78,7 @@ impl ReceiptKeyStore for SqlStore {
         let row = ReceiptKeyRow::from_port(key);
         self.db
             .write(move |conn| {
+                lock_keys(conn)?;
                 diesel::update(receipt_keys::table.filter(receipt_keys::retired_at.is_null()))
                     .set(receipt_keys::retired_at.eq(Some(row.created_at)))
                     .execute(conn)?;
@@ -81,6 +94,7 @@ impl ReceiptKeyStore for SqlStore {
         let row = ReceiptKeyRow::from_port(key);
         self.db
             .write(move |conn| {
+                lock_keys(conn)?;
                 let active: i64 = receipt_keys::table
                     .filter(receipt_keys::retired_at.is_null())
                     .count()

@@ -165,3 +165,48 @@ async fn a_rotation_signs_with_the_new_key_and_keeps_the_old_listed() {
     assert_eq!(listed[1].key_id, "rk_test");
     assert!(listed[1].retired_at.is_some());
 }
+
+/// A clock a test moves.
+struct MovingClock(std::sync::Mutex<chrono::DateTime<chrono::Utc>>);
+
+impl reviewloop_ports::Clock for MovingClock {
+    fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        *self.0.lock().unwrap()
+    }
+}
+
+#[tokio::test]
+async fn a_running_instance_takes_up_a_key_rotated_elsewhere_within_the_refresh() {
+    let stored: Arc<std::sync::Mutex<Vec<ReceiptKey>>> =
+        Arc::new(std::sync::Mutex::new(vec![Kit::receipt_key()]));
+    let mut store = MockReceiptKeyStore::new();
+    let seen = stored.clone();
+    store
+        .expect_receipt_keys()
+        .returning(move || Ok(seen.lock().unwrap().clone()));
+    let clock = Arc::new(MovingClock(std::sync::Mutex::new(Kit::new().now)));
+    let kit = Kit::new();
+    let ids = kit.ports().ids;
+    let keys = ReceiptKeys::new(Arc::new(store), clock.clone(), ids);
+    assert_eq!(keys.sealer().await.unwrap().key_id, "rk_test");
+
+    // Another instance (or the command line) rotates.
+    {
+        let mut all = stored.lock().unwrap();
+        let now = *clock.0.lock().unwrap();
+        all[0].retired_at = Some(now);
+        let mut newer = Kit::receipt_key();
+        newer.key_id = "rk_newer".into();
+        newer.secret_key = vec![8; 32];
+        newer.created_at = now;
+        all.insert(0, newer);
+    }
+    *clock.0.lock().unwrap() += Duration::seconds(30);
+    assert_eq!(
+        keys.sealer().await.unwrap().key_id,
+        "rk_test",
+        "kept in memory within the refresh"
+    );
+    *clock.0.lock().unwrap() += Duration::seconds(31);
+    assert_eq!(keys.sealer().await.unwrap().key_id, "rk_newer");
+}

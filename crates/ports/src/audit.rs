@@ -1,6 +1,6 @@
-//! Reading the audit chain. Entries are appended by the stores themselves,
-//! inside the transaction of each change they record, so no port writes
-//! them.
+//! The audit chain. Entries are written by the stores themselves, inside
+//! the transaction of each change they record, unlinked; this port links
+//! them into their accounts' chains and reads them.
 
 use async_trait::async_trait;
 use reviewloop_domain::{AuditEntry, UserId};
@@ -11,14 +11,17 @@ use crate::StoreError;
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait AuditStore: Send + Sync {
-    /// Up to `limit` entries of `account`'s log after number `after`, in order.
+    /// Links up to `batch` unlinked entries into their accounts' chains,
+    /// in the order they were written; returns how many.
+    async fn link_audit(&self, batch: u32) -> Result<usize, StoreError>;
+    /// Up to `limit` linked entries of `account`'s log after number `after`, in order.
     async fn audit_entries(
         &self,
         account: &UserId,
         after: i64,
         limit: u32,
     ) -> Result<Vec<AuditEntry>, StoreError>;
-    /// The last entry of `account`'s log.
+    /// The last linked entry of `account`'s log.
     async fn audit_head(&self, account: &UserId) -> Result<Option<AuditEntry>, StoreError>;
     /// Every account that has a log.
     async fn audit_accounts(&self) -> Result<Vec<UserId>, StoreError>;

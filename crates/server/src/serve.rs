@@ -121,6 +121,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         EventStream::new(ports.clone()),
         stopped.clone(),
     ));
+    let linker = tokio::spawn(workers::link_audit_entries(
+        reviewloop_service::AuditService::new(ports.clone()),
+        stopped.clone(),
+    ));
     let purger = tokio::spawn(workers::purge_old_records(
         IdempotencyService::new(ports.clone()),
         DeliveryService::with_schedule(ports.clone(), config.retry_schedule.clone()),
@@ -143,6 +147,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         ("timeout", sweeper),
         ("idempotency purge", purger),
         ("event numbering", numberer),
+        ("audit linking", linker),
         ("delivery", deliverer),
         ("notices", notifier),
     ] {

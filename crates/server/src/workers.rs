@@ -109,6 +109,26 @@ pub(crate) async fn number_events(events: EventStream, stop: watch::Receiver<boo
     .await;
 }
 
+/// Pause between linking passes when nothing was new: how long, at most,
+/// an entry waits unlinked (reads of the log link what is waiting first).
+const LINKING_TICK: Duration = Duration::from_millis(200);
+
+/// Links audit entries into their accounts' chains, until told to stop.
+pub(crate) async fn link_audit_entries(
+    audit: reviewloop_service::AuditService,
+    stop: watch::Receiver<bool>,
+) {
+    in_passes(
+        "linking audit entries",
+        reviewloop_service::LINK_BATCH,
+        LINKING_TICK,
+        None,
+        stop,
+        || audit.link(reviewloop_service::LINK_BATCH),
+    )
+    .await;
+}
+
 /// How often expired records are deleted.
 const PURGE_EVERY: Duration = Duration::from_secs(3600);
 

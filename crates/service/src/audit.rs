@@ -13,6 +13,8 @@ pub const AUDIT_DEFAULT_LIMIT: u32 = 100;
 pub const AUDIT_MAX_LIMIT: u32 = 1000;
 /// Entries read at a time while checking a log.
 const VERIFY_BATCH: u32 = 5000;
+/// Entries linked per pass.
+pub const LINK_BATCH: u32 = 1000;
 
 /// One page of an account's log.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +53,19 @@ impl AuditService {
         Self { ports }
     }
 
+    /// Links entries written since the last pass into their accounts'
+    /// chains, up to `batch`; returns how many.
+    pub async fn link(&self, batch: u32) -> Result<usize, ServiceError> {
+        Ok(self.ports.audit.link_audit(batch).await?)
+    }
+
+    /// Links everything written so far, so a read sees every change that
+    /// committed before it.
+    async fn link_all(&self) -> Result<(), ServiceError> {
+        while self.link(LINK_BATCH).await? >= LINK_BATCH as usize {}
+        Ok(())
+    }
+
     /// The caller's own log, from entry `offset + 1` on.
     pub async fn entries(
         &self,
@@ -67,6 +82,7 @@ impl AuditService {
             )
             .into());
         }
+        self.link_all().await?;
         let after = i64::from(offset.unwrap_or(0));
         let entries = self
             .ports
@@ -84,6 +100,7 @@ impl AuditService {
 
     /// Checks the log of the account with `email`, or of every account.
     pub async fn verify(&self, email: Option<&str>) -> Result<Vec<ChainVerdict>, ServiceError> {
+        self.link_all().await?;
         let accounts = match email {
             Some(email) => {
                 let email = Email::parse(email)?;

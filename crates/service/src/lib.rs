@@ -31,7 +31,9 @@ mod testkit;
 
 pub use accounts::{AccountService, CreatedKey, NewKey};
 pub use analytics::{Analytics, AnalyticsService, ANALYTICS_WINDOWS};
-pub use audit::{AuditPage, AuditService, ChainVerdict, AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT};
+pub use audit::{
+    AuditPage, AuditService, ChainVerdict, AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT, LINK_BATCH,
+};
 pub use auth::{Allowance, Authenticator, KeyCache};
 pub use delivery::DeliveryService;
 pub use error::{messages, ServiceError};

@@ -1,5 +1,8 @@
-//! The audit chain: appended inside the transaction of each change, read
-//! by the API and by `reviewloop audit verify`.
+//! The audit chain. Entries are written unlinked in the transaction of
+//! the change they record ([`append`]: no lock, so one account's writes
+//! never queue behind each other), then linked into their account's chain
+//! by [`AuditStore::link_audit`] in batches under one lock, as the outbox
+//! numbers events.
 
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -10,56 +13,71 @@ use super::convert::{from_db_time, from_json_text, parse, parse_opt, to_db_time,
 use super::schema::audit_entries;
 use super::{Conn, DbConnection, DbError, SqlStore};
 
-#[derive(Queryable, Selectable, Insertable)]
+/// A lock number of its own, apart from the outbox's.
+const LINKING_LOCK: i64 = 0x6175_6469_7421;
+
+#[derive(Queryable, Selectable)]
 #[diesel(table_name = audit_entries)]
 struct AuditRow {
+    id: i64,
     account_id: String,
-    seq: i64,
+    seq: Option<i64>,
     at: chrono::NaiveDateTime,
     action: String,
     loop_id: Option<String>,
     request_id: Option<String>,
     data: String,
-    prev_hash: String,
-    hash: String,
+    prev_hash: Option<String>,
+    hash: Option<String>,
+}
+
+#[derive(Insertable)]
+#[diesel(table_name = audit_entries)]
+struct NewAuditRow {
+    account_id: String,
+    at: chrono::NaiveDateTime,
+    action: String,
+    loop_id: Option<String>,
+    request_id: Option<String>,
+    data: String,
 }
 
 impl AuditRow {
-    fn from_domain(e: &AuditEntry) -> Self {
-        Self {
-            account_id: e.account_id.to_string(),
-            seq: e.seq,
-            at: to_db_time(e.at),
-            action: e.action.clone(),
-            loop_id: e.loop_id.map(|l| l.to_string()),
-            request_id: e.request_id.map(|r| r.to_string()),
-            data: to_json_text(&e.data),
-            prev_hash: e.prev_hash.clone(),
-            hash: e.hash.clone(),
-        }
-    }
-
-    fn into_domain(self) -> Result<AuditEntry, DbError> {
-        Ok(AuditEntry {
+    fn record(&self) -> Result<AuditRecord, DbError> {
+        Ok(AuditRecord {
             account_id: parse("user id", &self.account_id)?,
-            seq: self.seq,
             at: from_db_time(self.at),
-            action: self.action,
+            action: self.action.clone(),
             loop_id: parse_opt("loop id", self.loop_id.as_deref())?,
             request_id: parse_opt("request id", self.request_id.as_deref())?,
             // Text that is no longer JSON was edited by hand: kept as a
             // string, it fails its hash and `verify` names the entry.
             data: from_json_text("audit data", &self.data)
                 .unwrap_or_else(|_| serde_json::Value::String(self.data.clone())),
-            prev_hash: self.prev_hash,
-            hash: self.hash,
+        })
+    }
+
+    fn into_domain(self) -> Result<AuditEntry, DbError> {
+        let record = self.record()?;
+        Ok(AuditEntry {
+            account_id: record.account_id,
+            seq: self.seq.unwrap_or_default(),
+            at: record.at,
+            action: record.action,
+            loop_id: record.loop_id,
+            request_id: record.request_id,
+            data: record.data,
+            prev_hash: self.prev_hash.unwrap_or_default(),
+            hash: self.hash.unwrap_or_default(),
         })
     }
 }
 
+/// The last linked entry of `account`.
 fn head(conn: &mut Conn, account: &str) -> Result<Option<AuditEntry>, DbError> {
     audit_entries::table
         .filter(audit_entries::account_id.eq(account))
+        .filter(audit_entries::seq.is_not_null())
         .order(audit_entries::seq.desc())
         .select(AuditRow::as_select())
         .first(conn)
@@ -68,47 +86,20 @@ fn head(conn: &mut Conn, account: &str) -> Result<Option<AuditEntry>, DbError> {
         .transpose()
 }
 
-fn lock_one(conn: &mut Conn, account: &str) -> Result<(), DbError> {
-    if let DbConnection::Postgres(pg) = conn {
-        diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
-            .bind::<diesel::sql_types::Text, _>(format!("audit:{account}"))
-            .execute(pg)?;
-    }
-    Ok(())
-}
-
-/// Takes the logs of `accounts` for this transaction (PostgreSQL only;
-/// SQLite runs one write at a time). Two transactions appending to one
-/// account's log would both read the same head; the lock makes the second
-/// wait for the first to commit. Every write that appends calls this
-/// first, before it locks any row, and takes the accounts in one order:
-/// a transaction holding a log while it waits for a row another holds,
-/// which in turn waits for the log, would deadlock. (The lock is
-/// re-entrant, so [`append`] taking it again changes nothing.)
-pub(crate) fn lock_logs(
-    conn: &mut Conn,
-    accounts: impl IntoIterator<Item = UserId>,
-) -> Result<(), DbError> {
-    let mut accounts: Vec<String> = accounts.into_iter().map(|a| a.to_string()).collect();
-    accounts.sort();
-    accounts.dedup();
-    for account in &accounts {
-        lock_one(conn, account)?;
-    }
-    Ok(())
-}
-
-/// Appends `records` to their accounts' logs; call it inside the
-/// transaction of the change they record, which has called [`lock_logs`]
-/// for their accounts before writing anything.
+/// Writes `records`, unlinked; call it inside the transaction of the
+/// change they record, so the change and its entries commit together.
 pub(crate) fn append(conn: &mut Conn, records: &[AuditRecord]) -> Result<(), DbError> {
+    // One row at a time: the multi-backend connection has no batch insert.
     for record in records {
-        let account = record.account_id.to_string();
-        lock_one(conn, &account)?;
-        let previous = head(conn, &account)?;
-        let entry = AuditEntry::after(previous.as_ref(), record.clone());
         diesel::insert_into(audit_entries::table)
-            .values(AuditRow::from_domain(&entry))
+            .values(NewAuditRow {
+                account_id: record.account_id.to_string(),
+                at: to_db_time(record.at),
+                action: record.action.clone(),
+                loop_id: record.loop_id.map(|l| l.to_string()),
+                request_id: record.request_id.map(|r| r.to_string()),
+                data: to_json_text(&record.data),
+            })
             .execute(conn)?;
     }
     Ok(())
@@ -116,6 +107,45 @@ pub(crate) fn append(conn: &mut Conn, records: &[AuditRecord]) -> Result<(), DbE
 
 #[async_trait]
 impl AuditStore for SqlStore {
+    async fn link_audit(&self, batch: u32) -> Result<usize, StoreError> {
+        self.db
+            .write(move |conn| {
+                // One linker at a time across instances: two would read the
+                // same head. Entries are linked in the order they became
+                // visible, which is what the chain then records.
+                if let DbConnection::Postgres(pg) = conn {
+                    diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
+                        .bind::<diesel::sql_types::BigInt, _>(LINKING_LOCK)
+                        .execute(pg)?;
+                }
+                let unlinked: Vec<AuditRow> = audit_entries::table
+                    .filter(audit_entries::seq.is_null())
+                    .order(audit_entries::id.asc())
+                    .limit(i64::from(batch))
+                    .select(AuditRow::as_select())
+                    .load(conn)?;
+                let mut heads: std::collections::HashMap<String, Option<AuditEntry>> =
+                    std::collections::HashMap::new();
+                for row in &unlinked {
+                    let previous = match heads.get(&row.account_id) {
+                        Some(head) => head.clone(),
+                        None => head(conn, &row.account_id)?,
+                    };
+                    let entry = AuditEntry::after(previous.as_ref(), row.record()?);
+                    diesel::update(audit_entries::table.find(row.id))
+                        .set((
+                            audit_entries::seq.eq(Some(entry.seq)),
+                            audit_entries::prev_hash.eq(Some(&entry.prev_hash)),
+                            audit_entries::hash.eq(Some(&entry.hash)),
+                        ))
+                        .execute(conn)?;
+                    heads.insert(row.account_id.clone(), Some(entry));
+                }
+                Ok(unlinked.len())
+            })
+            .await
+    }
+
     async fn audit_entries(
         &self,
         account: &UserId,

@@ -102,13 +102,6 @@ impl LoopStore for SqlStore {
         );
         self.db
             .write(move |conn| {
-                super::audit::lock_logs(
-                    conn,
-                    events
-                        .iter()
-                        .map(|e| e.account_id)
-                        .chain([record.account_id]),
-                )?;
                 diesel::insert_into(loops::table)
                     .values(&row)
                     .execute(conn)?;
@@ -197,7 +190,6 @@ impl LoopStore for SqlStore {
         );
         self.db
             .write(move |conn| {
-                super::audit::lock_logs(conn, [record.account_id])?;
                 let changed = diesel::update(loops::table.find(&row.id))
                     .set((
                         loops::name.eq(&row.name),
@@ -226,14 +218,6 @@ impl LoopStore for SqlStore {
         let (id, code) = (id.to_string(), code.as_str().to_owned());
         self.db
             .write(move |conn| {
-                // A plain read, which locks no row, tells whose log it is.
-                let creator: String = loops::table
-                    .find(&id)
-                    .select(loops::creator_id)
-                    .first(conn)
-                    .optional()?
-                    .ok_or(StoreError::NotFound)?;
-                super::audit::lock_logs(conn, [parse("user id", &creator)?])?;
                 let changed = diesel::update(loops::table.find(&id))
                     .set((
                         loops::invite_code.eq(&code),
@@ -243,6 +227,10 @@ impl LoopStore for SqlStore {
                 if changed == 0 {
                     return Err(StoreError::NotFound.into());
                 }
+                let creator: String = loops::table
+                    .find(&id)
+                    .select(loops::creator_id)
+                    .first(conn)?;
                 super::audit::append(
                     conn,
                     &[AuditRecord::of_loop_change(
@@ -267,7 +255,6 @@ impl LoopStore for SqlStore {
         let events = events.to_vec();
         self.db
             .write(move |conn| {
-                super::audit::lock_logs(conn, events.iter().map(|e| e.account_id))?;
                 if refuse_if_open {
                     let open: i64 = requests::table
                         .filter(requests::loop_id.eq(&id))
@@ -322,7 +309,7 @@ impl LoopStore for SqlStore {
             .unwrap_or(member.invited_at);
         self.db
             .write(move |conn| {
-                // A plain read, which locks no row, tells whose log it is.
+                // Whose log the change goes to.
                 let creator: String = loops::table
                     .find(&row.loop_id)
                     .select(loops::creator_id)
@@ -330,10 +317,6 @@ impl LoopStore for SqlStore {
                     .optional()?
                     .ok_or(StoreError::NotFound)?;
                 let creator: UserId = parse("user id", &creator)?;
-                super::audit::lock_logs(
-                    conn,
-                    events.iter().map(|e| e.account_id).chain([creator]),
-                )?;
                 match previous {
                     // A primary-key clash here means someone else created it first.
                     None => {

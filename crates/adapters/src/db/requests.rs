@@ -263,7 +263,6 @@ impl RequestStore for SqlStore {
         let events = events.to_vec();
         self.db
             .write(move |conn| {
-                super::audit::lock_logs(conn, events.iter().map(|e| e.account_id))?;
                 diesel::insert_into(requests::table)
                     .values(&row)
                     .execute(conn)?;
@@ -314,11 +313,8 @@ impl RequestStore for SqlStore {
         let row = RequestRow::from_domain(request);
         let events = events.to_vec();
         let record = AuditRecord::of_request_change(request);
-        let mut accounts: Vec<UserId> = events.iter().map(|e| e.account_id).collect();
-        accounts.push(request.creator_id);
         self.db
             .write(move |conn| {
-                super::audit::lock_logs(conn, accounts)?;
                 if write_if_unchanged(conn, &row, &events, &record)? {
                     return Ok(());
                 }
@@ -347,19 +343,8 @@ impl RequestStore for SqlStore {
                 )
             })
             .collect();
-        // Every account of the batch, before any row: see `lock_logs`.
-        let accounts: Vec<UserId> = changes
-            .iter()
-            .flat_map(|(_, events, record)| {
-                events
-                    .iter()
-                    .map(|e| e.account_id)
-                    .chain([record.account_id])
-            })
-            .collect();
         self.db
             .write(move |conn| {
-                super::audit::lock_logs(conn, accounts)?;
                 changes
                     .iter()
                     .map(|(row, events, record)| write_if_unchanged(conn, row, events, record))

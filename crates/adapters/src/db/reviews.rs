@@ -238,7 +238,6 @@ impl ReviewStore for SqlStore {
         let events = events.to_vec();
         self.db
             .write(move |conn| {
-                super::audit::lock_logs(conn, events.iter().map(|e| e.account_id))?;
                 diesel::insert_into(reviews::table)
                     .values(&row)
                     .execute(conn)?;
@@ -271,7 +270,6 @@ impl ReviewStore for SqlStore {
         let events = events.to_vec();
         self.db
             .write(move |conn| {
-                super::audit::lock_logs(conn, events.iter().map(|e| e.account_id))?;
                 let changed = diesel::update(
                     reviews::table
                         .find(&row.id)

@@ -138,16 +138,17 @@ diesel::table! {
 }
 
 diesel::table! {
-    audit_entries (account_id, seq) {
+    audit_entries (id) {
+        id -> BigInt,
         account_id -> Text,
-        seq -> BigInt,
+        seq -> Nullable<BigInt>,
         at -> Timestamp,
         action -> Text,
         loop_id -> Nullable<Text>,
         request_id -> Nullable<Text>,
         data -> Text,
-        prev_hash -> Text,
-        hash -> Text,
+        prev_hash -> Nullable<Text>,
+        hash -> Nullable<Text>,
     }
 }
 

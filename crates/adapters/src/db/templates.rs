@@ -104,7 +104,6 @@ impl TemplateStore for SqlStore {
         let events = events.to_vec();
         self.db
             .write(move |conn| {
-                super::audit::lock_logs(conn, events.iter().map(|e| e.account_id))?;
                 let changed = diesel::update(templates::table.find(&row.id))
                     .set((
                         templates::name.eq(&row.name),

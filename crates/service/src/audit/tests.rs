@@ -35,6 +35,7 @@ async fn a_caller_reads_only_its_own_log_in_pages() {
     kit.audit
         .expect_audit_head()
         .returning(move |_| Ok(head.clone()));
+    kit.audit.expect_link_audit().returning(|_| Ok(0));
     let caller = kit.principal(1);
     let mut reader = kit.principal(1);
     reader.permissions = vec![Permission::LoopsRead];
@@ -66,6 +67,7 @@ async fn verify_names_the_first_break_of_each_log() {
     let mut broken = log(&kit, 2, 4);
     broken[1].data = json!({"i": "forged"});
     let (one, two) = (kit.user_id(1), kit.user_id(2));
+    kit.audit.expect_link_audit().times(1).returning(|_| Ok(3));
     kit.audit
         .expect_audit_accounts()
         .returning(move || Ok(vec![one, two]));

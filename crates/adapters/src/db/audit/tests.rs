@@ -28,6 +28,16 @@ async fn every_change_is_chained_in_its_accounts_log(db: TestDb) {
     });
     store.update_request(&request, &[completed]).await.unwrap();
 
+    assert!(
+        store
+            .audit_entries(&account, 0, 100)
+            .await
+            .unwrap()
+            .is_empty(),
+        "nothing is shown before it is linked"
+    );
+    assert!(store.link_audit(1000).await.unwrap() >= 4);
+    assert_eq!(store.link_audit(1000).await.unwrap(), 0, "linked once");
     let entries = store.audit_entries(&account, 0, 100).await.unwrap();
     let actions: Vec<&str> = entries.iter().map(|e| e.action.as_str()).collect();
     assert_eq!(
@@ -70,7 +80,11 @@ async fn a_hand_edit_breaks_the_chain_at_that_entry(db: TestDb) {
         store.insert_request(&request, &[event]).await.unwrap();
     }
     let account = lp.creator_id.to_string();
+    // Linked in two passes: the chain goes on where the first left it.
+    store.link_audit(2).await.unwrap();
+    store.link_audit(1000).await.unwrap();
     let entries = store.audit_entries(&lp.creator_id, 0, 100).await.unwrap();
+    assert_eq!(audit::verify(&entries), Ok(entries.len() as u64));
     let n = entries.len() as i64;
     assert!(n >= 5);
     db.db

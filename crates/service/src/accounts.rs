@@ -36,6 +36,15 @@ pub(crate) fn new_user(ports: &Ports, email: Email) -> User {
     )
 }
 
+/// The account of `email`; 404 when there is none.
+pub(crate) async fn existing_user(ports: &Ports, email: &Email) -> Result<User, ServiceError> {
+    ports
+        .accounts
+        .user_by_email(email)
+        .await?
+        .ok_or(ServiceError::NotFound("User not found"))
+}
+
 /// The account of `email`, created if it has none yet.
 pub(crate) async fn find_or_create_user(ports: &Ports, email: Email) -> Result<User, ServiceError> {
     if let Some(user) = ports.accounts.user_by_email(&email).await? {
@@ -171,13 +180,7 @@ impl AccountService {
     /// The keys of an account, newest first.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list_keys(&self, email: &str) -> Result<(User, Vec<ApiKey>), ServiceError> {
-        let email = Email::parse(email)?;
-        let user = self
-            .ports
-            .accounts
-            .user_by_email(&email)
-            .await?
-            .ok_or(ServiceError::NotFound("User not found"))?;
+        let user = existing_user(&self.ports, &Email::parse(email)?).await?;
         let keys = self.ports.accounts.api_keys_of(&user.id).await?;
         Ok((user, keys))
     }
@@ -267,13 +270,7 @@ impl AccountService {
         email: &str,
         rotate: bool,
     ) -> Result<(User, String), ServiceError> {
-        let email = Email::parse(email)?;
-        let user = self
-            .ports
-            .accounts
-            .user_by_email(&email)
-            .await?
-            .ok_or(ServiceError::NotFound("User not found"))?;
+        let user = existing_user(&self.ports, &Email::parse(email)?).await?;
         let secret = if rotate {
             self.rotate_secret_of(&user.id).await?
         } else {

@@ -103,14 +103,11 @@ impl AuditService {
         self.link_all().await?;
         let accounts = match email {
             Some(email) => {
-                let email = Email::parse(email)?;
-                let user = self
-                    .ports
-                    .accounts
-                    .user_by_email(&email)
-                    .await?
-                    .ok_or(ServiceError::NotFound("No account with that email"))?;
-                vec![user.id]
+                vec![
+                    crate::accounts::existing_user(&self.ports, &Email::parse(email)?)
+                        .await?
+                        .id,
+                ]
             }
             None => self.ports.audit.audit_accounts().await?,
         };

@@ -87,6 +87,17 @@ fn one_loop(conn: &mut Conn, row: Option<LoopRow>) -> Result<Option<Loop>, DbErr
     Ok(with_members(conn, row.into_iter().collect())?.pop())
 }
 
+/// The creator of the loop `id`: whose audit log its changes go to.
+fn creator_of(conn: &mut Conn, id: &str) -> Result<UserId, DbError> {
+    let creator: String = loops::table
+        .find(id)
+        .select(loops::creator_id)
+        .first(conn)
+        .optional()?
+        .ok_or(StoreError::NotFound)?;
+    parse("user id", &creator)
+}
+
 #[async_trait]
 impl LoopStore for SqlStore {
     async fn insert_loop(&self, lp: &Loop, events: &[Event]) -> Result<(), StoreError> {
@@ -227,14 +238,11 @@ impl LoopStore for SqlStore {
                 if changed == 0 {
                     return Err(StoreError::NotFound.into());
                 }
-                let creator: String = loops::table
-                    .find(&id)
-                    .select(loops::creator_id)
-                    .first(conn)?;
+                let creator = creator_of(conn, &id)?;
                 super::audit::append(
                     conn,
                     &[AuditRecord::of_loop_change(
-                        parse("user id", &creator)?,
+                        creator,
                         parse("loop id", &id)?,
                         "loop.invite_code_changed",
                         at,
@@ -310,13 +318,7 @@ impl LoopStore for SqlStore {
         self.db
             .write(move |conn| {
                 // Whose log the change goes to.
-                let creator: String = loops::table
-                    .find(&row.loop_id)
-                    .select(loops::creator_id)
-                    .first(conn)
-                    .optional()?
-                    .ok_or(StoreError::NotFound)?;
-                let creator: UserId = parse("user id", &creator)?;
+                let creator = creator_of(conn, &row.loop_id)?;
                 match previous {
                     // A primary-key clash here means someone else created it first.
                     None => {

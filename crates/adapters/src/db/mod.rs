@@ -359,6 +359,19 @@ impl Database {
     }
 }
 
+/// On PostgreSQL, takes the transaction-scoped advisory lock `key`, so one
+/// transaction at a time across instances runs the work it guards; SQLite
+/// runs one write transaction at a time anyway.
+pub(crate) fn exclusive(conn: &mut Conn, key: i64) -> Result<(), DbError> {
+    use diesel::RunQueryDsl;
+    if let DbConnection::Postgres(pg) = conn {
+        diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
+            .bind::<diesel::sql_types::BigInt, _>(key)
+            .execute(pg)?;
+    }
+    Ok(())
+}
+
 /// Runs `f` in a write transaction. On SQLite it begins with `BEGIN
 /// IMMEDIATE`, so a transaction that reads before it writes takes the write
 /// lock up front instead of failing with "database is locked" when it

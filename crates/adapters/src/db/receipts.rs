@@ -48,15 +48,8 @@ impl ReceiptKeyRow {
 
 /// Two instances making or rotating a key at once would both find the
 /// active key they are replacing (PostgreSQL reads committed data only), and
-/// leave two active; the lock makes the second wait for the first. SQLite
-/// runs one write at a time.
-fn lock_keys(conn: &mut super::Conn) -> Result<(), DbError> {
-    if let super::DbConnection::Postgres(pg) = conn {
-        diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended('receipt_keys', 0))")
-            .execute(pg)?;
-    }
-    Ok(())
-}
+/// leave two active; this lock makes the second wait for the first.
+const KEYS_LOCK: i64 = 0x0072_6370_746b_6579;
 
 #[async_trait]
 impl ReceiptKeyStore for SqlStore {
@@ -78,7 +71,7 @@ impl ReceiptKeyStore for SqlStore {
         let row = ReceiptKeyRow::from_port(key);
         self.db
             .write(move |conn| {
-                lock_keys(conn)?;
+                super::exclusive(conn, KEYS_LOCK)?;
                 diesel::update(receipt_keys::table.filter(receipt_keys::retired_at.is_null()))
                     .set(receipt_keys::retired_at.eq(Some(row.created_at)))
                     .execute(conn)?;
@@ -94,7 +87,7 @@ impl ReceiptKeyStore for SqlStore {
         let row = ReceiptKeyRow::from_port(key);
         self.db
             .write(move |conn| {
-                lock_keys(conn)?;
+                super::exclusive(conn, KEYS_LOCK)?;
                 let active: i64 = receipt_keys::table
                     .filter(receipt_keys::retired_at.is_null())
                     .count()

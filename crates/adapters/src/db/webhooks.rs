@@ -760,11 +760,7 @@ impl EventFeed for SqlStore {
                     // One numbering transaction at a time across instances:
                     // each starts after the last one committed, so it sees
                     // every position given so far and goes on from there.
-                    if let DbConnection::Postgres(pg) = conn {
-                        diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
-                            .bind::<diesel::sql_types::BigInt, _>(NUMBERING_LOCK)
-                            .execute(pg)?;
-                    }
+                    super::exclusive(conn, NUMBERING_LOCK)?;
                     let last: Option<i64> = outbox_events::table
                         .select(diesel::dsl::max(outbox_events::position))
                         .first(conn)?;

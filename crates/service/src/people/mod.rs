@@ -261,12 +261,7 @@ impl PeopleService {
     pub async fn set_password(&self, email: &str, password: &str) -> Result<User, ServiceError> {
         let email = Email::parse(email)?;
         let password = Password::parse(password)?;
-        let user = self
-            .ports
-            .accounts
-            .user_by_email(&email)
-            .await?
-            .ok_or(ServiceError::NotFound("User not found"))?;
+        let user = crate::accounts::existing_user(&self.ports, &email).await?;
         let hash = self.hash(&password).await?;
         self.ports.people.set_password(&user.id, &hash).await?;
         Ok(user)

@@ -467,3 +467,87 @@ fn a_review_form_is_answered_in_a_real_browser() {
     assert_eq!(review["reviewer"]["email"], "rita@example.com");
     let _ = b(reviewer.close());
 }
+
+/// The four-eyes principle as people meet it: the owner sets a loop's
+/// quorum in its edit form; each reviewer sees "N of 2 approvals" and
+/// whether they have answered; the owner, who may not answer, sees every
+/// answer; the second agreeing answer decides.
+#[test]
+fn a_quorum_is_set_and_answered_in_a_real_browser() {
+    let server = Server::start();
+    server.set_password("admin@localhost", PASSWORD);
+    let base = server.base.clone();
+    let created = server.create_loop(&server.admin_key, "Payouts");
+    let loop_id = id_of(&created["loop"]);
+    for email in ["ana@example.com", "ben@example.com"] {
+        let key = server.key(email);
+        server.join(&key, &created);
+        server.set_password(email, PASSWORD);
+    }
+    let driver = Driver::start();
+
+    let owner = driver.browser();
+    sign_in(&owner, &base, "admin@localhost");
+    goto(&owner, &base, &format!("/app/loops/{loop_id}"));
+    fill(&owner, "input[name=quorum_count]", "3");
+    click_through(&owner, "fieldset.quorum-policy ~ button.primary");
+    assert!(
+        text_of(&owner, "main").contains("quorum.count is 3 but the loop has only 2"),
+        "a quorum its members cannot reach is named: {}",
+        text_of(&owner, "main")
+    );
+    fill(&owner, "input[name=quorum_count]", "2");
+    click_through(&owner, "fieldset.quorum-policy ~ button.primary");
+    assert!(path_of(&owner).ends_with(&loop_id));
+    let lp = server.get(&server.admin_key, &format!("/v1/api/loops/{loop_id}"));
+    assert_eq!(
+        lp.data(200)["loop"]["quorum"],
+        json!({"count": 2, "rule": "all_agree", "exclude_requester": true})
+    );
+    screenshot(&owner, "loop-quorum");
+
+    let id = server.create_request(&server.admin_key, &loop_id);
+    let page = format!("/app/requests/{id}");
+    let ana = driver.browser();
+    sign_in(&ana, &base, "ana@example.com");
+    goto(&ana, &base, &page);
+    assert!(text_of(&ana, "#quorum").contains("0 of 2 approvals"));
+    assert!(text_of(&ana, "#quorum").contains("You have not answered yet."));
+    let claims = b(ana.execute(
+        "return document.querySelectorAll('form[action$=claim]').length",
+        vec![],
+    ))
+    .unwrap();
+    assert_eq!(claims, json!(0), "a quorum request is not claimed");
+    click_through(&ana, "button.choice[value=approve]");
+    let quorum = text_of(&ana, "#quorum");
+    assert!(quorum.contains("1 of 2 approvals"), "{quorum}");
+    assert!(quorum.contains("You answered approve"), "{quorum}");
+    let forms = b(ana.execute(
+        "return document.querySelectorAll('form.widget').length",
+        vec![],
+    ))
+    .unwrap();
+    assert_eq!(forms, json!(0), "nobody answers twice");
+    screenshot(&ana, "quorum-answered");
+
+    goto(&owner, &base, &page);
+    let quorum = text_of(&owner, "#quorum");
+    assert!(quorum.contains("You sent this request, so you may not answer it."));
+    assert!(quorum.contains("ana@example.com: approve"), "{quorum}");
+    screenshot(&owner, "quorum-requester");
+
+    let ben = driver.browser();
+    sign_in(&ben, &base, "ben@example.com");
+    goto(&ben, &base, &page);
+    click_through(&ben, "button.choice[value=approve]");
+    assert!(text_of(&ben, "#quorum").contains("2 of 2 approvals"));
+    assert!(text_of(&ben, "#answer-box").contains("approve"));
+    let request = server.get(&server.admin_key, &format!("/v1/api/requests/{id}"));
+    let request = request.data(200)["request"].clone();
+    assert_eq!(request["status"], "completed");
+    assert_eq!(request["responses"].as_array().unwrap().len(), 2);
+    for c in [owner, ana, ben] {
+        let _ = b(c.close());
+    }
+}

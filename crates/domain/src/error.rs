@@ -92,6 +92,18 @@ pub enum TransitionError {
         /// What was attempted, in the past participle (`updated`, `cancelled`).
         action: &'static str,
     },
+    /// A claim on a request that several reviewers answer.
+    #[error("This request needs answers from several reviewers: answer it without claiming")]
+    QuorumNotClaimable,
+    /// A second answer by the same reviewer to a quorum request.
+    #[error("You have already answered this request")]
+    AlreadyAnswered,
+    /// The requester answering its own quorum request.
+    #[error("The requester may not answer a request that needs a quorum")]
+    RequesterExcluded,
+    /// An answer from someone the request was not sent to.
+    #[error("This request was not sent to you")]
+    NotSentToYou,
     /// A receipt for a request without a decision, or a second one.
     #[error("Request has no decision to sign, or is signed already")]
     NotSealable,

@@ -15,8 +15,11 @@ pub enum EventType {
     RequestCreated,
     /// A reviewer claimed a request.
     RequestClaimed,
-    /// A reviewer answered a request.
+    /// A request was decided: its reviewer answered, or its quorum's
+    /// answers made a decision.
     RequestCompleted,
+    /// One reviewer answered a request that needs a quorum.
+    RequestAnswered,
     /// The requester cancelled a request.
     RequestCancelled,
     /// A request timed out with its default response.
@@ -43,9 +46,10 @@ pub enum EventType {
 
 impl EventType {
     /// Every event type.
-    pub const ALL: [EventType; 14] = [
+    pub const ALL: [EventType; 15] = [
         Self::RequestCreated,
         Self::RequestClaimed,
+        Self::RequestAnswered,
         Self::RequestCompleted,
         Self::RequestCancelled,
         Self::RequestTimeout,
@@ -66,6 +70,7 @@ impl EventType {
             Self::RequestCreated => "request.created",
             Self::RequestClaimed => "request.claimed",
             Self::RequestCompleted => "request.completed",
+            Self::RequestAnswered => "request.answered",
             Self::RequestCancelled => "request.cancelled",
             Self::RequestTimeout => "request.timeout",
             Self::LoopMemberJoined => "loop.member_joined",

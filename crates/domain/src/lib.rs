@@ -47,9 +47,9 @@ pub use notice::{
 pub use person::Password;
 pub use receipt::Receipt;
 pub use request::{
-    Audience, BroadcastEntry, ChangeError, ContentType, Feedback, FeedbackInput, Platform,
-    Priority, ProcessingType, RequestInput, RequestPatch, RequestRecord, RequestStatus,
-    ReviewRequest,
+    Answer, Audience, BroadcastEntry, ChangeError, ContentType, Feedback, FeedbackInput, Platform,
+    Priority, ProcessingType, Quorum, QuorumRule, RequestInput, RequestPatch, RequestRecord,
+    RequestStatus, Response, ReviewRequest,
 };
 pub use response::{ResponseConfig, ResponseType, ReviewerHints, SelectOption};
 pub use review::{

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use crate::error::{TransitionError, ValidationError};
 use crate::id::{LoopId, UserId};
 use crate::member::{Member, MemberStatus};
-use crate::request::{BroadcastEntry, Priority, ReviewRequest};
+use crate::request::{BroadcastEntry, Priority, Quorum, ReviewRequest};
 use crate::text::{char_len, check_line, check_prose};
 
 /// What a broadcast entry says when the service has no SMTP server.
@@ -162,6 +162,8 @@ pub struct LoopRecord {
     /// Whether members who have not answered are reminded when a quarter of
     /// a request's time is left.
     pub reminders: bool,
+    /// The quorum of new requests that ask for none.
+    pub quorum: Option<Quorum>,
 }
 
 /// A named group of human reviewers: its record, which only its methods
@@ -240,7 +242,25 @@ impl Loop {
             updated_at: now,
             slack_webhook_url: None,
             reminders: false,
+            quorum: None,
         })
+    }
+
+    /// Sets (or, with `None`, clears) the quorum of new requests that ask
+    /// for none. Every requester is an active member, so a quorum that
+    /// excludes its requester must be reachable by the others.
+    pub fn set_default_quorum(
+        &mut self,
+        quorum: Option<Quorum>,
+        now: DateTime<Utc>,
+    ) -> Result<(), ValidationError> {
+        if let Some(q) = &quorum {
+            let others = usize::from(q.exclude_requester);
+            q.check_reachable(self.active_count().saturating_sub(others))?;
+        }
+        self.record.quorum = quorum;
+        self.record.updated_at = now;
+        Ok(())
     }
 
     /// Points new-request messages at a Slack incoming webhook (`Some(None)`
@@ -346,6 +366,7 @@ impl Loop {
                 } else {
                     None
                 },
+                answer: None,
             })
             .collect()
     }

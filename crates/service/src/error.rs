@@ -84,6 +84,9 @@ impl From<TransitionError> for ServiceError {
     fn from(error: TransitionError) -> Self {
         match error {
             TransitionError::WrongStatus { .. } => Self::Refused(error.to_string()),
+            TransitionError::RequesterExcluded | TransitionError::NotSentToYou => {
+                Self::Forbidden(error.to_string())
+            }
             // Both mean the service asked for something its own checks rule out.
             TransitionError::NotDue
             | TransitionError::ForeignMember

@@ -59,6 +59,8 @@ pub struct LoopPatch {
     /// Whether members are reminded of requests with a quarter of their
     /// time left.
     pub reminders: Option<bool>,
+    /// The quorum of new requests that ask for none; `Some(Null)` clears it.
+    pub quorum: Option<serde_json::Value>,
 }
 
 /// The outcome of removing a member.
@@ -223,7 +225,7 @@ impl LoopService {
         if patch == LoopPatch::default() {
             return Err(ValidationError::field(
                 "body",
-                "nothing to update: send name, description, icon, slack_webhook_url or reminders",
+                "nothing to update: send name, description, icon, slack_webhook_url, reminders or quorum",
             )
             .into());
         }
@@ -255,8 +257,15 @@ impl LoopService {
             Some(_) => Some(None),
             None => None,
         };
-        errors.into_result()?;
+        let quorum = patch
+            .quorum
+            .as_ref()
+            .and_then(|q| errors.collect(reviewloop_domain::Quorum::parse(Some(q), None)));
         let now = self.ports.clock.now();
+        if let Some(quorum) = quorum {
+            errors.collect(lp.set_default_quorum(quorum, now));
+        }
+        errors.into_result()?;
         lp.change(name, description, icon, now);
         lp.set_notifications(slack, patch.reminders, now);
         self.ports.loops.update_loop(&lp).await.map_err(loop_gone)?;

@@ -124,9 +124,13 @@ pub(crate) fn status_badge(status: RequestStatus) -> Markup {
     html! { span class={ "badge status-" (word) } { (word) } }
 }
 
-/// "in 3 h 5 min", "in 40 s", "2 min ago".
+/// "in 3 h 5 min", "in 40 s", "2 min ago", "just now".
 pub(crate) fn relative(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
     let secs = (at - now).num_seconds();
+    // What happened a moment ago (the page's own answer) is not "in 0 s".
+    if secs.abs() < 5 {
+        return "just now".into();
+    }
     let span = short_span(secs.unsigned_abs());
     if secs >= 0 {
         format!("in {span}")
@@ -168,5 +172,6 @@ mod tests {
         assert_eq!(relative(now + Duration::minutes(185), now), "in 3 h 5 min");
         assert_eq!(relative(now - Duration::minutes(2), now), "2 min ago");
         assert_eq!(relative(now + Duration::hours(50), now), "in 2 d 2 h");
+        assert_eq!(relative(now - Duration::milliseconds(300), now), "just now");
     }
 }

@@ -33,6 +33,9 @@ impl LoopRow {
             updated_at: to_db_time(lp.updated_at),
             slack_webhook_url: lp.slack_webhook_url.clone(),
             reminders: lp.reminders,
+            policy: lp
+                .quorum
+                .map(|q| super::convert::to_json_text(&json!({"quorum": q.to_value()}))),
         }
     }
 
@@ -55,6 +58,12 @@ impl LoopRow {
             updated_at: from_db_time(self.updated_at),
             slack_webhook_url: self.slack_webhook_url,
             reminders: self.reminders,
+            quorum: match super::convert::from_json_opt("loop policy", self.policy.as_deref())? {
+                Some(policy) if !policy["quorum"].is_null() => {
+                    super::models::quorum_of("loop quorum", Some(&policy["quorum"].to_string()))?
+                }
+                _ => None,
+            },
         }))
     }
 }
@@ -197,6 +206,7 @@ impl LoopStore for SqlStore {
                 "name": lp.name.as_str(),
                 "reminders": lp.reminders,
                 "slack": lp.slack_webhook_url.is_some(),
+                "quorum": lp.quorum.map(|q| q.to_value()),
             }),
         );
         self.db
@@ -210,6 +220,7 @@ impl LoopStore for SqlStore {
                         loops::updated_at.eq(row.updated_at),
                         loops::slack_webhook_url.eq(&row.slack_webhook_url),
                         loops::reminders.eq(row.reminders),
+                        loops::policy.eq(&row.policy),
                     ))
                     .execute(conn)?;
                 if changed == 0 {

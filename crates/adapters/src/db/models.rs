@@ -4,9 +4,10 @@
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use reviewloop_domain::{
-    AccountStatus, ApiKey, ApiKeyRecord, BroadcastEntry, ContentType, Email, Feedback, Member,
-    MemberRecord, MemberStatus, NotifyLevel, Permission, Plan, Platform, Priority, ProcessingType,
-    Receipt, RequestRecord, RequestStatus, ResponseType, ReviewRequest, User, UserRecord,
+    AccountStatus, Answer, ApiKey, ApiKeyRecord, BroadcastEntry, ContentType, Email, Feedback,
+    Member, MemberRecord, MemberStatus, NotifyLevel, Permission, Plan, Platform, Priority,
+    ProcessingType, Quorum, Receipt, RequestRecord, RequestStatus, ResponseType, ReviewRequest,
+    User, UserRecord,
 };
 use serde_json::json;
 
@@ -120,6 +121,9 @@ pub(crate) struct LoopRow {
     pub updated_at: NaiveDateTime,
     pub slack_webhook_url: Option<String>,
     pub reminders: bool,
+    /// `{"quorum": {...}}`: what decides the loop's new requests; NULL for
+    /// the first answer.
+    pub policy: Option<String>,
 }
 
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
@@ -175,6 +179,9 @@ pub(crate) struct BroadcastRow {
     pub role: String,
     pub notification_sent: bool,
     pub notification_error: Option<String>,
+    /// The reviewer's answer to a quorum request, as JSON.
+    pub answer: Option<String>,
+    pub answered_at: Option<NaiveDateTime>,
 }
 
 impl BroadcastRow {
@@ -191,6 +198,8 @@ impl BroadcastRow {
                 role: b.role.clone(),
                 notification_sent: b.notification_sent,
                 notification_error: b.notification_error.clone(),
+                answer: b.answer.as_ref().map(|a| to_json_text(&a.response_data)),
+                answered_at: b.answer.as_ref().map(|a| to_db_time(a.response_at)),
             })
             .collect()
     }
@@ -202,6 +211,13 @@ impl BroadcastRow {
             role: self.role,
             notification_sent: self.notification_sent,
             notification_error: self.notification_error,
+            answer: match (self.answer, self.answered_at) {
+                (Some(answer), Some(at)) => Some(Answer {
+                    response_data: from_json_text("answer", &answer)?,
+                    response_at: from_db_time(at),
+                }),
+                _ => None,
+            },
         })
     }
 }
@@ -254,6 +270,8 @@ pub(crate) struct RequestRow {
     pub tags: Option<String>,
     /// `{"key_id", "signed", "signature"}`; NULL until there is a decision.
     pub receipt: Option<String>,
+    /// `{"count", "rule", "exclude_requester"}`; NULL when one answer decides.
+    pub quorum: Option<String>,
 }
 
 fn enum_value<T>(
@@ -322,6 +340,7 @@ impl RequestRow {
                     "signature": receipt.signature,
                 }))
             }),
+            quorum: r.quorum.map(|q| to_json_text(&q.to_value())),
         }
     }
 
@@ -410,9 +429,18 @@ impl RequestRow {
                 }
                 None => None,
             },
+            quorum: quorum_of("quorum", self.quorum.as_deref())?,
             created_at,
             updated_at: from_db_time(self.updated_at),
             version: self.version,
         }))
     }
+}
+
+/// A stored quorum, from its JSON text (NULL: none).
+pub(crate) fn quorum_of(what: &str, text: Option<&str>) -> Result<Option<Quorum>, DbError> {
+    let Some(value) = from_json_opt(what, text)? else {
+        return Ok(None);
+    };
+    Quorum::parse(Some(&value), None).map_err(|_| corrupt(what, text.unwrap_or_default()))
 }

@@ -52,7 +52,7 @@ fn one_request(conn: &mut Conn, id: &str) -> Result<Option<ReviewRequest>, DbErr
 /// error, so it cannot spoil the rest of a transaction.
 fn write_if_unchanged(
     conn: &mut Conn,
-    row: &RequestRow,
+    (row, answers): &(RequestRow, Vec<BroadcastRow>),
     events: &[Event],
     silent_change: &AuditRecord,
 ) -> Result<bool, DbError> {
@@ -67,6 +67,20 @@ fn write_if_unchanged(
     if changed == 0 {
         return Ok(false);
     }
+    // A reviewer's answer is written once; the version check above already
+    // makes sure it was given to the state now stored.
+    for answer in answers {
+        diesel::update(
+            request_broadcasts::table
+                .find((&answer.request_id, &answer.user_id))
+                .filter(request_broadcasts::answered_at.is_null()),
+        )
+        .set((
+            request_broadcasts::answer.eq(&answer.answer),
+            request_broadcasts::answered_at.eq(answer.answered_at),
+        ))
+        .execute(conn)?;
+    }
     changes::request_changed(conn, &row.id)?;
     outbox::append(conn, events)?;
     // A change without an event (a release, an edit, feedback) is logged
@@ -75,6 +89,19 @@ fn write_if_unchanged(
         super::audit::append(conn, std::slice::from_ref(silent_change))?;
     }
     Ok(true)
+}
+
+/// A request's row, and the broadcast entries that hold quorum answers.
+fn rows_of(request: &ReviewRequest) -> (RequestRow, Vec<BroadcastRow>) {
+    let answers = if request.quorum.is_some() {
+        BroadcastRow::from_domain(request)
+            .into_iter()
+            .filter(|b| b.answer.is_some())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    (RequestRow::from_domain(request), answers)
 }
 
 /// Attaches each request's broadcast entries, in the order they were sent.
@@ -164,6 +191,8 @@ fn inbox_query(
         .filter(loop_members::user_id.eq(user.clone()))
         .filter(loop_members::status.eq("active"))
         .filter(sql::<Bool>(OPEN_CONDITION_QUALIFIED))
+        // A quorum request the reviewer answered is no longer theirs to act on.
+        .filter(request_broadcasts::answered_at.is_null())
         .filter(
             requests::status
                 .eq("pending")
@@ -310,7 +339,7 @@ impl RequestStore for SqlStore {
         request: &ReviewRequest,
         events: &[Event],
     ) -> Result<(), StoreError> {
-        let row = RequestRow::from_domain(request);
+        let row = rows_of(request);
         let events = events.to_vec();
         let record = AuditRecord::of_request_change(request);
         self.db
@@ -318,7 +347,7 @@ impl RequestStore for SqlStore {
                 if write_if_unchanged(conn, &row, &events, &record)? {
                     return Ok(());
                 }
-                let exists: i64 = requests::table.find(&row.id).count().get_result(conn)?;
+                let exists: i64 = requests::table.find(&row.0.id).count().get_result(conn)?;
                 Err(if exists > 0 {
                     StoreError::Conflict("request changed since it was read".into())
                 } else {
@@ -333,11 +362,11 @@ impl RequestStore for SqlStore {
         &self,
         changes: &[(ReviewRequest, Vec<Event>)],
     ) -> Result<Vec<bool>, StoreError> {
-        let changes: Vec<(RequestRow, Vec<Event>, AuditRecord)> = changes
+        let changes: Vec<((RequestRow, Vec<BroadcastRow>), Vec<Event>, AuditRecord)> = changes
             .iter()
             .map(|(request, events)| {
                 (
-                    RequestRow::from_domain(request),
+                    rows_of(request),
                     events.clone(),
                     AuditRecord::of_request_change(request),
                 )

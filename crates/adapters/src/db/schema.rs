@@ -57,6 +57,7 @@ diesel::table! {
         updated_at -> Timestamp,
         slack_webhook_url -> Nullable<Text>,
         reminders -> Bool,
+        policy -> Nullable<Text>,
     }
 }
 
@@ -134,6 +135,7 @@ diesel::table! {
         reminded_at -> Nullable<Timestamp>,
         tags -> Nullable<Text>,
         receipt -> Nullable<Text>,
+        quorum -> Nullable<Text>,
     }
 }
 
@@ -171,6 +173,8 @@ diesel::table! {
         role -> Text,
         notification_sent -> Bool,
         notification_error -> Nullable<Text>,
+        answer -> Nullable<Text>,
+        answered_at -> Nullable<Timestamp>,
     }
 }
 

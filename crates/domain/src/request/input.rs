@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::fields::{ContentType, Platform, Priority, ProcessingType};
+use super::quorum::Quorum;
 use crate::error::ValidationError;
 use crate::form::Form;
 use crate::response::{ResponseConfig, ResponseType};
@@ -49,6 +50,11 @@ pub struct RequestInput {
     pub metadata: Option<Value>,
     /// Labels of the requester's own: at most 20 texts of 1 to 50 characters.
     pub tags: Option<Value>,
+    /// `{"count", "rule", "exclude_requester"}`: answers from several
+    /// reviewers; `Null` declines the loop's default quorum.
+    pub quorum: Option<Value>,
+    /// Whether the requester is kept from answering a quorum request.
+    pub exclude_requester: Option<Value>,
 }
 
 /// The most tags a request may carry.
@@ -118,6 +124,28 @@ pub struct ValidRequest {
     pub metadata: Option<Value>,
     /// Labels of the requester's own.
     pub tags: Vec<String>,
+    /// The quorum the request asked for, if any.
+    pub quorum: Option<Quorum>,
+    /// `exclude_requester` as given, which also applies to a quorum taken
+    /// from the loop.
+    pub exclude_requester: Option<bool>,
+    /// `quorum: null` was sent: the first answer decides, whatever the
+    /// loop's default.
+    pub no_quorum: bool,
+}
+
+impl ValidRequest {
+    /// Settles the quorum: the request's own, else the loop's default
+    /// (with the request's `exclude_requester`, if it gave one).
+    pub fn with_loop_quorum(mut self, loop_default: Option<Quorum>) -> Self {
+        if self.quorum.is_none() && !self.no_quorum {
+            self.quorum = loop_default.map(|q| Quorum {
+                exclude_requester: self.exclude_requester.unwrap_or(q.exclude_requester),
+                ..q
+            });
+        }
+        self
+    }
 }
 
 /// A change to a pending request. `Some(Value::Null)` clears `context` or
@@ -294,6 +322,14 @@ impl RequestInput {
         let tags = errors
             .collect(parse_tags(self.tags.as_ref()))
             .unwrap_or_default();
+        let quorum = errors
+            .collect(Quorum::parse(
+                self.quorum.as_ref(),
+                self.exclude_requester.as_ref(),
+            ))
+            .flatten();
+        let exclude_requester = self.exclude_requester.as_ref().and_then(Value::as_bool);
+        let no_quorum = self.quorum.as_ref().is_some_and(Value::is_null);
 
         errors.into_result()?;
         match (
@@ -332,6 +368,9 @@ impl RequestInput {
                 callback_url,
                 metadata,
                 tags,
+                quorum,
+                exclude_requester,
+                no_quorum,
             }),
             // Every `None` above recorded an error, so this arm is unreachable
             // in practice; it stays a validation error rather than a panic.

@@ -84,6 +84,7 @@ impl ReviewRequest {
             cancelled_at: None,
             feedback: None,
             receipt: None,
+            quorum: fields.quorum,
             created_at: now,
             updated_at: now,
             version: 0,
@@ -125,9 +126,14 @@ impl ReviewRequest {
     }
 
     /// A reviewer claims the request. Returns `false` when `by` already
-    /// holds the claim (claiming twice changes nothing).
+    /// holds the claim (claiming twice changes nothing). A request that
+    /// needs a quorum is never claimed: one reviewer's claim would keep the
+    /// others from answering.
     pub fn claim(&mut self, by: UserId, now: DateTime<Utc>) -> Result<bool, TransitionError> {
         self.ensure_open()?;
+        if self.quorum.is_some() {
+            return Err(TransitionError::QuorumNotClaimable);
+        }
         self.ensure_not_claimed_by_other(&by)?;
         if self.status == RequestStatus::Claimed {
             return Ok(false);
@@ -155,26 +161,147 @@ impl ReviewRequest {
 
     /// A reviewer answers: from pending (the claim is implied) or from a
     /// claim `by` holds. The answer must fit the request's configuration.
+    /// Returns whether the request is now decided: always for a request
+    /// one reviewer decides; for a quorum, once the answers make a decision
+    /// (see [`ReviewRequest::answer_for_quorum`]).
     pub fn respond(
         &mut self,
         by: UserId,
         answer: Value,
         now: DateTime<Utc>,
-    ) -> Result<(), ChangeError> {
+    ) -> Result<bool, ChangeError> {
         self.ensure_open()?;
+        if let Some(quorum) = self.quorum {
+            return self.answer_for_quorum(quorum, by, answer, now);
+        }
         self.ensure_not_claimed_by_other(&by)?;
         Form::single(self.config()?).validate("response_data", &answer, &Map::new())?;
         if self.claimed_by.is_none() {
             self.record.claimed_by = Some(by);
             self.record.claimed_at = Some(now);
         }
+        self.decide(by, answer, now);
+        Ok(true)
+    }
+
+    /// One reviewer's answer to a quorum request: each reviewer it was sent
+    /// to answers once (the requester not at all, unless the quorum says
+    /// so), and the answer that completes the quorum decides the request.
+    fn answer_for_quorum(
+        &mut self,
+        quorum: super::Quorum,
+        by: UserId,
+        answer: Value,
+        now: DateTime<Utc>,
+    ) -> Result<bool, ChangeError> {
+        if quorum.exclude_requester && by == self.creator_id {
+            return Err(TransitionError::RequesterExcluded.into());
+        }
+        let entry = self
+            .broadcasted_to
+            .iter()
+            .position(|b| b.user_id == by)
+            .ok_or(TransitionError::NotSentToYou)?;
+        if self.broadcasted_to[entry].answer.is_some() {
+            return Err(TransitionError::AlreadyAnswered.into());
+        }
+        Form::single(self.config()?).validate("response_data", &answer, &Map::new())?;
+        self.record.broadcasted_to[entry].answer = Some(super::Answer {
+            response_data: answer,
+            response_at: now,
+        });
+        self.record.updated_at = now;
+        let answers = self
+            .broadcasted_to
+            .iter()
+            .filter_map(|b| b.answer.as_ref().map(|a| &a.response_data));
+        match quorum.decide(answers) {
+            Some(decided) => {
+                self.decide(by, decided, now);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn decide(&mut self, by: UserId, answer: Value, now: DateTime<Utc>) {
         self.record.status = RequestStatus::Completed;
         self.record.response_by = Some(by);
         self.record.response_at = Some(now);
         self.record.response_data = Some(answer);
         self.record.response_time_seconds = Some(seconds_between(self.created_at, now));
         self.record.updated_at = now;
-        Ok(())
+    }
+
+    /// Every answer given, oldest first: each quorum answer, or the one
+    /// answer of a request its first reviewer decided.
+    pub fn responses(&self) -> Vec<super::Response<'_>> {
+        if self.quorum.is_some() {
+            let mut answers: Vec<super::Response<'_>> = self
+                .broadcasted_to
+                .iter()
+                .filter_map(|b| {
+                    b.answer.as_ref().map(|a| super::Response {
+                        user_id: b.user_id,
+                        email: &b.email,
+                        response_data: &a.response_data,
+                        response_at: a.response_at,
+                    })
+                })
+                .collect();
+            answers.sort_by_key(|a| a.response_at);
+            return answers;
+        }
+        match (&self.response_by, &self.response_data, self.response_at) {
+            (Some(by), Some(data), Some(at)) => self
+                .broadcasted_to
+                .iter()
+                .find(|b| &b.user_id == by)
+                .map(|b| super::Response {
+                    user_id: b.user_id,
+                    email: &b.email,
+                    response_data: data,
+                    response_at: at,
+                })
+                .into_iter()
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether `user` has answered this request.
+    pub fn has_answered(&self, user: &UserId) -> bool {
+        self.responses().iter().any(|r| &r.user_id == user)
+    }
+
+    /// Whether `user` may still answer: it was sent the request, which is
+    /// open, not held by someone else, not already answered by `user`, and
+    /// (for a quorum that excludes its requester) not `user`'s own.
+    pub fn may_answer(&self, user: &UserId) -> bool {
+        let held_by_other = self.status == RequestStatus::Claimed && self.claimed_by != Some(*user);
+        let excluded = self
+            .quorum
+            .is_some_and(|q| q.exclude_requester && &self.creator_id == user);
+        self.status.is_open()
+            && self.was_broadcast_to(user)
+            && !held_by_other
+            && !excluded
+            && !self.has_answered(user)
+    }
+
+    /// Refuses a quorum its reviewers can never reach: more answers than
+    /// there are reviewers it was sent to (less the requester, when it may
+    /// not answer).
+    pub fn check_quorum(&self) -> Result<(), ValidationError> {
+        let Some(quorum) = self.quorum else {
+            return Ok(());
+        };
+        let eligible = self
+            .broadcasted_to
+            .iter()
+            .filter(|b| !(quorum.exclude_requester && b.user_id == self.creator_id))
+            .count();
+        quorum.check_reachable(eligible)
     }
 
     /// When a reminder is due: with a quarter of the time between creation

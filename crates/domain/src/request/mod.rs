@@ -5,6 +5,7 @@ mod audience;
 mod fields;
 pub(crate) mod input;
 mod lifecycle;
+mod quorum;
 
 pub use audience::Audience;
 pub use fields::{ContentType, Platform, Priority, ProcessingType, RequestStatus};
@@ -12,6 +13,7 @@ pub use input::{
     RequestInput, RequestPatch, ValidRequest, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS,
 };
 pub use lifecycle::ChangeError;
+pub use quorum::{Answer, Quorum, QuorumRule, Response, MAX_QUORUM};
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -32,6 +34,9 @@ pub struct BroadcastEntry {
     pub notification_sent: bool,
     /// Why the notification failed, if it did.
     pub notification_error: Option<String>,
+    /// The reviewer's answer to a request that needs a quorum (a request
+    /// one reviewer decides keeps its answer in `response_data` instead).
+    pub answer: Option<Answer>,
 }
 
 /// The requester's rating of a completed request.
@@ -181,6 +186,9 @@ pub struct RequestRecord {
     pub feedback: Option<Feedback>,
     /// The signed statement of the decision, once there is one.
     pub receipt: Option<crate::receipt::Receipt>,
+    /// How many reviewers must answer, and how their answers decide; none
+    /// when the first answer decides.
+    pub quorum: Option<Quorum>,
     /// When it was created.
     pub created_at: DateTime<Utc>,
     /// When it last changed.

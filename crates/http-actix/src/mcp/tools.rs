@@ -219,6 +219,9 @@ impl Tools {
                 callback_url: args.callback_url,
                 metadata: args.metadata,
                 tags: args.tags.map(|tags| json!(tags)),
+                // The loop's default quorum applies.
+                quorum: None,
+                exclude_requester: None,
             };
             let created = self
                 .state

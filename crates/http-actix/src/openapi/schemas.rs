@@ -266,6 +266,42 @@ fn loops(put: &mut Put) {
                 "active_count": {"type": "integer"},
                 "created_at": time(), "updated_at": time(),
                 "slack_configured": {"type": "boolean"}, "reminders": {"type": "boolean"},
+                "quorum": nullable(reference("Quorum")),
+            }),
+        ),
+    );
+    put(
+        "Quorum",
+        json!({
+            "type": "object",
+            "description": "How many reviewers must answer and how their answers decide: `all_agree` when `count` reviewers gave the same answer; `majority` when `count` answers are in and one answer is the most common (a tie waits for one more). With `exclude_requester` (default true) the request's creator may not answer.",
+            "required": ["count"],
+            "properties": {
+                "count": {"type": "integer", "minimum": 1, "maximum": 100},
+                "rule": {"type": "string", "enum": ["all_agree", "majority"], "default": "all_agree"},
+                "exclude_requester": {"type": "boolean", "default": true},
+            },
+            "example": {"count": 2, "rule": "all_agree"},
+        }),
+    );
+    put(
+        "QuorumState",
+        object(
+            &["count", "rule", "exclude_requester", "answered"],
+            json!({
+                "count": {"type": "integer"},
+                "rule": {"type": "string", "enum": ["all_agree", "majority"]},
+                "exclude_requester": {"type": "boolean"},
+                "answered": {"type": "integer", "description": "How many reviewers have answered."},
+            }),
+        ),
+    );
+    put(
+        "ReviewerAnswer",
+        object(
+            &["user_id", "email", "response_data", "response_at"],
+            json!({
+                "user_id": id(), "email": text(), "response_data": {}, "response_at": time(),
             }),
         ),
     );
@@ -389,6 +425,9 @@ fn requests(put: &mut Put) {
                 "cancelled_at": nullable(time()),
                 "feedback": nullable(reference("Feedback")),
                 "receipt": nullable(reference("Receipt")),
+                "quorum": nullable(reference("QuorumState")),
+                "responses": {"type": "array", "items": reference("ReviewerAnswer"),
+                              "description": "Every answer, oldest first; a reviewer sees only its own."},
                 "created_at": time(), "updated_at": time(),
             },
         }),
@@ -502,6 +541,8 @@ fn request_bodies(put: &mut Put) {
         "callback_url": {"type": "string", "format": "uri"},
         "metadata": {"type": "object"},
         "tags": array(text()),
+        "quorum": nullable(reference("Quorum")),
+        "exclude_requester": {"type": "boolean", "description": "Whether the requester is kept from answering (default true); also applies to the loop's default quorum."},
     });
     let mut in_loop = request_fields.clone();
     if let Some(map) = in_loop.as_object_mut() {
@@ -572,6 +613,7 @@ fn request_bodies(put: &mut Put) {
         json!({"type": "object", "properties": {
             "name": text(), "description": nullable(text()), "icon": text(),
             "slack_webhook_url": nullable(text()), "reminders": {"type": "boolean"},
+            "quorum": nullable(reference("Quorum")),
         }}),
     );
     put(

@@ -5,12 +5,12 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use reviewloop_domain::LoopId;
 use reviewloop_service::LoopPatch;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::once::once;
 use super::views::{invite_json, loop_json};
 use crate::auth::Caller;
-use crate::body::{id, present_text, Body};
+use crate::body::{id, present, present_text, Body};
 use crate::envelope::{ok, ok_body};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -84,6 +84,8 @@ pub(super) struct UpdateLoop {
     #[serde(default, deserialize_with = "present_text")]
     slack_webhook_url: Option<Option<String>>,
     reminders: Option<bool>,
+    #[serde(default, deserialize_with = "present")]
+    quorum: Option<Value>,
 }
 
 pub(super) async fn update(
@@ -98,6 +100,7 @@ pub(super) async fn update(
         icon: body.icon,
         slack_webhook_url: body.slack_webhook_url,
         reminders: body.reminders,
+        quorum: body.quorum,
     };
     let lp = state
         .loops

@@ -41,6 +41,9 @@ pub(super) struct CreateRequest {
     callback_url: Option<String>,
     metadata: Option<Value>,
     tags: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    quorum: Option<Value>,
+    exclude_requester: Option<Value>,
 }
 
 impl CreateRequest {
@@ -61,6 +64,8 @@ impl CreateRequest {
             callback_url: self.callback_url,
             metadata: self.metadata,
             tags: self.tags,
+            quorum: self.quorum,
+            exclude_requester: self.exclude_requester,
         }
     }
 }

@@ -26,6 +26,7 @@ fn request(kit: &Kit, lp: &reviewloop_domain::Loop) -> ReviewRequest {
             role: "member".into(),
             notification_sent: false,
             notification_error: None,
+            answer: None,
         },
         BroadcastEntry {
             user_id: kit.user_id(2),
@@ -33,6 +34,7 @@ fn request(kit: &Kit, lp: &reviewloop_domain::Loop) -> ReviewRequest {
             role: "member".into(),
             notification_sent: false,
             notification_error: Some("not notified: urgent only".into()),
+            answer: None,
         },
     ];
     ReviewRequest::restore(record)

@@ -101,7 +101,7 @@ impl RequestService {
     }
 
     /// Applies `change` and writes the result with its events, retrying on
-    /// a lost race. `change` returns the events to emit (none: nothing to write).
+    /// a lost race. `change` returns the events to emit, in order.
     async fn change<F>(
         &self,
         caller: &Principal,
@@ -110,14 +110,17 @@ impl RequestService {
         mut change: F,
     ) -> Result<ReviewRequest, ServiceError>
     where
-        F: FnMut(
-            &mut ReviewRequest,
-            &Loop,
-            DateTime<Utc>,
-        ) -> Result<Option<EventType>, ServiceError>,
+        F: FnMut(&mut ReviewRequest, &Loop, DateTime<Utc>) -> Result<Vec<EventType>, ServiceError>,
     {
-        for _ in 0..WRITE_ATTEMPTS {
+        let (mut attempt, mut attempts) = (0, WRITE_ATTEMPTS);
+        while attempt < attempts {
+            attempt += 1;
             let (mut request, lp) = self.load(caller, id, actor).await?;
+            // Every race lost means another write landed. Each reviewer
+            // answers a quorum request once, so racing answers can beat this
+            // one at most once per reviewer: that many more tries always
+            // suffice for it to land or be refused for a reason.
+            attempts = WRITE_ATTEMPTS + request.broadcasted_to.len();
             let now = self.ports.clock.now();
             // Only an active member's claim counts: one left behind by a
             // removed member is void, so the request is open to others.
@@ -126,8 +129,9 @@ impl RequestService {
                     request.release(holder, now)?;
                 }
             }
-            let event_type = change(&mut request, &lp, now)?;
-            let events: Vec<Event> = event_type
+            let event_types = change(&mut request, &lp, now)?;
+            let events: Vec<Event> = event_types
+                .into_iter()
                 .map(|kind| {
                     let reviewer = matches!(actor, Actor::Reviewer)
                         .then_some((&caller.user_id, &caller.email));
@@ -140,7 +144,6 @@ impl RequestService {
                         now,
                     )
                 })
-                .into_iter()
                 .collect();
             match self.ports.requests.update_request(&request, &events).await {
                 Ok(()) => {
@@ -183,7 +186,7 @@ impl RequestService {
             .await?
             .filter(|lp| lp.is_visible_to(&caller.user_id))
             .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))?;
-        let fields = input.validate()?;
+        let fields = input.validate()?.with_loop_quorum(lp.quorum);
         if let Some(url) = &fields.callback_url {
             self.ports.check_target("callback_url", url).await?;
         }
@@ -199,6 +202,7 @@ impl RequestService {
             broadcasts,
             now,
         );
+        request.check_quorum()?;
         let event = wire::request_event(
             self.ports.event_id(now),
             EventType::RequestCreated,
@@ -362,7 +366,7 @@ impl RequestService {
         caller.require(Permission::RequestsWrite)?;
         self.change(caller, id, Actor::Requester, |request, _, now| {
             request.update(patch.clone(), now)?;
-            Ok(None)
+            Ok(Vec::new())
         })
         .await
     }
@@ -377,7 +381,7 @@ impl RequestService {
         caller.require(Permission::RequestsWrite)?;
         self.change(caller, id, Actor::Requester, |request, _, now| {
             request.cancel(now)?;
-            Ok(Some(EventType::RequestCancelled))
+            Ok(vec![EventType::RequestCancelled])
         })
         .await
     }
@@ -393,7 +397,7 @@ impl RequestService {
         caller.require(Permission::RequestsWrite)?;
         self.change(caller, id, Actor::Requester, |request, _, now| {
             request.record_feedback(input.clone(), now)?;
-            Ok(None)
+            Ok(Vec::new())
         })
         .await
     }
@@ -416,7 +420,7 @@ impl RequestService {
                 comment.clone(),
             );
             request.record_feedback(input, now)?;
-            Ok(None)
+            Ok(Vec::new())
         })
         .await
     }
@@ -457,7 +461,11 @@ impl RequestService {
         caller.require(Permission::RequestsWrite)?;
         let by = caller.user_id;
         self.change(caller, id, Actor::Reviewer, |request, _, now| {
-            Ok(request.claim(by, now)?.then_some(EventType::RequestClaimed))
+            Ok(request
+                .claim(by, now)?
+                .then_some(EventType::RequestClaimed)
+                .into_iter()
+                .collect())
         })
         .await
     }
@@ -473,12 +481,16 @@ impl RequestService {
         let by = caller.user_id;
         self.change(caller, id, Actor::Reviewer, |request, _, now| {
             request.release(by, now)?;
-            Ok(None)
+            Ok(Vec::new())
         })
         .await
     }
 
     /// Answers a request: from pending, or from a claim the caller holds.
+    /// An answer to a quorum request fires `request.answered`; the answer
+    /// that decides a request (the only one, without a quorum) also fires
+    /// `request.completed` and seals the receipt, in the same write, so
+    /// among racing last answers exactly one decides.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn respond(
         &self,
@@ -493,9 +505,17 @@ impl RequestService {
         let by = caller.user_id;
         let sealer = self.ports.receipts.sealer().await?;
         self.change(caller, id, Actor::Reviewer, |request, _, now| {
-            request.respond(by, answer.clone(), now)?;
-            sealer.seal(request);
-            Ok(Some(EventType::RequestCompleted))
+            let quorum = request.quorum.is_some();
+            let decided = request.respond(by, answer.clone(), now)?;
+            let mut events = Vec::with_capacity(2);
+            if quorum {
+                events.push(EventType::RequestAnswered);
+            }
+            if decided {
+                sealer.seal(request);
+                events.push(EventType::RequestCompleted);
+            }
+            Ok(events)
         })
         .await
     }

@@ -34,6 +34,7 @@ pub(crate) fn a_request(kit: &Kit) -> ReviewRequest {
             role: "member".into(),
             notification_sent: true,
             notification_error: None,
+            answer: None,
         })
         .collect();
     ReviewRequest::create(
@@ -515,4 +516,157 @@ async fn rating_keeps_the_feedback_the_api_gave() {
     let feedback = rated.feedback.as_ref().unwrap();
     assert_eq!(feedback.comment.as_deref(), Some("right"));
     assert_eq!(feedback.accuracy, Some(4.0));
+}
+
+/// `a_request`, but needing `quorum`.
+fn quorum_request(kit: &Kit, quorum: serde_json::Value) -> ReviewRequest {
+    let mut record = a_request(kit).into_record();
+    record.quorum = Some(
+        reviewloop_domain::Quorum::parse(Some(&quorum), None)
+            .unwrap()
+            .unwrap(),
+    );
+    ReviewRequest::restore(record)
+}
+
+fn kinds(events: &[Event]) -> Vec<EventType> {
+    events.iter().map(|e| e.event_type).collect()
+}
+
+#[tokio::test]
+async fn a_quorum_answer_is_recorded_and_only_the_deciding_one_completes() {
+    let mut kit = Kit::new();
+    let request = quorum_request(&kit, json!({"count": 2}));
+    let id = request.id;
+    let mut answered = request.clone();
+    answered
+        .respond(kit.user_id(2), json!("yes"), kit.now)
+        .unwrap();
+    answered.written();
+    serve(&mut kit, request, Some(answered));
+    kit.requests
+        .expect_update_request()
+        .withf(|r, events| {
+            r.status == RequestStatus::Pending
+                && r.receipt.is_none()
+                && kinds(events) == [EventType::RequestAnswered]
+        })
+        .times(1)
+        .returning(|_, _| Ok(()));
+    kit.requests
+        .expect_update_request()
+        .withf(|r, events| {
+            r.status == RequestStatus::Completed
+                && r.receipt.is_some()
+                && r.responses().len() == 2
+                && kinds(events) == [EventType::RequestAnswered, EventType::RequestCompleted]
+        })
+        .times(1)
+        .returning(|_, _| Ok(()));
+    let (requester, first, second) = (kit.principal(1), kit.principal(2), kit.principal(3));
+    let svc = service(kit);
+    let waiting = svc.respond(&first, &id, Some(json!("yes"))).await.unwrap();
+    assert_eq!(waiting.status, RequestStatus::Pending);
+    assert!(waiting.has_answered(&first.user_id));
+    // From here on the store serves the state with the first answer.
+    let err = svc
+        .respond(&first, &id, Some(json!("no")))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ServiceError::Conflict(m) if m.contains("already answered")));
+    assert!(matches!(
+        svc.claim(&second, &id).await,
+        Err(ServiceError::Conflict(m)) if m.contains("without claiming")
+    ));
+    let done = svc.respond(&second, &id, Some(json!("yes"))).await.unwrap();
+    assert_eq!(done.response_data, Some(json!("yes")));
+    assert_eq!(done.response_by, Some(second.user_id));
+    crate::receipts::tests::assert_verifies(&done);
+    // The requester is a member of its loop, but not one of its quorum.
+    let err = svc
+        .respond(&requester, &id, Some(json!("yes")))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ServiceError::Forbidden(m) if m.contains("requester may not")));
+}
+
+#[tokio::test]
+async fn racing_quorum_answers_retry_and_the_loser_decides_on_fresh_state() {
+    let mut kit = Kit::new();
+    let request = quorum_request(&kit, json!({"count": 2, "rule": "majority"}));
+    let id = request.id;
+    let mut other = request.clone();
+    other.respond(kit.user_id(2), json!("no"), kit.now).unwrap();
+    other.written();
+    serve(&mut kit, request, Some(other));
+    let writes = Arc::new(AtomicUsize::new(0));
+    kit.requests
+        .expect_update_request()
+        .returning(move |r, events| {
+            // The first write lost to user 2's answer; the retry, made from
+            // the state that holds it, is a 1-1 tie and decides nothing.
+            match writes.fetch_add(1, Ordering::SeqCst) {
+                0 => Err(StoreError::Conflict("changed".into())),
+                _ => {
+                    assert_eq!(r.responses().len(), 2);
+                    assert_eq!(r.status, RequestStatus::Pending, "a tie stays open");
+                    assert_eq!(kinds(events), [EventType::RequestAnswered]);
+                    Ok(())
+                }
+            }
+        });
+    let answer = service(kit)
+        .respond(&Kit::new().principal(3), &id, Some(json!("yes")))
+        .await
+        .unwrap();
+    assert_eq!(answer.responses().len(), 2);
+}
+
+#[tokio::test]
+async fn a_loop_default_quorum_applies_and_must_be_reachable() {
+    let mut kit = Kit::new();
+    let mut lp = kit.a_loop(&[2, 3], &[]);
+    let q = |count: u32| {
+        reviewloop_domain::Quorum::parse(Some(&json!({"count": count})), None)
+            .unwrap()
+            .unwrap()
+    };
+    lp.set_default_quorum(Some(q(2)), kit.now).unwrap();
+    assert_eq!(
+        lp.clone()
+            .set_default_quorum(Some(q(3)), kit.now)
+            .unwrap_err()
+            .errors[0]
+            .field,
+        "quorum.count",
+        "three members, one of them the requester"
+    );
+    let loop_id = lp.id;
+    kit.loops
+        .expect_loop_by_id()
+        .returning(move |_| Ok(Some(lp.clone())));
+    kit.requests
+        .expect_insert_request()
+        .withf(|r, _| {
+            r.quorum
+                .is_some_and(|q| q.count == 2 && q.exclude_requester)
+        })
+        .times(1)
+        .returning(|_, _| Ok(()));
+    let caller = kit.principal(1);
+    let svc = service(kit);
+    svc.create(&caller, &loop_id, input(), None).await.unwrap();
+    // Its own quorum beats the loop's, and is checked against its reviewers.
+    let too_many = RequestInput {
+        quorum: Some(json!({"count": 3, "rule": "majority"})),
+        ..input()
+    };
+    let err = svc
+        .create(&caller, &loop_id, too_many, None)
+        .await
+        .unwrap_err();
+    match err {
+        ServiceError::Invalid(e) => assert_eq!(e.errors[0].field, "quorum.count"),
+        other => panic!("expected a 400, got {other:?}"),
+    }
 }

@@ -52,6 +52,8 @@ pub struct LoopView<'a> {
     /// Whether new requests are posted to Slack; the URL itself is a secret.
     slack_configured: bool,
     reminders: bool,
+    /// The quorum of new requests that ask for none.
+    quorum: Option<Value>,
 }
 
 impl<'a> LoopView<'a> {
@@ -72,6 +74,7 @@ impl<'a> LoopView<'a> {
             updated_at: &lp.updated_at,
             slack_configured: lp.slack_webhook_url.is_some(),
             reminders: lp.reminders,
+            quorum: lp.quorum.map(|q| q.to_value()),
         }
     }
 }

@@ -2,7 +2,9 @@
 //! borrowed request, with no intermediate JSON tree.
 
 use reviewloop_domain::receipt::RECEIPT_ALG;
-use reviewloop_domain::{Audience, BroadcastEntry, Feedback, Receipt, ReviewRequest, UserId};
+use reviewloop_domain::{
+    Audience, BroadcastEntry, Feedback, Quorum, Receipt, ReviewRequest, UserId,
+};
 use serde::ser::{Serialize, SerializeSeq, SerializeStruct, Serializer};
 
 /// A request as one audience may see it.
@@ -56,6 +58,44 @@ impl Serialize for Broadcasts<'_> {
     }
 }
 
+/// The answers an audience sees: every one for the requester; a reviewer
+/// only its own, so that no reviewer's answer leans on another's.
+struct Responses<'a>(&'a ReviewRequest, Audience<'a>);
+
+impl Serialize for Responses<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(None)?;
+        for r in self.0.responses() {
+            if let Audience::Reviewer(viewer) = self.1 {
+                if r.user_id != *viewer {
+                    continue;
+                }
+            }
+            seq.serialize_element(&serde_json::json!({
+                "user_id": r.user_id,
+                "email": r.email.as_str(),
+                "response_data": r.response_data,
+                "response_at": r.response_at,
+            }))?;
+        }
+        seq.end()
+    }
+}
+
+/// A request's quorum with how many answers are in.
+struct QuorumView<'a>(&'a Quorum, usize);
+
+impl Serialize for QuorumView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("Quorum", 4)?;
+        s.serialize_field("count", &self.0.count)?;
+        s.serialize_field("rule", self.0.rule.as_str())?;
+        s.serialize_field("exclude_requester", &self.0.exclude_requester)?;
+        s.serialize_field("answered", &self.1)?;
+        s.end()
+    }
+}
+
 /// The requester's feedback on a request.
 pub struct FeedbackView<'a>(pub &'a Feedback);
 
@@ -95,7 +135,7 @@ impl Serialize for RequestView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let r = self.request;
         let private = self.audience.sees_requester_fields();
-        let mut s = serializer.serialize_struct("ReviewRequest", 35)?;
+        let mut s = serializer.serialize_struct("ReviewRequest", 37)?;
         s.serialize_field("id", &r.id)?;
         s.serialize_field("loop_id", &r.loop_id)?;
         s.serialize_field("creator_id", &r.creator_id)?;
@@ -138,6 +178,13 @@ impl Serialize for RequestView<'_> {
         s.serialize_field("response_at", &r.response_at)?;
         s.serialize_field("response_data", &r.response_data)?;
         s.serialize_field("response_time_seconds", &r.response_time_seconds)?;
+        s.serialize_field(
+            "quorum",
+            &r.quorum
+                .as_ref()
+                .map(|q| QuorumView(q, r.responses().len())),
+        )?;
+        s.serialize_field("responses", &Responses(r, self.audience))?;
         s.serialize_field("cancelled_at", &r.cancelled_at)?;
         s.serialize_field("feedback", &r.feedback.as_ref().map(FeedbackView))?;
         s.serialize_field("receipt", &r.receipt.as_ref().map(ReceiptView))?;

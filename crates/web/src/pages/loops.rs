@@ -6,8 +6,10 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use base64::Engine as _;
 use maud::{html, Markup};
-use reviewloop_domain::{Loop, LoopId, MemberStatus, NotifyLevel, UserId};
+use reviewloop_domain::request::MAX_QUORUM;
+use reviewloop_domain::{Loop, LoopId, MemberStatus, NotifyLevel, QuorumRule, UserId};
 use reviewloop_service::LoopPatch;
+use serde_json::{json, Value};
 
 use crate::csrf::PersonForm;
 use crate::error::PageError;
@@ -261,6 +263,7 @@ async fn loop_page(
                     @let remind = if previous.get("name").is_some() { previous.checked("reminders") } else { lp.reminders };
                     label.check { input type="checkbox" name="reminders" value="true" checked[remind];
                         " Remind members of a request nobody has answered when a quarter of its time is left" }
+                    (quorum_fields(previous, lp))
                     button.primary type="submit" { "Save" }
                 }
             }
@@ -278,6 +281,64 @@ async fn loop_page(
         problems.status,
         layout::page(lp.name.as_str(), Some(person), Nav::Loops, body),
     ))
+}
+
+/// The loop's default quorum: how many reviewers answer its new requests.
+fn quorum_fields(previous: &FormData, lp: &Loop) -> Markup {
+    let edited = previous.get("name").is_some();
+    let count = if edited {
+        previous.text("quorum_count").to_owned()
+    } else {
+        lp.quorum.map(|q| q.count.to_string()).unwrap_or_default()
+    };
+    let rule = if edited {
+        previous.text("quorum_rule").to_owned()
+    } else {
+        lp.quorum
+            .map_or(QuorumRule::AllAgree, |q| q.rule)
+            .as_str()
+            .to_owned()
+    };
+    let exclude = if edited {
+        previous.checked("quorum_exclude_requester")
+    } else {
+        lp.quorum.is_none_or(|q| q.exclude_requester)
+    };
+    html! {
+        fieldset.quorum-policy {
+            legend { "Quorum of new requests" }
+            label { "Answers needed"
+                input type="number" name="quorum_count" min="1" max=(MAX_QUORUM) step="1"
+                    value=(count) placeholder="1"; }
+            label { "Decided when"
+                select name="quorum_rule" {
+                    option value="all_agree" selected[rule == "all_agree"] { "that many reviewers give the same answer" }
+                    option value="majority" selected[rule == "majority"] { "that many have answered, by the most common answer" }
+                }
+            }
+            label.check { input type="checkbox" name="quorum_exclude_requester" value="true" checked[exclude];
+                " The member who sends a request may not answer it" }
+            p.hint { "Leave the number empty for the first answer to decide. A request can ask for its own quorum." }
+        }
+    }
+}
+
+/// The quorum the edit form asks for, as the API would take it: `null`
+/// for none; a count that is not a number is passed on for the service to
+/// name.
+fn quorum_of_form(f: &FormData) -> Value {
+    let count = f.text("quorum_count").trim();
+    if count.is_empty() {
+        return Value::Null;
+    }
+    let count = count
+        .parse::<u64>()
+        .map_or_else(|_| Value::from(count), Value::from);
+    json!({
+        "count": count,
+        "rule": f.text("quorum_rule"),
+        "exclude_requester": f.checked("quorum_exclude_requester"),
+    })
 }
 
 /// `GET /app/loops/{id}`
@@ -334,6 +395,7 @@ pub(crate) async fn act(
                     .get("slack_webhook_url")
                     .map(|u| Some(u.trim().to_owned())),
                 reminders: Some(f.checked("reminders")),
+                quorum: Some(quorum_of_form(f)),
             };
             state.loops.update(who, &id, patch).await.map(|_| "saved")
         }

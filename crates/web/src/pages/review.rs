@@ -7,7 +7,9 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use chrono::Utc;
 use maud::{html, Markup};
-use reviewloop_domain::{ContentType, RequestId, RequestStatus, ReviewRequest, ReviewerHints};
+use reviewloop_domain::{
+    ContentType, QuorumRule, RequestId, RequestStatus, ReviewRequest, ReviewerHints,
+};
 use reviewloop_ports::InboxView;
 use serde_json::Value;
 
@@ -64,6 +66,52 @@ fn answer_text(value: &Value) -> String {
     }
 }
 
+/// Where a quorum stands: "2 of 3 approvals", whether I have answered
+/// (or may not, as its requester), and for the requester every answer.
+fn quorum_box(
+    r: &ReviewRequest,
+    me: &reviewloop_domain::UserId,
+    now: chrono::DateTime<Utc>,
+) -> Markup {
+    let Some(quorum) = r.quorum else {
+        return html! {};
+    };
+    let responses = r.responses();
+    let progress = quorum.progress(responses.iter().map(|a| a.response_data));
+    let mine = responses.iter().find(|a| &a.user_id == me);
+    let excluded = quorum.exclude_requester && &r.creator_id == me;
+    let rule = match quorum.rule {
+        QuorumRule::AllAgree => format!("Decided when {} reviewers give the same answer.", quorum.count),
+        QuorumRule::Majority => format!(
+            "Decided by the most common answer once {} reviewers have answered; a tie waits for one more.",
+            quorum.count
+        ),
+    };
+    html! {
+        section.quorum #quorum {
+            p.quorum-progress {
+                strong { (progress) " of " (quorum.count) " approvals" }
+                " · " (responses.len()) " answered"
+            }
+            p.hint { (rule) }
+            @if let Some(answer) = mine {
+                p.quorum-mine { "You answered " strong { (answer_text(answer.response_data)) } " " (layout::time(answer.response_at, now)) "." }
+            } @else if excluded {
+                p.quorum-mine { "You sent this request, so you may not answer it." }
+            } @else if r.status.is_open() && r.was_broadcast_to(me) {
+                p.quorum-mine { "You have not answered yet." }
+            }
+            @if r.creator_id == *me && !responses.is_empty() {
+                ul.quorum-answers {
+                    @for answer in &responses {
+                        li { (answer.email.as_str()) ": " strong { (answer_text(answer.response_data)) } " " (layout::time(answer.response_at, now)) }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Neighbours of this request in the reviewer's Available list, for `j`/`k`
 /// and the "next request" button.
 async fn neighbours(
@@ -109,7 +157,7 @@ async fn render(
     let reviewer = r.was_broadcast_to(&me);
     let requester = r.creator_id == me;
     let mine = r.claimed_by == Some(me) && r.status == RequestStatus::Claimed;
-    let can_answer = reviewer && (r.status == RequestStatus::Pending || mine);
+    let can_answer = r.may_answer(&me);
     let action = |what: &str| format!("/app/requests/{}/{what}", r.id);
     let config = r.config().ok();
     let body = html! {
@@ -144,6 +192,7 @@ async fn render(
                 }
             }
         }
+        @if r.quorum.is_some() { (quorum_box(r, &me, now)) }
         section.answer #answer-box {
             @if let Some(answer) = &r.response_data {
                 h2 { @if r.status == RequestStatus::Timeout { "Default answer (timed out)" } @else { "Answer" } }
@@ -151,6 +200,19 @@ async fn render(
                 @if r.response_by == Some(me) { p.hint { "You answered this request." } }
             } @else if r.status == RequestStatus::Cancelled {
                 p { "The requester cancelled this request." }
+            } @else if r.quorum.is_some() {
+                @if can_answer {
+                    h2 { "Your answer" }
+                    (view.problems.show())
+                    @if let Some(config) = &config {
+                        form.widget method="post" action=(action("respond")) data-type=(r.response_type.as_str()) {
+                            (csrf_field(person.csrf()))
+                            (widgets::widget(config, &ReviewerHints::of(&r.response_config), &view.previous))
+                        }
+                    }
+                } @else if reviewer {
+                    (view.problems.show())
+                }
             } @else if reviewer {
                 @if r.status == RequestStatus::Claimed && !mine {
                     p { "Another reviewer is working on this request." }

@@ -566,7 +566,71 @@ async fn request_facts_are_the_creators_since_a_time_in_a_loop_or_all(db: TestDb
         .is_empty());
 }
 
+async fn quorum_answers_are_kept_per_reviewer_and_leave_their_inbox(db: TestDb) {
+    let store = db.store();
+    let mut lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
+    let quorum = reviewloop_domain::Quorum::parse(Some(&json!({"count": 2})), None)
+        .unwrap()
+        .unwrap();
+    // A loop keeps its default quorum.
+    lp.set_default_quorum(Some(quorum), fixtures::at(2))
+        .unwrap();
+    store.update_loop(&lp).await.unwrap();
+    let loaded = store.loop_by_id(&lp.id).await.unwrap().unwrap();
+    assert_eq!(loaded.quorum, Some(quorum));
+
+    let mut record = fixtures::request(&lp, 20, "high", 0).into_record();
+    record.quorum = Some(quorum);
+    let mut request = ReviewRequest::restore(record);
+    store.insert_request(&request, &[]).await.unwrap();
+    assert_eq!(
+        store.request_by_id(&request.id).await.unwrap().unwrap(),
+        request
+    );
+
+    let (u2, u3) = (UserId::new(fixtures::oid(2)), UserId::new(fixtures::oid(3)));
+    let stale = request.clone();
+    assert!(!request.respond(u2, json!(7), fixtures::at(3)).unwrap());
+    store.update_request(&request, &[]).await.unwrap();
+    request.written();
+    let loaded = store.request_by_id(&request.id).await.unwrap().unwrap();
+    assert_eq!(loaded, request, "the answer is kept on u2's entry");
+    assert!(loaded.has_answered(&u2) && !loaded.has_answered(&u3));
+
+    let inbox = |user: UserId| {
+        let store = store.clone();
+        async move {
+            store
+                .inbox(&user, InboxView::Available, 50, 0)
+                .await
+                .unwrap()
+                .len()
+        }
+    };
+    assert_eq!(inbox(u2).await, 0, "answered: nothing left to act on");
+    assert_eq!(inbox(u3).await, 1);
+
+    // An answer made from the state before u2's loses, and writes nothing.
+    let mut late = stale;
+    late.respond(u3, json!(7), fixtures::at(4)).unwrap();
+    assert!(matches!(
+        store.update_request(&late, &[]).await,
+        Err(StoreError::Conflict(_))
+    ));
+    let loaded = store.request_by_id(&request.id).await.unwrap().unwrap();
+    assert!(!loaded.has_answered(&u3));
+
+    assert!(request.respond(u3, json!(7), fixtures::at(5)).unwrap());
+    store.update_request(&request, &[]).await.unwrap();
+    request.written();
+    let loaded = store.request_by_id(&request.id).await.unwrap().unwrap();
+    assert_eq!(loaded, request);
+    assert_eq!(loaded.status, RequestStatus::Completed);
+    assert_eq!(loaded.responses().len(), 2);
+}
+
 on_every_backend!(
+    quorum_answers_are_kept_per_reviewer_and_leave_their_inbox,
     request_facts_are_the_creators_since_a_time_in_a_loop_or_all,
     sweepers_share_the_due_requests_and_take_over_a_dead_ones,
     a_request_round_trips_with_every_field,

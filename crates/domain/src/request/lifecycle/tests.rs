@@ -23,6 +23,7 @@ fn request_with(input: RequestInput) -> ReviewRequest {
             role: "member".into(),
             notification_sent: true,
             notification_error: None,
+            answer: None,
         })
         .collect();
     ReviewRequest::create(
@@ -56,7 +57,7 @@ fn in_status(status: RequestStatus) -> ReviewRequest {
         RequestStatus::Claimed => {
             r.claim(user(2), t(1)).unwrap();
         }
-        RequestStatus::Completed => r.respond(user(2), json!(true), t(1)).unwrap(),
+        RequestStatus::Completed => assert!(r.respond(user(2), json!(true), t(1)).unwrap()),
         RequestStatus::Timeout => r.time_out(t(60)).unwrap(),
         RequestStatus::Cancelled => r.cancel(t(1)).unwrap(),
     }
@@ -513,4 +514,83 @@ fn only_a_decided_request_is_sealed_and_only_once() {
     r.seal(receipt("k1")).unwrap();
     assert_eq!(r.seal(receipt("k2")), Err(TransitionError::NotSealable));
     assert_eq!(r.receipt.as_ref().unwrap().key_id, "k1", "the first stays");
+}
+
+fn quorum_request(quorum: serde_json::Value) -> ReviewRequest {
+    request_with(RequestInput {
+        request_text: Some("Refund 900 EUR?".into()),
+        content_type: Some("markdown".into()),
+        response_type: Some("boolean".into()),
+        priority: Some("high".into()),
+        processing_type: Some("deferred".into()),
+        quorum: Some(quorum),
+        ..RequestInput::default()
+    })
+}
+
+#[test]
+fn a_quorum_request_is_decided_by_the_answer_that_completes_it() {
+    let mut r = quorum_request(json!({"count": 2, "rule": "all_agree"}));
+    assert!(r.check_quorum().is_ok(), "users 2 and 3 may answer");
+    assert_eq!(
+        r.respond(user(1), json!(true), t(1)),
+        Err(TransitionError::RequesterExcluded.into()),
+        "the requester may not answer its own quorum request"
+    );
+    assert_eq!(
+        r.claim(user(2), t(1)),
+        Err(TransitionError::QuorumNotClaimable)
+    );
+    assert!(!r.respond(user(2), json!(true), t(2)).unwrap());
+    assert_eq!(r.status, RequestStatus::Pending);
+    assert!(r.has_answered(&user(2)) && !r.may_answer(&user(2)));
+    assert_eq!(
+        r.respond(user(2), json!(false), t(3)),
+        Err(TransitionError::AlreadyAnswered.into()),
+        "each reviewer answers once"
+    );
+    assert!(r.may_answer(&user(3)) && !r.may_answer(&user(1)));
+    assert!(r.respond(user(3), json!(true), t(4)).unwrap());
+    assert_eq!(r.status, RequestStatus::Completed);
+    assert_eq!(r.response_data, Some(json!(true)));
+    assert_eq!(
+        r.response_by,
+        Some(user(3)),
+        "the deciding answer's reviewer"
+    );
+    let who: Vec<UserId> = r.responses().iter().map(|a| a.user_id).collect();
+    assert_eq!(who, [user(2), user(3)], "every answer listed, oldest first");
+}
+
+#[test]
+fn a_quorum_that_disagrees_stays_open_until_its_timeout() {
+    let mut r = quorum_request(json!({"count": 2, "exclude_requester": false}));
+    assert!(!r.respond(user(1), json!(true), t(1)).unwrap());
+    assert!(!r.respond(user(2), json!(false), t(2)).unwrap());
+    assert!(
+        r.respond(user(3), json!("maybe"), t(3)).is_err(),
+        "answers are checked"
+    );
+    assert!(r.respond(user(3), json!(false), t(3)).unwrap());
+    assert_eq!(r.response_data, Some(json!(false)));
+    assert_eq!(r.responses().len(), 3);
+}
+
+#[test]
+fn a_quorum_larger_than_the_reviewers_is_refused_by_name() {
+    let r = quorum_request(json!({"count": 3, "rule": "majority"}));
+    let error = r.check_quorum().unwrap_err();
+    assert_eq!(error.errors[0].field, "quorum.count");
+    let r = quorum_request(json!({"count": 3, "rule": "majority", "exclude_requester": false}));
+    assert!(r.check_quorum().is_ok());
+}
+
+#[test]
+fn a_single_answer_is_listed_among_the_responses() {
+    let r = in_status(RequestStatus::Completed);
+    let responses = r.responses();
+    assert_eq!(responses.len(), 1);
+    assert_eq!(responses[0].user_id, user(2));
+    assert_eq!(responses[0].email.as_str(), "u2@x.io");
+    assert!(in_status(RequestStatus::Timeout).responses().is_empty());
 }

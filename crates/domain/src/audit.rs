@@ -82,6 +82,8 @@ impl AuditRecord {
                 ("response_data", "/request/response_data"),
                 ("response_by", "/request/response_by"),
                 ("claimed_by", "/request/claimed_by"),
+                ("decided_by_rule", "/request/decided_by_rule"),
+                ("escalated_at", "/request/escalated_at"),
                 ("reviewer", "/reviewer/user_id"),
                 ("member", "/member/user_id"),
                 ("member_status", "/member/status"),

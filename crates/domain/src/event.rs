@@ -20,6 +20,8 @@ pub enum EventType {
     RequestCompleted,
     /// One reviewer answered a request that needs a quorum.
     RequestAnswered,
+    /// Nobody claimed a request in time: it was also sent to another loop.
+    RequestEscalated,
     /// The requester cancelled a request.
     RequestCancelled,
     /// A request timed out with its default response.
@@ -46,10 +48,11 @@ pub enum EventType {
 
 impl EventType {
     /// Every event type.
-    pub const ALL: [EventType; 15] = [
+    pub const ALL: [EventType; 16] = [
         Self::RequestCreated,
         Self::RequestClaimed,
         Self::RequestAnswered,
+        Self::RequestEscalated,
         Self::RequestCompleted,
         Self::RequestCancelled,
         Self::RequestTimeout,
@@ -71,6 +74,7 @@ impl EventType {
             Self::RequestClaimed => "request.claimed",
             Self::RequestCompleted => "request.completed",
             Self::RequestAnswered => "request.answered",
+            Self::RequestEscalated => "request.escalated",
             Self::RequestCancelled => "request.cancelled",
             Self::RequestTimeout => "request.timeout",
             Self::LoopMemberJoined => "loop.member_joined",

@@ -25,6 +25,7 @@ pub mod request;
 pub mod response;
 pub mod review;
 pub mod review_loop;
+pub mod rules;
 pub mod template;
 mod text;
 pub mod webhook;
@@ -47,9 +48,9 @@ pub use notice::{
 pub use person::Password;
 pub use receipt::Receipt;
 pub use request::{
-    Answer, Audience, BroadcastEntry, ChangeError, ContentType, Feedback, FeedbackInput, Platform,
-    Priority, ProcessingType, Quorum, QuorumRule, RequestInput, RequestPatch, RequestRecord,
-    RequestStatus, Response, ReviewRequest,
+    Answer, Audience, BroadcastEntry, ChangeError, ContentType, Escalation, Feedback,
+    FeedbackInput, Platform, Priority, ProcessingType, Quorum, QuorumRule, RequestInput,
+    RequestPatch, RequestRecord, RequestStatus, Response, ReviewRequest, ESCALATION_ROLE,
 };
 pub use response::{ResponseConfig, ResponseType, ReviewerHints, SelectOption};
 pub use review::{
@@ -57,6 +58,7 @@ pub use review::{
     Reviewer,
 };
 pub use review_loop::{Icon, InviteCode, Loop, LoopDescription, LoopName, LoopRecord};
+pub use rules::{Action, AppliedRule, Facts, Rule, Rules};
 pub use template::{Template, TemplateInput, TemplatePatch};
 pub use webhook::{
     AttemptOutcome, Delivery, DeliveryAttempt, DeliveryRecord, DeliveryStatus, DeliveryTarget,

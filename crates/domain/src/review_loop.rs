@@ -5,7 +5,8 @@ use chrono::{DateTime, Utc};
 use crate::error::{TransitionError, ValidationError};
 use crate::id::{LoopId, UserId};
 use crate::member::{Member, MemberStatus};
-use crate::request::{BroadcastEntry, Priority, Quorum, ReviewRequest};
+use crate::request::{BroadcastEntry, Escalation, Priority, Quorum, ReviewRequest};
+use crate::rules::Rules;
 use crate::text::{char_len, check_line, check_prose};
 
 /// What a broadcast entry says when the service has no SMTP server.
@@ -164,6 +165,10 @@ pub struct LoopRecord {
     pub reminders: bool,
     /// The quorum of new requests that ask for none.
     pub quorum: Option<Quorum>,
+    /// Where new requests that name none escalate.
+    pub escalation: Option<Escalation>,
+    /// The rules tried on each new request, in order.
+    pub rules: Rules,
 }
 
 /// A named group of human reviewers: its record, which only its methods
@@ -243,6 +248,8 @@ impl Loop {
             slack_webhook_url: None,
             reminders: false,
             quorum: None,
+            escalation: None,
+            rules: Rules::default(),
         })
     }
 
@@ -259,6 +266,41 @@ impl Loop {
             q.check_reachable(self.active_count().saturating_sub(others))?;
         }
         self.record.quorum = quorum;
+        self.record.updated_at = now;
+        Ok(())
+    }
+
+    /// Sets (or clears) where new requests that name no escalation go
+    /// when nobody claims them in time. The target is a loop the caller
+    /// has found the loop's creator may use; it may not be this loop.
+    pub fn set_default_escalation(
+        &mut self,
+        escalation: Option<Escalation>,
+        now: DateTime<Utc>,
+    ) -> Result<(), ValidationError> {
+        if let Some(e) = &escalation {
+            e.check_target(&self.id, "escalation")?;
+        }
+        self.record.escalation = escalation;
+        self.record.updated_at = now;
+        Ok(())
+    }
+
+    /// Replaces the loop's rules. A rule may not route into this loop
+    /// itself; longer cycles through other loops are the caller's to find,
+    /// since it can read those loops.
+    pub fn set_rules(&mut self, rules: Rules, now: DateTime<Utc>) -> Result<(), ValidationError> {
+        let mut errors = ValidationError::default();
+        for (i, to) in rules.routes() {
+            if to == self.id {
+                errors.extend(ValidationError::field(
+                    format!("rules[{i}].then.route_to_loop_id"),
+                    format!("rules[{i}].then.route_to_loop_id routes into this same loop"),
+                ));
+            }
+        }
+        errors.into_result()?;
+        self.record.rules = rules;
         self.record.updated_at = now;
         Ok(())
     }

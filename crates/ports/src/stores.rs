@@ -176,7 +176,7 @@ pub trait RequestStore: Send + Sync {
     /// A request with its broadcast entries.
     async fn request_by_id(&self, id: &RequestId) -> Result<Option<ReviewRequest>, StoreError>;
     /// A request with its broadcast entries, and whether `viewer` is an
-    /// active member of its loop: all that deciding whether `viewer` may
+    /// active member of its loop (or of the loop it escalated to): all that deciding whether `viewer` may
     /// read it needs, in one trip.
     async fn request_for_viewer(
         &self,
@@ -232,4 +232,19 @@ pub trait RequestStore: Send + Sync {
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<ReviewRequest>, StoreError>;
+    /// Pending requests whose escalation is due at or before `now`,
+    /// soonest first.
+    async fn due_escalations(
+        &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<ReviewRequest>, StoreError>;
+    /// Writes escalated requests, each with its events and the broadcast
+    /// entries the escalation added, in one transaction, each only if its
+    /// stored version is still `request.version`. Returns, in order,
+    /// whether each landed.
+    async fn escalate_requests(
+        &self,
+        changes: &[(ReviewRequest, Vec<Event>)],
+    ) -> Result<Vec<bool>, StoreError>;
 }

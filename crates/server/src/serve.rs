@@ -134,6 +134,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     ));
     let flusher = shared_limiter
         .map(|limiter| tokio::spawn(workers::flush_rate_limits(limiter, stopped.clone())));
+    let escalator = tokio::spawn(workers::escalate_due_requests(
+        RequestService::new(ports.clone(), &public_url),
+        stopped.clone(),
+    ));
     let sweeper = tokio::spawn(workers::time_out_due_requests(
         RequestService::new(ports, &public_url),
         stopped,
@@ -145,6 +149,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let _ = stop.send(true);
     for (name, worker) in [
         ("timeout", sweeper),
+        ("escalation", escalator),
         ("idempotency purge", purger),
         ("event numbering", numberer),
         ("audit linking", linker),

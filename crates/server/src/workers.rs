@@ -86,6 +86,27 @@ pub(crate) async fn time_out_due_requests(requests: RequestService, stop: watch:
     .await;
 }
 
+/// Sends every pending request whose escalation is due to its other
+/// loop, until told to stop; like the timeout sweep, it reads only due
+/// requests, through an index.
+pub(crate) async fn escalate_due_requests(requests: RequestService, stop: watch::Receiver<bool>) {
+    in_passes(
+        "escalation sweep",
+        TIMEOUT_BATCH,
+        TIMEOUT_TICK,
+        None,
+        stop,
+        || async {
+            let escalated = requests.escalate_due(TIMEOUT_BATCH).await?;
+            if escalated > 0 {
+                tracing::info!(escalated, "requests escalated");
+            }
+            Ok(escalated)
+        },
+    )
+    .await;
+}
+
 /// Events numbered per pass.
 const NUMBERING_BATCH: u32 = 500;
 /// Pause between passes when nothing was new: how late, at most, a

@@ -49,7 +49,9 @@ pub use people::{
 pub use ports::Ports;
 pub use principal::Principal;
 pub use receipts::{PublicKey, ReceiptKeys, REFRESH as RECEIPT_KEY_REFRESH};
-pub use requests::{CreatedRequest, ListRequestsInput, RequestService};
+pub use requests::{
+    CreatedRequest, Decision, ListRequestsInput, PassedOver, RequestService, Routing,
+};
 pub use reviews::{ListReviewsInput, ReviewService, MAX_REVIEW_PAGE, REVIEW_NOT_FOUND};
 pub use templates::{TemplateService, TEMPLATE_NOT_FOUND};
 pub use watch::{ChangeHub, RequestWatcher};

@@ -61,6 +61,10 @@ pub struct LoopPatch {
     pub reminders: Option<bool>,
     /// The quorum of new requests that ask for none; `Some(Null)` clears it.
     pub quorum: Option<serde_json::Value>,
+    /// Where new requests that name none escalate; `Some(Null)` clears it.
+    pub escalation: Option<serde_json::Value>,
+    /// The loop's rules, replaced whole; `Some(Null)` or `[]` clears them.
+    pub rules: Option<serde_json::Value>,
 }
 
 /// The outcome of removing a member.
@@ -225,7 +229,7 @@ impl LoopService {
         if patch == LoopPatch::default() {
             return Err(ValidationError::field(
                 "body",
-                "nothing to update: send name, description, icon, slack_webhook_url, reminders or quorum",
+                "nothing to update: send name, description, icon, slack_webhook_url, reminders, quorum, escalation or rules",
             )
             .into());
         }
@@ -265,12 +269,87 @@ impl LoopService {
         if let Some(quorum) = quorum {
             errors.collect(lp.set_default_quorum(quorum, now));
         }
+        let escalation = patch.escalation.as_ref().and_then(|e| {
+            errors.collect(reviewloop_domain::Escalation::parse(Some(e), "escalation"))
+        });
+        if let Some(escalation) = escalation {
+            if let Some(e) = &escalation {
+                if !self.may_use(caller, &e.to_loop_id).await? {
+                    errors.extend(ValidationError::field(
+                        "escalation.to_loop_id",
+                        "escalation.to_loop_id names no loop you may use",
+                    ));
+                }
+            }
+            errors.collect(lp.set_default_escalation(escalation, now));
+        }
+        let rules = patch
+            .rules
+            .as_ref()
+            .and_then(|r| errors.collect(reviewloop_domain::Rules::parse(Some(r))));
+        if let Some(rules) = rules {
+            errors.extend(self.check_rules(caller, &lp, &rules).await?);
+            errors.collect(lp.set_rules(rules, now));
+        }
         errors.into_result()?;
         lp.change(name, description, icon, now);
         lp.set_notifications(slack, patch.reminders, now);
         self.ports.loops.update_loop(&lp).await.map_err(loop_gone)?;
         Ok(lp)
     }
+    /// Whether `caller` may send requests to loop `id`.
+    async fn may_use(&self, caller: &Principal, id: &LoopId) -> Result<bool, ServiceError> {
+        Ok(self
+            .ports
+            .loops
+            .loop_by_id(id)
+            .await?
+            .is_some_and(|lp| lp.is_visible_to(&caller.user_id)))
+    }
+
+    /// What is wrong with `rules` for `lp` beyond their shape: routes to
+    /// loops the caller may not use or that lead back into `lp`, and
+    /// quorums the loop's members cannot reach.
+    async fn check_rules(
+        &self,
+        caller: &Principal,
+        lp: &Loop,
+        rules: &reviewloop_domain::Rules,
+    ) -> Result<ValidationError, ServiceError> {
+        let mut errors = ValidationError::default();
+        for (i, to) in rules.routes() {
+            let field = format!("rules[{i}].then.route_to_loop_id");
+            if to == lp.id {
+                continue; // the domain names this one
+            }
+            if !self.may_use(caller, &to).await? {
+                errors.extend(ValidationError::field(
+                    field.clone(),
+                    format!("{field} names no loop you may use"),
+                ));
+            } else if crate::requests::routing::cycle_through(&self.ports, to, lp.id).await? {
+                errors.extend(ValidationError::field(
+                    field.clone(),
+                    format!(
+                        "{field} makes a cycle: the rules of loop {to} lead back into this loop"
+                    ),
+                ));
+            }
+        }
+        for (i, rule) in rules.iter().enumerate() {
+            if let reviewloop_domain::Action::Quorum(q) = &rule.then {
+                let others = usize::from(q.exclude_requester);
+                if let Err(e) = q.check_reachable(lp.active_count().saturating_sub(others)) {
+                    errors.extend(ValidationError::field(
+                        format!("rules[{i}].then.quorum.count"),
+                        format!("rules[{i}].then.{}", e.errors[0].message),
+                    ));
+                }
+            }
+        }
+        Ok(errors)
+    }
+
     /// Deletes a loop with its members and requests (creator only). Open
     /// requests refuse the deletion unless `force`, which cancels them first.
     #[tracing::instrument(level = "debug", skip_all)]

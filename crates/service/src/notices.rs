@@ -49,7 +49,10 @@ impl NoticeService {
 
     /// The notices `event` causes: for a new request, an email to each
     /// member whose broadcast entry is waiting for one, and a message to the
-    /// loop's Slack channel if it has one. Other events cause none.
+    /// loop's Slack channel if it has one; for an escalated request, the
+    /// same for the reviewers and the Slack channel of the loop it
+    /// escalated to. A request a rule answered at once asks nobody. Other
+    /// events cause none.
     pub async fn plan(&self, event: &Event) -> Result<Vec<Notice>, ServiceError> {
         if matches!(
             event.event_type,
@@ -57,14 +60,31 @@ impl NoticeService {
         ) {
             return self.plan_review(event).await;
         }
-        let (EventType::RequestCreated, Some(request_id)) = (event.event_type, event.request_id)
-        else {
+        let escalated = match (event.event_type, event.request_id) {
+            (EventType::RequestCreated, Some(_)) => false,
+            (EventType::RequestEscalated, Some(_)) => true,
+            _ => return Ok(Vec::new()),
+        };
+        let Some(request_id) = event.request_id else {
             return Ok(Vec::new());
         };
         let Some(request) = self.ports.requests.request_by_id(&request_id).await? else {
             return Ok(Vec::new());
         };
-        let Some(lp) = self.ports.loops.loop_by_id(&request.loop_id).await? else {
+        if !request.status.is_open() {
+            return Ok(Vec::new());
+        }
+        // The loop whose members are told: the request's own, or the one it
+        // escalated to.
+        let told = if escalated {
+            request.escalated_to()
+        } else {
+            Some(request.loop_id)
+        };
+        let Some(lp) = (match told {
+            Some(id) => self.ports.loops.loop_by_id(&id).await?,
+            None => None,
+        }) else {
             return Ok(Vec::new());
         };
         let links = Links::new(&self.public_url, &request);
@@ -86,6 +106,7 @@ impl NoticeService {
                 .broadcasted_to
                 .iter()
                 .filter(|b| !b.notification_sent && b.notification_error.is_none())
+                .filter(|b| !escalated || b.role == reviewloop_domain::ESCALATION_ROLE)
             {
                 notices.push(self.notice(about(
                     Channel::Email,

@@ -9,7 +9,7 @@ use diesel::prelude::*;
 use diesel::sql_types::Bool;
 use reviewloop_domain::{
     AuditRecord, Event, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, LoopRecord,
-    Member, MemberStatus, Notice, UserId,
+    Member, MemberStatus, Notice, Rules, UserId,
 };
 use reviewloop_ports::{LoopStore, StoreError};
 use serde_json::json;
@@ -33,13 +33,22 @@ impl LoopRow {
             updated_at: to_db_time(lp.updated_at),
             slack_webhook_url: lp.slack_webhook_url.clone(),
             reminders: lp.reminders,
-            policy: lp
-                .quorum
-                .map(|q| super::convert::to_json_text(&json!({"quorum": q.to_value()}))),
+            policy: (lp.quorum.is_some() || lp.escalation.is_some() || !lp.rules.is_empty()).then(
+                || {
+                    super::convert::to_json_text(&json!({
+                        "quorum": lp.quorum.map(|q| q.to_value()),
+                        "escalation": lp.escalation.map(|e| e.to_value()),
+                        "rules": lp.rules.to_value(),
+                    }))
+                },
+            ),
         }
     }
 
     fn into_domain(self, members: Vec<Member>) -> Result<Loop, DbError> {
+        let policy = super::convert::from_json_opt("loop policy", self.policy.as_deref())?
+            .unwrap_or_default();
+        let part = |key: &str| (!policy[key].is_null()).then(|| policy[key].to_string());
         Ok(Loop::restore(LoopRecord {
             id: parse("loop id", &self.id)?,
             name: LoopName::parse(&self.name).map_err(|_| corrupt("loop name", &self.name))?,
@@ -58,12 +67,13 @@ impl LoopRow {
             updated_at: from_db_time(self.updated_at),
             slack_webhook_url: self.slack_webhook_url,
             reminders: self.reminders,
-            quorum: match super::convert::from_json_opt("loop policy", self.policy.as_deref())? {
-                Some(policy) if !policy["quorum"].is_null() => {
-                    super::models::quorum_of("loop quorum", Some(&policy["quorum"].to_string()))?
-                }
-                _ => None,
-            },
+            quorum: super::models::quorum_of("loop quorum", part("quorum").as_deref())?,
+            escalation: super::models::escalation_of(
+                "loop escalation",
+                part("escalation").as_deref(),
+            )?,
+            rules: Rules::parse(Some(&policy["rules"]))
+                .map_err(|_| corrupt("loop rules", &policy["rules"].to_string()))?,
         }))
     }
 }
@@ -207,6 +217,8 @@ impl LoopStore for SqlStore {
                 "reminders": lp.reminders,
                 "slack": lp.slack_webhook_url.is_some(),
                 "quorum": lp.quorum.map(|q| q.to_value()),
+                "escalation": lp.escalation.map(|e| e.to_value()),
+                "rules": lp.rules.to_value(),
             }),
         );
         self.db

@@ -4,12 +4,12 @@
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use reviewloop_domain::{
-    AccountStatus, Answer, ApiKey, ApiKeyRecord, BroadcastEntry, ContentType, Email, Feedback,
-    Member, MemberRecord, MemberStatus, NotifyLevel, Permission, Plan, Platform, Priority,
-    ProcessingType, Quorum, Receipt, RequestRecord, RequestStatus, ResponseType, ReviewRequest,
-    User, UserRecord,
+    AccountStatus, Answer, ApiKey, ApiKeyRecord, AppliedRule, BroadcastEntry, ContentType, Email,
+    Escalation, Feedback, Member, MemberRecord, MemberStatus, NotifyLevel, Permission, Plan,
+    Platform, Priority, ProcessingType, Quorum, Receipt, RequestRecord, RequestStatus,
+    ResponseType, ReviewRequest, User, UserRecord,
 };
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::convert::{
     corrupt, from_db_time, from_json_opt, from_json_text, parse, parse_opt, to_db_time,
@@ -272,6 +272,16 @@ pub(crate) struct RequestRow {
     pub receipt: Option<String>,
     /// `{"count", "rule", "exclude_requester"}`; NULL when one answer decides.
     pub quorum: Option<String>,
+    /// `{"after_seconds", "to_loop_id", "raise_priority"}`; NULL for none.
+    pub escalation: Option<String>,
+    /// Written from the domain's rule (NULL once escalated or ended), so
+    /// the escalation pass finds due requests by index.
+    pub escalate_at: Option<NaiveDateTime>,
+    pub escalated_at: Option<NaiveDateTime>,
+    /// The loop whose active members it reached by escalation.
+    pub escalated_to: Option<String>,
+    /// A JSON list of `{"loop_id", "rule_id", "then"}`; NULL for none.
+    pub applied_rules: Option<String>,
 }
 
 fn enum_value<T>(
@@ -341,6 +351,15 @@ impl RequestRow {
                 }))
             }),
             quorum: r.quorum.map(|q| to_json_text(&q.to_value())),
+            escalation: r.escalation.map(|e| to_json_text(&e.to_value())),
+            escalate_at: r.escalate_at().map(to_db_time),
+            escalated_at: r.escalated_at.map(to_db_time),
+            escalated_to: r.escalated_to().map(|l| l.to_string()),
+            applied_rules: (!r.applied_rules.is_empty()).then(|| {
+                to_json_text(&Value::Array(
+                    r.applied_rules.iter().map(|a| a.to_value()).collect(),
+                ))
+            }),
         }
     }
 
@@ -430,11 +449,32 @@ impl RequestRow {
                 None => None,
             },
             quorum: quorum_of("quorum", self.quorum.as_deref())?,
+            escalation: escalation_of("escalation", self.escalation.as_deref())?,
+            escalated_at: self.escalated_at.map(from_db_time),
+            applied_rules: match from_json_opt("applied rules", self.applied_rules.as_deref())? {
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|item| {
+                        AppliedRule::from_value(item)
+                            .ok_or_else(|| corrupt("applied rule", &item.to_string()))
+                    })
+                    .collect::<Result<_, _>>()?,
+                None => Vec::new(),
+                Some(other) => return Err(corrupt("applied rules", &other.to_string())),
+            },
             created_at,
             updated_at: from_db_time(self.updated_at),
             version: self.version,
         }))
     }
+}
+
+/// A stored escalation, from its JSON text (NULL: none).
+pub(crate) fn escalation_of(what: &str, text: Option<&str>) -> Result<Option<Escalation>, DbError> {
+    let Some(value) = from_json_opt(what, text)? else {
+        return Ok(None);
+    };
+    Escalation::parse(Some(&value), what).map_err(|_| corrupt(what, text.unwrap_or_default()))
 }
 
 /// A stored quorum, from its JSON text (NULL: none).

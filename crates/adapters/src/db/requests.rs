@@ -13,6 +13,7 @@ use diesel::query_dsl::LoadQuery;
 use diesel::sql_types::Bool;
 use reviewloop_domain::{
     AuditRecord, BroadcastEntry, Event, LoopId, RequestId, RequestStatus, ReviewRequest, UserId,
+    ESCALATION_ROLE,
 };
 use reviewloop_ports::{
     InboxView, RequestFacts, RequestPage, RequestQuery, RequestSort, RequestStore, StoreError,
@@ -181,8 +182,14 @@ fn inbox_query(
     // the view only switches its two halves on or off.
     let pending = matches!(view, InboxView::Actionable | InboxView::Available);
     let claimed = matches!(view, InboxView::Actionable | InboxView::Claimed);
+    // A request that escalated is also the work of the other loop's
+    // members it reached.
     loop_members::table
-        .inner_join(requests::table.on(requests::loop_id.eq(loop_members::loop_id)))
+        .inner_join(
+            requests::table.on(requests::loop_id
+                .eq(loop_members::loop_id)
+                .or(requests::escalated_to.eq(loop_members::loop_id.nullable()))),
+        )
         .inner_join(
             request_broadcasts::table.on(request_broadcasts::request_id
                 .eq(requests::id)
@@ -209,6 +216,8 @@ fn inbox_query(
         .limit(i64::from(limit))
         .offset(i64::from(offset))
         .select(requests::all_columns)
+        // A member of both loops would otherwise see it twice.
+        .distinct()
 }
 
 /// What `user` answered in loops where it is still an active member, most
@@ -226,6 +235,7 @@ fn answered_query(
         .inner_join(
             loop_members::table.on(loop_members::loop_id
                 .eq(requests::loop_id)
+                .or(loop_members::loop_id.nullable().eq(requests::escalated_to))
                 .and(loop_members::user_id.eq(user.clone()))),
         )
         .filter(requests::response_by.eq(user))
@@ -235,6 +245,7 @@ fn answered_query(
         .limit(i64::from(limit))
         .offset(i64::from(offset))
         .select(requests::all_columns)
+        .distinct()
 }
 
 /// Creates a sweep lease unless one exists: `ON CONFLICT DO NOTHING` (which
@@ -277,6 +288,23 @@ fn due_query(
         // The id breaks ties, so two sweepers lease rows in one order and
         // cannot deadlock on PostgreSQL.
         .order((requests::timeout_at.asc(), requests::id.asc()))
+        .limit(i64::from(limit))
+}
+
+/// Pending requests whose escalation is due, soonest first, through
+/// `requests_to_escalate`.
+fn escalation_query(
+    now: DateTime<Utc>,
+    limit: u32,
+) -> impl LoadQuery<'static, Conn, RequestRow>
+       + QueryFragment<Backend>
+       + QueryFragment<diesel::sqlite::Sqlite>
+       + Send
+       + 'static {
+    requests::table
+        .filter(requests::escalate_at.le(to_db_time(now)))
+        .filter(requests::status.eq("pending"))
+        .order((requests::escalate_at.asc(), requests::id.asc()))
         .limit(i64::from(limit))
 }
 
@@ -323,12 +351,18 @@ impl RequestStore for SqlStore {
                     return Ok(None);
                 };
                 // By primary key: no member list is loaded to answer this.
-                let active: bool = diesel::select(diesel::dsl::exists(
-                    loop_members::table
-                        .find((request.loop_id.to_string(), &viewer))
-                        .filter(loop_members::status.eq("active")),
-                ))
-                .get_result(conn)?;
+                let active_in = |conn: &mut Conn, loop_id: String| -> Result<bool, DbError> {
+                    Ok(diesel::select(diesel::dsl::exists(
+                        loop_members::table
+                            .find((loop_id, &viewer))
+                            .filter(loop_members::status.eq("active")),
+                    ))
+                    .get_result(conn)?)
+                };
+                let mut active = active_in(conn, request.loop_id.to_string())?;
+                if let (false, Some(escalated_to)) = (active, request.escalated_to()) {
+                    active = active_in(conn, escalated_to.to_string())?;
+                }
                 Ok(Some((request, active)))
             })
             .await
@@ -378,6 +412,60 @@ impl RequestStore for SqlStore {
                     .iter()
                     .map(|(row, events, record)| write_if_unchanged(conn, row, events, record))
                     .collect()
+            })
+            .await
+    }
+
+    async fn due_escalations(
+        &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<ReviewRequest>, StoreError> {
+        let query = escalation_query(now, limit);
+        self.db
+            .run(move |conn| {
+                let rows = query.load::<RequestRow>(conn)?;
+                with_broadcasts(conn, rows)
+            })
+            .await
+    }
+
+    async fn escalate_requests(
+        &self,
+        changes: &[(ReviewRequest, Vec<Event>)],
+    ) -> Result<Vec<bool>, StoreError> {
+        let changes: Vec<_> = changes
+            .iter()
+            .map(|(request, events)| {
+                let added: Vec<BroadcastRow> = BroadcastRow::from_domain(request)
+                    .into_iter()
+                    .filter(|b| b.role == ESCALATION_ROLE)
+                    .collect();
+                (
+                    rows_of(request),
+                    added,
+                    events.clone(),
+                    AuditRecord::of_request_change(request),
+                )
+            })
+            .collect();
+        self.db
+            .write(move |conn| {
+                let mut landed = Vec::with_capacity(changes.len());
+                for (row, added, events, record) in &changes {
+                    // The version check lets one escalation of a request
+                    // land, so its new entries are inserted once.
+                    let written = write_if_unchanged(conn, row, events, record)?;
+                    if written {
+                        for entry in added {
+                            diesel::insert_into(request_broadcasts::table)
+                                .values(entry)
+                                .execute(conn)?;
+                        }
+                    }
+                    landed.push(written);
+                }
+                Ok(landed)
             })
             .await
     }

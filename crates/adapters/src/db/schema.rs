@@ -136,6 +136,11 @@ diesel::table! {
         tags -> Nullable<Text>,
         receipt -> Nullable<Text>,
         quorum -> Nullable<Text>,
+        escalation -> Nullable<Text>,
+        escalate_at -> Nullable<Timestamp>,
+        escalated_at -> Nullable<Timestamp>,
+        escalated_to -> Nullable<Text>,
+        applied_rules -> Nullable<Text>,
     }
 }
 

@@ -44,6 +44,15 @@ impl Priority {
             Self::Critical => 3,
         }
     }
+
+    /// One step more urgent; critical stays critical.
+    pub fn raised(&self) -> Self {
+        match self {
+            Self::Low => Self::Medium,
+            Self::Medium => Self::High,
+            Self::High | Self::Critical => Self::Critical,
+        }
+    }
 }
 
 api_enum!(

@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value};
 
+use super::escalation::Escalation;
 use super::fields::{ContentType, Platform, Priority, ProcessingType};
 use super::quorum::Quorum;
 use crate::error::ValidationError;
@@ -55,6 +56,9 @@ pub struct RequestInput {
     pub quorum: Option<Value>,
     /// Whether the requester is kept from answering a quorum request.
     pub exclude_requester: Option<Value>,
+    /// `{"after_seconds", "to_loop_id", "raise_priority"}`; `Null` declines
+    /// the loop's default escalation.
+    pub escalation: Option<Value>,
 }
 
 /// The most tags a request may carry.
@@ -132,6 +136,13 @@ pub struct ValidRequest {
     /// `quorum: null` was sent: the first answer decides, whatever the
     /// loop's default.
     pub no_quorum: bool,
+    /// Where the request goes if nobody claims it in time.
+    pub escalation: Option<Escalation>,
+    /// `escalation: null` was sent: the loop's default escalation is not
+    /// used.
+    pub no_escalation: bool,
+    /// The rules that fired for it (set by whoever applies the loops' rules).
+    pub applied_rules: Vec<crate::rules::AppliedRule>,
 }
 
 impl ValidRequest {
@@ -143,6 +154,25 @@ impl ValidRequest {
                 exclude_requester: self.exclude_requester.unwrap_or(q.exclude_requester),
                 ..q
             });
+        }
+        self
+    }
+
+    /// The facts the loops' rules look at.
+    pub fn facts(&self) -> crate::rules::Facts<'_> {
+        crate::rules::Facts {
+            priority: self.priority,
+            platform: self.platform,
+            response_type: self.response_type,
+            context: self.context.as_ref(),
+        }
+    }
+
+    /// Settles the escalation: the request's own, else the loop's default
+    /// when it can happen before the request times out.
+    pub fn with_loop_escalation(mut self, loop_default: Option<Escalation>) -> Self {
+        if self.escalation.is_none() && !self.no_escalation {
+            self.escalation = loop_default.filter(|e| e.after_seconds < self.timeout_seconds);
         }
         self
     }
@@ -239,6 +269,39 @@ pub fn parse_http_url(field: &str, raw: &str) -> Result<String, ValidationError>
 }
 
 impl RequestInput {
+    /// A create-request body read from a JSON object, as a person types
+    /// one in: each known key taken, a text field that holds something
+    /// else kept as its JSON text for validation to judge.
+    pub fn from_json(body: &Map<String, Value>) -> Self {
+        let text = |key: &str| {
+            body.get(key).filter(|v| !v.is_null()).map(|v| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+        };
+        let value = |key: &str| body.get(key).cloned();
+        Self {
+            request_text: text("request_text"),
+            content_type: text("type"),
+            image_url: text("image_url"),
+            response_type: text("response_type"),
+            response_config: value("response_config"),
+            priority: text("priority"),
+            processing_type: text("processing_type"),
+            timeout_seconds: value("timeout_seconds"),
+            default_response: value("default_response"),
+            context: value("context"),
+            platform: text("platform"),
+            platform_version: text("platform_version"),
+            callback_url: text("callback_url"),
+            metadata: value("metadata"),
+            tags: value("tags"),
+            quorum: value("quorum"),
+            exclude_requester: value("exclude_requester"),
+            escalation: value("escalation"),
+        }
+    }
+
     /// Validates every field and reports every failure at once.
     pub fn validate(self) -> Result<ValidRequest, ValidationError> {
         let mut errors = ValidationError::default();
@@ -330,6 +393,20 @@ impl RequestInput {
             .flatten();
         let exclude_requester = self.exclude_requester.as_ref().and_then(Value::as_bool);
         let no_quorum = self.quorum.as_ref().is_some_and(Value::is_null);
+        let escalation = errors
+            .collect(Escalation::parse(self.escalation.as_ref(), "escalation"))
+            .flatten();
+        if let (Some(e), Some(timeout)) = (&escalation, timeout_seconds) {
+            if e.after_seconds >= timeout {
+                errors.extend(ValidationError::field(
+                    "escalation.after_seconds",
+                    format!(
+                        "escalation.after_seconds must be less than the request's timeout ({timeout} seconds)"
+                    ),
+                ));
+            }
+        }
+        let no_escalation = self.escalation.as_ref().is_some_and(Value::is_null);
 
         errors.into_result()?;
         match (
@@ -371,6 +448,9 @@ impl RequestInput {
                 quorum,
                 exclude_requester,
                 no_quorum,
+                escalation,
+                no_escalation,
+                applied_rules: Vec::new(),
             }),
             // Every `None` above recorded an error, so this arm is unreachable
             // in practice; it stays a validation error rather than a panic.

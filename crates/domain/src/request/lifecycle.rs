@@ -36,6 +36,9 @@ pub enum ChangeError {
     Invalid(#[from] ValidationError),
 }
 
+/// The role of a reviewer a request reached by escalation.
+pub const ESCALATION_ROLE: &str = "escalation";
+
 fn seconds_between(from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
     (to - from).num_milliseconds() as f64 / 1000.0
 }
@@ -85,6 +88,9 @@ impl ReviewRequest {
             feedback: None,
             receipt: None,
             quorum: fields.quorum,
+            escalation: fields.escalation,
+            escalated_at: None,
+            applied_rules: fields.applied_rules,
             created_at: now,
             updated_at: now,
             version: 0,
@@ -302,6 +308,88 @@ impl ReviewRequest {
             .filter(|b| !(quorum.exclude_requester && b.user_id == self.creator_id))
             .count();
         quorum.check_reachable(eligible)
+    }
+
+    /// The rule that answered the request when it was created, if one did.
+    pub fn decided_by_rule(&self) -> Option<&str> {
+        match self.applied_rules.last() {
+            Some(applied) if matches!(applied.then, crate::rules::Action::Answer(_)) => {
+                Some(applied.rule_id.as_str())
+            }
+            _ => None,
+        }
+    }
+
+    /// A rule decides a request just created: `answer` (which must fit
+    /// its configuration) becomes the final one, given by nobody.
+    pub fn decide_by_rule(&mut self, answer: Value, now: DateTime<Utc>) -> Result<(), ChangeError> {
+        if self.status != RequestStatus::Pending || self.version != 0 {
+            return Err(TransitionError::NotOpen.into());
+        }
+        Form::single(self.config()?).validate("response_data", &answer, &Map::new())?;
+        self.record.status = RequestStatus::Completed;
+        self.record.response_at = Some(now);
+        self.record.response_data = Some(answer);
+        self.record.response_time_seconds = Some(seconds_between(self.created_at, now));
+        self.record.updated_at = now;
+        Ok(())
+    }
+
+    /// When the request escalates: while it has an escalation not yet
+    /// made and is still open, its creation plus `after_seconds`.
+    pub fn escalate_at(&self) -> Option<DateTime<Utc>> {
+        if self.escalated_at.is_some() || !self.status.is_open() {
+            return None;
+        }
+        self.escalation
+            .map(|e| self.created_at + Duration::seconds(e.after_seconds))
+    }
+
+    /// Nobody claimed the request in time: it is also sent to `reviewers`
+    /// (the escalation loop's active members; those it already went to are
+    /// left out) and, if the escalation says so, its priority goes up a
+    /// step. Happens once. Returns how many reviewers were added.
+    pub fn escalate(
+        &mut self,
+        reviewers: Vec<BroadcastEntry>,
+        now: DateTime<Utc>,
+    ) -> Result<usize, TransitionError> {
+        let due = self.escalate_at().is_some_and(|at| at <= now);
+        if self.status != RequestStatus::Pending || !due {
+            return Err(TransitionError::NotDue);
+        }
+        let Some(escalation) = self.escalation else {
+            return Err(TransitionError::NotDue);
+        };
+        let before = self.broadcasted_to.len();
+        for mut entry in reviewers {
+            if !self.was_broadcast_to(&entry.user_id) {
+                entry.role = ESCALATION_ROLE.into();
+                self.record.broadcasted_to.push(entry);
+            }
+        }
+        if escalation.raise_priority {
+            self.record.priority = self.priority.raised();
+        }
+        self.record.escalated_at = Some(now);
+        self.record.updated_at = now;
+        Ok(self.broadcasted_to.len() - before)
+    }
+
+    /// The loop to escalate to can no longer be used (it was deleted, or
+    /// the requester lost access to it): the request stays where it is and
+    /// does not escalate.
+    pub fn drop_escalation(&mut self, now: DateTime<Utc>) {
+        if self.escalated_at.is_none() {
+            self.record.escalation = None;
+            self.record.updated_at = now;
+        }
+    }
+
+    /// The loop a reviewer may also belong to, to be allowed this request:
+    /// the escalation loop, once the request escalated.
+    pub fn escalated_to(&self) -> Option<crate::id::LoopId> {
+        self.escalated_at.and(self.escalation).map(|e| e.to_loop_id)
     }
 
     /// When a reminder is due: with a quarter of the time between creation

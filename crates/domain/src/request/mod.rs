@@ -2,17 +2,19 @@
 //! happens to it until it ends completed, timed out or cancelled.
 
 mod audience;
+mod escalation;
 mod fields;
 pub(crate) mod input;
 mod lifecycle;
 mod quorum;
 
 pub use audience::Audience;
+pub use escalation::Escalation;
 pub use fields::{ContentType, Platform, Priority, ProcessingType, RequestStatus};
 pub use input::{
     RequestInput, RequestPatch, ValidRequest, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS,
 };
-pub use lifecycle::ChangeError;
+pub use lifecycle::{ChangeError, ESCALATION_ROLE};
 pub use quorum::{Answer, Quorum, QuorumRule, Response, MAX_QUORUM};
 
 use chrono::{DateTime, Utc};
@@ -189,6 +191,13 @@ pub struct RequestRecord {
     /// How many reviewers must answer, and how their answers decide; none
     /// when the first answer decides.
     pub quorum: Option<Quorum>,
+    /// Where it goes if nobody claims it in time.
+    pub escalation: Option<Escalation>,
+    /// When it escalated (once at most).
+    pub escalated_at: Option<DateTime<Utc>>,
+    /// The loops' rules that fired when it was created, in order: routes,
+    /// then the rule that answered it or set its quorum, if any.
+    pub applied_rules: Vec<crate::rules::AppliedRule>,
     /// When it was created.
     pub created_at: DateTime<Utc>,
     /// When it last changed.

@@ -222,6 +222,7 @@ impl Tools {
                 // The loop's default quorum applies.
                 quorum: None,
                 exclude_requester: None,
+                escalation: None,
             };
             let created = self
                 .state

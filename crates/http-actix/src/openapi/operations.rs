@@ -79,6 +79,7 @@ const ON_LOOP: &[&str] = &[
     "inviteMember",
     "setNotifications",
     "newInviteCode",
+    "testRules",
     "createRequestInLoop",
     "listRequestsInLoop",
 ];
@@ -231,6 +232,10 @@ pub(super) const OPERATIONS: &[Op] = &[
          data: "LoopMember", errors: &[409], ..BASE },
     Op { method: "post", path: "/loops/{id}/invite-code", id: "newInviteCode", tag: "Loops",
          summary: "Replace the invite code", data: "LoopInvite", errors: &[409], ..BASE },
+    Op { method: "post", path: "/loops/{id}/rules/test", id: "testRules", tag: "Loops",
+         summary: "See what the loop's rules would do with a request",
+         description: "Send a request body as you would to create one (nothing is created), and optionally `rules` to try in place of the loop's saved ones. The sample's `context` must hold every value the rules read.",
+         body: Some("RulesTestInput"), data: "RulesTest", ..BASE },
     Op { mount: Mount::Api, method: "get", path: "/webhooks", id: "listWebhooks", tag: "Webhooks",
          summary: "List webhooks", data: "WebhookList", ..BASE },
     Op { mount: Mount::Api, method: "post", path: "/webhooks", id: "createWebhook", tag: "Webhooks",

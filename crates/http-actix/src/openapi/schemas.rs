@@ -267,6 +267,72 @@ fn loops(put: &mut Put) {
                 "created_at": time(), "updated_at": time(),
                 "slack_configured": {"type": "boolean"}, "reminders": {"type": "boolean"},
                 "quorum": nullable(reference("Quorum")),
+                "escalation": nullable(reference("Escalation")),
+                "rules": array(reference("Rule")),
+            }),
+        ),
+    );
+    put(
+        "Escalation",
+        json!({
+            "type": "object",
+            "description": "Unclaimed `after_seconds` after creation, the request is also sent to the active members of `to_loop_id` (a loop the requester may use), once; `raise_priority` moves it one step up.",
+            "required": ["after_seconds", "to_loop_id"],
+            "properties": {
+                "after_seconds": {"type": "integer", "minimum": 1},
+                "to_loop_id": id(),
+                "raise_priority": {"type": "boolean", "default": false},
+            },
+            "example": {"after_seconds": 900, "to_loop_id": "6743a1f09c1e4b2a8d3f5e61", "raise_priority": true},
+        }),
+    );
+    put(
+        "Rule",
+        json!({
+            "type": "object",
+            "description": "Tried in order on each new request; the first whose `when` holds fires. `when` may name `priority`, `platform`, `response_type` (a value or a list) and `context`: tests such as `{\"pointer\": \"/amount\", \"lt\": 100}` with `eq`, `ne`, `lt`, `lte`, `gt`, `gte`, `in`. `then` is `{\"answer\": VALUE}`, `{\"route_to_loop_id\": ID}` or `{\"quorum\": {...}}`.",
+            "required": ["then"],
+            "properties": {
+                "id": {"type": "string", "maxLength": 64},
+                "when": {"type": "object"},
+                "then": {"type": "object"},
+            },
+            "example": {"id": "small-refunds", "when": {"context": [{"pointer": "/amount", "lt": 50}]}, "then": {"answer": "approve"}},
+        }),
+    );
+    put(
+        "AppliedRule",
+        object(
+            &["loop_id", "rule_id", "then"],
+            json!({"loop_id": id(), "rule_id": text(), "then": {"type": "object"}}),
+        ),
+    );
+    put(
+        "RulesTest",
+        object(
+            &[
+                "fires",
+                "rule",
+                "applied_rules",
+                "loop_id",
+                "loop_name",
+                "outcome",
+                "response_data",
+                "quorum",
+                "passed_over",
+                "summary",
+            ],
+            json!({
+                "fires": {"type": "boolean"},
+                "rule": nullable(reference("AppliedRule")),
+                "applied_rules": array(reference("AppliedRule")),
+                "loop_id": id(), "loop_name": text(),
+                "outcome": {"type": "string", "enum": ["people", "answer", "quorum"]},
+                "response_data": {},
+                "quorum": nullable(reference("Quorum")),
+                "passed_over": array(object(&["loop_id", "rule_id", "reason"],
+                    json!({"loop_id": id(), "rule_id": text(), "reason": text()}))),
+                "summary": text(),
             }),
         ),
     );
@@ -399,9 +465,7 @@ fn requests(put: &mut Put) {
             },
         }),
     );
-    put(
-        "Request",
-        json!({
+    let mut request = json!({
             "type": "object",
             "description": "A review request. `api_key_id`, `callback_url`, `metadata` and `tags` are shown to its requester only.",
             "required": ["id", "loop_id", "creator_id", "processing_type", "type", "priority",
@@ -430,8 +494,19 @@ fn requests(put: &mut Put) {
                               "description": "Every answer, oldest first; a reviewer sees only its own."},
                 "created_at": time(), "updated_at": time(),
             },
-        }),
-    );
+    });
+    // Added apart: one json! of every field is too deep for the macro.
+    if let Some(props) = request["properties"].as_object_mut() {
+        props.insert("escalation".into(), nullable(reference("Escalation")));
+        props.insert("escalated_at".into(), nullable(time()));
+        props.insert("decided_by_rule".into(), nullable(text()));
+        props.insert(
+            "applied_rules".into(),
+            json!({"type": "array", "items": reference("AppliedRule"),
+                   "description": "The loops' rules that fired at creation; shown to the requester only."}),
+        );
+    }
+    put("Request", request);
     put(
         "Receipt",
         object(
@@ -543,6 +618,7 @@ fn request_bodies(put: &mut Put) {
         "tags": array(text()),
         "quorum": nullable(reference("Quorum")),
         "exclude_requester": {"type": "boolean", "description": "Whether the requester is kept from answering (default true); also applies to the loop's default quorum."},
+        "escalation": nullable(reference("Escalation")),
     });
     let mut in_loop = request_fields.clone();
     if let Some(map) = in_loop.as_object_mut() {
@@ -572,7 +648,18 @@ fn request_bodies(put: &mut Put) {
     put(
         "NewRequestInLoop",
         json!({"type": "object", "required": ["request_text", "type", "response_type", "response_config", "priority", "processing_type", "default_response"],
-               "properties": in_loop, "example": example}),
+               "properties": in_loop.clone(), "example": example}),
+    );
+    let mut sample = in_loop;
+    sample["rules"] = json!({"type": "array", "items": reference("Rule"),
+                             "description": "Rules to try instead of the loop's saved ones."});
+    put(
+        "RulesTestInput",
+        json!({"type": "object", "required": ["request_text", "type", "response_type", "priority", "processing_type"],
+               "properties": sample,
+               "example": {"request_text": "Refund order 1234?", "type": "markdown",
+                           "response_type": "boolean", "priority": "low", "processing_type": "deferred",
+                           "context": {"amount": 20}}}),
     );
     put(
         "RequestPatch",
@@ -614,6 +701,8 @@ fn request_bodies(put: &mut Put) {
             "name": text(), "description": nullable(text()), "icon": text(),
             "slack_webhook_url": nullable(text()), "reminders": {"type": "boolean"},
             "quorum": nullable(reference("Quorum")),
+            "escalation": nullable(reference("Escalation")),
+            "rules": nullable(array(reference("Rule"))),
         }}),
     );
     put(

@@ -86,6 +86,10 @@ pub(super) struct UpdateLoop {
     reminders: Option<bool>,
     #[serde(default, deserialize_with = "present")]
     quorum: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    escalation: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    rules: Option<Value>,
 }
 
 pub(super) async fn update(
@@ -101,6 +105,8 @@ pub(super) async fn update(
         slack_webhook_url: body.slack_webhook_url,
         reminders: body.reminders,
         quorum: body.quorum,
+        escalation: body.escalation,
+        rules: body.rules,
     };
     let lp = state
         .loops
@@ -110,6 +116,38 @@ pub(super) async fn update(
         StatusCode::OK,
         "Loop updated successfully",
         json!({"loop": loop_json(&lp)}),
+    ))
+}
+
+/// A sample request, and optionally rules to try in place of the loop's.
+#[derive(Deserialize)]
+pub(super) struct TestRules {
+    #[serde(flatten)]
+    sample: super::requests::CreateRequest,
+    rules: Option<Value>,
+}
+
+/// `POST /loops/{id}/rules/test`: what the loop's rules would do with a
+/// request, without making it.
+pub(super) async fn test_rules(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+    Body(body, _): Body<TestRules>,
+) -> Result {
+    let routing = state
+        .requests
+        .test_rules(
+            &caller.principal,
+            &id::<LoopId>(&path)?,
+            body.sample.into_input(),
+            body.rules,
+        )
+        .await?;
+    Ok(ok(
+        StatusCode::OK,
+        "Rules tested",
+        reviewloop_service::wire::routing_json(&routing),
     ))
 }
 

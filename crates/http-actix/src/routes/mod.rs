@@ -178,6 +178,7 @@ fn operations(t: &mut Table) {
     resource!(t, "/loops/{id}/members/{user_id}", delete => members::remove);
     resource!(t, "/loops/{id}/notifications", put => members::notifications);
     resource!(t, "/loops/{id}/invite-code", post => members::new_invite_code);
+    resource!(t, "/loops/{id}/rules/test", post => loops::test_rules);
     resource!(t, "/loops/{id}/requests",
         get => requests::list_in_loop, post => requests::create_in_loop);
     resource!(t, "/requests", get => requests::list, post => requests::create);

@@ -44,10 +44,12 @@ pub(super) struct CreateRequest {
     #[serde(default, deserialize_with = "present")]
     quorum: Option<Value>,
     exclude_requester: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    escalation: Option<Value>,
 }
 
 impl CreateRequest {
-    fn into_input(self) -> RequestInput {
+    pub(super) fn into_input(self) -> RequestInput {
         RequestInput {
             request_text: self.request_text,
             content_type: self.content_type,
@@ -66,6 +68,7 @@ impl CreateRequest {
             tags: self.tags,
             quorum: self.quorum,
             exclude_requester: self.exclude_requester,
+            escalation: self.escalation,
         }
     }
 }

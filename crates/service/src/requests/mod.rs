@@ -7,10 +7,12 @@
 //! Two reviewers racing for one request therefore see exactly one winner.
 
 mod list;
+pub(crate) mod routing;
 #[cfg(test)]
 pub(crate) mod tests;
 
 pub use list::ListRequestsInput;
+pub use routing::{Decision, PassedOver, Routing};
 
 use chrono::{DateTime, Utc};
 use reviewloop_domain::{
@@ -38,6 +40,23 @@ pub struct CreatedRequest {
     pub request: ReviewRequest,
     /// `PUBLIC_URL/v1/api/requests/ID`.
     pub polling_url: String,
+}
+
+/// A request's loop, and the loop it escalated to, if it did: an active
+/// member of either may act on it as a reviewer it was sent to.
+struct Loops {
+    lp: Loop,
+    escalated: Option<Loop>,
+}
+
+impl Loops {
+    fn is_active_member(&self, user: &reviewloop_domain::UserId) -> bool {
+        self.lp.is_active_member(user)
+            || self
+                .escalated
+                .as_ref()
+                .is_some_and(|e| e.is_active_member(user))
+    }
 }
 
 /// Who may make a change.
@@ -78,7 +97,7 @@ impl RequestService {
         caller: &Principal,
         id: &RequestId,
         actor: Actor,
-    ) -> Result<(ReviewRequest, Loop), ServiceError> {
+    ) -> Result<(ReviewRequest, Loops), ServiceError> {
         let not_found = || ServiceError::NotFound(messages::REQUEST_NOT_FOUND);
         let request = self
             .ports
@@ -87,15 +106,20 @@ impl RequestService {
             .await?
             .ok_or_else(not_found)?;
         let lp = self.loop_of(&request).await?.ok_or_else(not_found)?;
+        let escalated = match request.escalated_to() {
+            Some(to) => self.ports.loops.loop_by_id(&to).await?,
+            None => None,
+        };
+        let loops = Loops { lp, escalated };
         let is_creator = request.creator_id == caller.user_id;
         let is_reviewer =
-            request.was_broadcast_to(&caller.user_id) && lp.is_active_member(&caller.user_id);
+            request.was_broadcast_to(&caller.user_id) && loops.is_active_member(&caller.user_id);
         match actor {
-            Actor::Requester if is_creator => Ok((request, lp)),
+            Actor::Requester if is_creator => Ok((request, loops)),
             Actor::Requester if is_reviewer => Err(ServiceError::Forbidden(
                 messages::REQUEST_ACCESS_DENIED.into(),
             )),
-            Actor::Reviewer if is_reviewer => Ok((request, lp)),
+            Actor::Reviewer if is_reviewer => Ok((request, loops)),
             _ => Err(not_found()),
         }
     }
@@ -115,7 +139,8 @@ impl RequestService {
         let (mut attempt, mut attempts) = (0, WRITE_ATTEMPTS);
         while attempt < attempts {
             attempt += 1;
-            let (mut request, lp) = self.load(caller, id, actor).await?;
+            let (mut request, loops) = self.load(caller, id, actor).await?;
+            let lp = &loops.lp;
             // Every race lost means another write landed. Each reviewer
             // answers a quorum request once, so racing answers can beat this
             // one at most once per reviewer: that many more tries always
@@ -125,24 +150,17 @@ impl RequestService {
             // Only an active member's claim counts: one left behind by a
             // removed member is void, so the request is open to others.
             if let (RequestStatus::Claimed, Some(holder)) = (request.status, request.claimed_by) {
-                if !lp.is_active_member(&holder) {
+                if !loops.is_active_member(&holder) {
                     request.release(holder, now)?;
                 }
             }
-            let event_types = change(&mut request, &lp, now)?;
+            let event_types = change(&mut request, lp, now)?;
             let events: Vec<Event> = event_types
                 .into_iter()
                 .map(|kind| {
                     let reviewer = matches!(actor, Actor::Reviewer)
                         .then_some((&caller.user_id, &caller.email));
-                    wire::request_event(
-                        self.ports.event_id(now),
-                        kind,
-                        &request,
-                        &lp,
-                        reviewer,
-                        now,
-                    )
+                    wire::request_event(self.ports.event_id(now), kind, &request, lp, reviewer, now)
                 })
                 .collect();
             match self.ports.requests.update_request(&request, &events).await {
@@ -186,14 +204,44 @@ impl RequestService {
             .await?
             .filter(|lp| lp.is_visible_to(&caller.user_id))
             .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))?;
-        let fields = input.validate()?.with_loop_quorum(lp.quorum);
+        let fields = input.validate()?;
+        if let Some(escalation) = &fields.escalation {
+            self.check_escalation(caller, &lp.id, escalation).await?;
+        }
         if let Some(url) = &fields.callback_url {
             self.ports.check_target("callback_url", url).await?;
         }
+        let routing = routing::route(&self.ports, lp, None, &fields).await?;
+        let lp = routing.lp;
+        let mut fields = fields
+            .with_loop_quorum(lp.quorum)
+            .with_loop_escalation(lp.escalation);
+        if fields.escalation.is_some_and(|e| e.to_loop_id == lp.id) {
+            // A rule routed it into the loop it would escalate to.
+            fields.escalation = None;
+        }
+        fields.applied_rules = routing.applied;
+        let answer = match routing.decision {
+            Decision::Answer(answer) => {
+                fields.quorum = None;
+                fields.escalation = None;
+                Some(answer)
+            }
+            Decision::Quorum(quorum) => {
+                fields.quorum = Some(quorum);
+                None
+            }
+            Decision::People => None,
+        };
         let now = self.ports.clock.now();
-        let broadcasts = lp.broadcast_entries(fields.priority, self.ports.email_enabled());
+        // A request a rule answered is asked of nobody.
+        let broadcasts = if answer.is_some() {
+            Vec::new()
+        } else {
+            lp.broadcast_entries(fields.priority, self.ports.email_enabled())
+        };
         let id = RequestId::new(id.unwrap_or_else(|| self.ports.ids.object_id(now)));
-        let request = ReviewRequest::create(
+        let mut request = ReviewRequest::create(
             id,
             lp.id,
             caller.user_id,
@@ -202,16 +250,22 @@ impl RequestService {
             broadcasts,
             now,
         );
-        request.check_quorum()?;
-        let event = wire::request_event(
-            self.ports.event_id(now),
-            EventType::RequestCreated,
-            &request,
-            &lp,
-            None,
-            now,
-        );
-        match self.ports.requests.insert_request(&request, &[event]).await {
+        let mut kinds = vec![EventType::RequestCreated];
+        match answer {
+            Some(answer) => {
+                request.decide_by_rule(answer, now)?;
+                self.ports.receipts.sealer().await?.seal(&mut request);
+                kinds.push(EventType::RequestCompleted);
+            }
+            None => request.check_quorum()?,
+        }
+        let events: Vec<Event> = kinds
+            .into_iter()
+            .map(|kind| {
+                wire::request_event(self.ports.event_id(now), kind, &request, &lp, None, now)
+            })
+            .collect();
+        match self.ports.requests.insert_request(&request, &events).await {
             Ok(()) => {
                 self.ports.changes.request_written(&request);
                 self.ports.changes.outbox_written();
@@ -234,6 +288,66 @@ impl RequestService {
             Err(e) => return Err(e.into()),
         }
         Ok(self.created(request))
+    }
+
+    /// Refuses an escalation to a loop the caller may not use, or back
+    /// into the loop the request is sent to.
+    async fn check_escalation(
+        &self,
+        caller: &Principal,
+        from: &LoopId,
+        escalation: &reviewloop_domain::Escalation,
+    ) -> Result<(), ServiceError> {
+        escalation.check_target(from, "escalation")?;
+        let usable = self
+            .ports
+            .loops
+            .loop_by_id(&escalation.to_loop_id)
+            .await?
+            .is_some_and(|to| to.is_visible_to(&caller.user_id));
+        if !usable {
+            return Err(reviewloop_domain::ValidationError::field(
+                "escalation.to_loop_id",
+                "escalation.to_loop_id names no loop you may use",
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    /// What the rules of `loop_id` (or `draft` rules in their place) would
+    /// do with a request made from `input`, without making it. The
+    /// sample's context must hold every value the rules read.
+    pub async fn test_rules(
+        &self,
+        caller: &Principal,
+        loop_id: &LoopId,
+        input: RequestInput,
+        draft: Option<Value>,
+    ) -> Result<Routing, ServiceError> {
+        caller.require(Permission::LoopsRead)?;
+        let lp = self
+            .ports
+            .loops
+            .loop_by_id(loop_id)
+            .await?
+            .filter(|lp| lp.is_visible_to(&caller.user_id))
+            .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))?;
+        let draft = draft
+            .map(|rules| reviewloop_domain::Rules::parse(Some(&rules)))
+            .transpose()?;
+        let fields = input.validate()?;
+        let rules = draft.as_ref().unwrap_or(&lp.rules);
+        if let Some((rule, pointer)) = rules.missing_pointer(fields.context.as_ref()) {
+            return Err(reviewloop_domain::ValidationError::field(
+                format!("context{pointer}"),
+                format!(
+                    "the sample's context has no {pointer}, which rule {rule} reads: add it to see what the rules do"
+                ),
+            )
+            .into());
+        }
+        routing::route(&self.ports, lp, draft.as_ref(), &fields).await
     }
 
     fn created(&self, request: ReviewRequest) -> CreatedRequest {
@@ -518,6 +632,82 @@ impl RequestService {
             Ok(events)
         })
         .await
+    }
+
+    /// Escalates every pending request whose escalation is due, up to
+    /// `batch` of them, and returns how many escalated. The other loop must
+    /// still be one the requester or the request's loop owner may use;
+    /// otherwise the request keeps to its loop and drops the escalation.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn escalate_due(&self, batch: u32) -> Result<usize, ServiceError> {
+        let now = self.ports.clock.now();
+        let due = self.ports.requests.due_escalations(now, batch).await?;
+        if due.is_empty() {
+            return Ok(0);
+        }
+        let mut loops: std::collections::HashMap<LoopId, Option<Loop>> =
+            std::collections::HashMap::new();
+        let mut changes = Vec::new();
+        for mut request in due {
+            let Some(escalation) = request.escalation else {
+                continue;
+            };
+            for id in [request.loop_id, escalation.to_loop_id] {
+                if let std::collections::hash_map::Entry::Vacant(entry) = loops.entry(id) {
+                    entry.insert(self.ports.loops.loop_by_id(&id).await?);
+                }
+            }
+            let Some(Some(home)) = loops.get(&request.loop_id) else {
+                continue;
+            };
+            let target = loops
+                .get(&escalation.to_loop_id)
+                .and_then(Option::as_ref)
+                .filter(|to| {
+                    to.is_visible_to(&request.creator_id) || to.is_visible_to(&home.creator_id)
+                });
+            let mut events = Vec::new();
+            match target {
+                Some(to) => {
+                    let priority = if escalation.raise_priority {
+                        request.priority.raised()
+                    } else {
+                        request.priority
+                    };
+                    let reviewers = to.broadcast_entries(priority, self.ports.email_enabled());
+                    if request.escalate(reviewers, now).is_err() {
+                        continue;
+                    }
+                    events.push(wire::request_event(
+                        self.ports.event_id(now),
+                        EventType::RequestEscalated,
+                        &request,
+                        home,
+                        None,
+                        now,
+                    ));
+                }
+                None => request.drop_escalation(now),
+            }
+            changes.push((request, events));
+        }
+        if changes.is_empty() {
+            return Ok(0);
+        }
+        let landed = self.ports.requests.escalate_requests(&changes).await?;
+        let mut escalated = 0;
+        for ((request, events), landed) in changes.iter().zip(landed) {
+            if landed {
+                escalated += usize::from(!events.is_empty());
+                let mut written = request.clone();
+                written.written();
+                self.ports.changes.request_written(&written);
+            }
+        }
+        if escalated > 0 {
+            self.ports.changes.outbox_written();
+        }
+        Ok(escalated)
     }
 
     /// Times out every open request that is due, up to `batch` of them, and

@@ -670,3 +670,180 @@ async fn a_loop_default_quorum_applies_and_must_be_reachable() {
         other => panic!("expected a 400, got {other:?}"),
     }
 }
+
+/// A loop of user 1 with id `n`, active members `active` and `rules`.
+fn other_loop(kit: &Kit, n: u8, active: &[u8], rules: serde_json::Value) -> Loop {
+    let mut record = kit.a_loop(active, &[]).into_record();
+    record.id = LoopId::new(kit.oid(n));
+    let mut lp = Loop::restore(record);
+    let rules = reviewloop_domain::Rules::parse(Some(&rules)).unwrap();
+    lp.set_rules(rules, kit.now).unwrap();
+    lp
+}
+
+/// Serves each of `loops` by its id.
+fn serve_loops(kit: &mut Kit, loops: Vec<Loop>) {
+    kit.loops
+        .expect_loop_by_id()
+        .returning(move |id| Ok(loops.iter().find(|lp| lp.id == *id).cloned()));
+}
+
+fn escalating_request(kit: &Kit, to: LoopId) -> ReviewRequest {
+    let mut request = a_request(kit).into_record();
+    request.escalation = Some(reviewloop_domain::Escalation {
+        after_seconds: 30,
+        to_loop_id: to,
+        raise_priority: true,
+    });
+    ReviewRequest::restore(request)
+}
+
+#[tokio::test]
+async fn a_due_request_escalates_to_the_other_loops_members_with_its_event() {
+    let mut kit = Kit::new();
+    let home = kit.a_loop(&[2, 3], &[]);
+    let leads = other_loop(&kit, 51, &[4, 5], json!([]));
+    let request = escalating_request(&kit, leads.id);
+    kit.now += Duration::seconds(31);
+    serve_loops(&mut kit, vec![home, leads]);
+    kit.requests
+        .expect_due_escalations()
+        .returning(move |_, _| Ok(vec![request.clone()]));
+    let (u4, u5) = (kit.user_id(4), kit.user_id(5));
+    kit.requests
+        .expect_escalate_requests()
+        .times(1)
+        .withf(move |changes| {
+            let (r, events) = &changes[0];
+            let added: Vec<_> = r
+                .broadcasted_to
+                .iter()
+                .filter(|b| b.role == "escalation")
+                .map(|b| b.user_id)
+                .collect();
+            added == [u4, u5]
+                && r.broadcasted_to.len() == 5
+                && r.priority == reviewloop_domain::Priority::Critical
+                && r.escalated_at.is_some()
+                && events.len() == 1
+                && events[0].event_type == EventType::RequestEscalated
+        })
+        .returning(|changes| Ok(vec![true; changes.len()]));
+    assert_eq!(service(kit).escalate_due(100).await.unwrap(), 1);
+}
+
+#[tokio::test]
+async fn an_escalation_to_a_loop_nobody_may_use_any_more_is_dropped() {
+    let mut kit = Kit::new();
+    let home = kit.a_loop(&[2, 3], &[]);
+    // Someone else's loop: neither the requester (user 1) nor the home
+    // loop's owner is in it.
+    let mut record = other_loop(&kit, 52, &[4], json!([])).into_record();
+    record.creator_id = kit.user_id(9);
+    record.members.retain(|m| m.user_id != kit.user_id(1));
+    let foreign = Loop::restore(record);
+    let request = escalating_request(&kit, foreign.id);
+    kit.now += Duration::seconds(31);
+    serve_loops(&mut kit, vec![home, foreign]);
+    kit.requests
+        .expect_due_escalations()
+        .returning(move |_, _| Ok(vec![request.clone()]));
+    kit.requests
+        .expect_escalate_requests()
+        .times(1)
+        .withf(|changes| {
+            let (r, events) = &changes[0];
+            r.escalation.is_none() && r.broadcasted_to.len() == 3 && events.is_empty()
+        })
+        .returning(|changes| Ok(vec![true; changes.len()]));
+    assert_eq!(service(kit).escalate_due(100).await.unwrap(), 0);
+}
+
+fn boolean_input(amount: u32) -> RequestInput {
+    RequestInput {
+        response_type: Some("boolean".into()),
+        response_config: None,
+        default_response: Some(json!(false)),
+        context: Some(json!({"amount": amount})),
+        ..input()
+    }
+}
+
+#[tokio::test]
+async fn a_rule_answers_a_routine_request_at_creation_and_nobody_is_asked() {
+    let mut kit = Kit::new();
+    let mut lp = kit.a_loop(&[2, 3], &[]);
+    let rules = json!([{"id": "small", "when": {"context": {"pointer": "/amount", "lt": 50}},
+                        "then": {"answer": true}}]);
+    lp.set_rules(
+        reviewloop_domain::Rules::parse(Some(&rules)).unwrap(),
+        kit.now,
+    )
+    .unwrap();
+    let loop_id = lp.id;
+    serve_loops(&mut kit, vec![lp]);
+    kit.requests
+        .expect_insert_request()
+        .times(2)
+        .returning(|r, events| {
+            let kinds: Vec<_> = events.iter().map(|e| e.event_type).collect();
+            if r.status == RequestStatus::Completed {
+                assert_eq!(r.decided_by_rule(), Some("small"));
+                assert_eq!(r.response_by, None);
+                assert!(r.broadcasted_to.is_empty());
+                crate::receipts::tests::assert_verifies(r);
+                assert_eq!(
+                    kinds,
+                    [EventType::RequestCreated, EventType::RequestCompleted]
+                );
+            } else {
+                assert_eq!(r.broadcasted_to.len(), 3);
+                assert_eq!(kinds, [EventType::RequestCreated]);
+            }
+            Ok(())
+        });
+    let caller = kit.principal(1);
+    let svc = service(kit);
+    let small = svc
+        .create(&caller, &loop_id, boolean_input(20), None)
+        .await
+        .unwrap();
+    assert_eq!(small.request.response_data, Some(json!(true)));
+    let large = svc
+        .create(&caller, &loop_id, boolean_input(500), None)
+        .await
+        .unwrap();
+    assert_eq!(large.request.status, RequestStatus::Pending);
+}
+
+#[tokio::test]
+async fn routes_are_followed_and_a_route_back_is_passed_over() {
+    let mut kit = Kit::new();
+    let (a, b) = (LoopId::new(kit.oid(50)), LoopId::new(kit.oid(51)));
+    // Two owners' edits raced into a cycle: a → b → a.
+    let mut first = kit.a_loop(&[2], &[]);
+    let to_b = json!([{"id": "to-b", "when": {}, "then": {"route_to_loop_id": b}}]);
+    first
+        .set_rules(
+            reviewloop_domain::Rules::parse(Some(&to_b)).unwrap(),
+            kit.now,
+        )
+        .unwrap();
+    let second = other_loop(
+        &kit,
+        51,
+        &[4],
+        json!([{"id": "to-a", "when": {}, "then": {"route_to_loop_id": a}},
+               {"id": "two", "when": {}, "then": {"quorum": {"count": 1}}}]),
+    );
+    serve_loops(&mut kit, vec![first.clone(), second]);
+    let fields = boolean_input(1).validate().unwrap();
+    let routing = routing::route(&kit.ports(), first, None, &fields)
+        .await
+        .unwrap();
+    assert_eq!(routing.lp.id, b);
+    let fired: Vec<&str> = routing.applied.iter().map(|r| r.rule_id.as_str()).collect();
+    assert_eq!(fired, ["to-b", "two"]);
+    assert_eq!(routing.passed_over[0].rule_id, "to-a");
+    assert!(matches!(routing.decision, Decision::Quorum(q) if q.count == 1));
+}

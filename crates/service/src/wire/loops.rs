@@ -54,6 +54,10 @@ pub struct LoopView<'a> {
     reminders: bool,
     /// The quorum of new requests that ask for none.
     quorum: Option<Value>,
+    /// Where new requests that name none escalate.
+    escalation: Option<Value>,
+    /// The rules tried on each new request, in order.
+    rules: Value,
 }
 
 impl<'a> LoopView<'a> {
@@ -75,6 +79,8 @@ impl<'a> LoopView<'a> {
             slack_configured: lp.slack_webhook_url.is_some(),
             reminders: lp.reminders,
             quorum: lp.quorum.map(|q| q.to_value()),
+            escalation: lp.escalation.map(|e| e.to_value()),
+            rules: lp.rules.to_value(),
         }
     }
 }

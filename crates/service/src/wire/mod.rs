@@ -11,6 +11,7 @@ mod events;
 mod loops;
 mod request;
 mod review;
+mod rules;
 mod webhooks;
 
 pub use audit::audit_entry_json;
@@ -18,4 +19,5 @@ pub use events::{event_body, loop_event, request_event};
 pub use loops::{loop_summary, LoopView, MemberView};
 pub use request::{full_request, request_view, FeedbackView, RequestView};
 pub use review::{event_review_json, review_json, template_json};
+pub use rules::{routing_json, summary as routing_summary};
 pub use webhooks::{delivery_json, webhook_json};

@@ -135,7 +135,7 @@ impl Serialize for RequestView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let r = self.request;
         let private = self.audience.sees_requester_fields();
-        let mut s = serializer.serialize_struct("ReviewRequest", 37)?;
+        let mut s = serializer.serialize_struct("ReviewRequest", 41)?;
         s.serialize_field("id", &r.id)?;
         s.serialize_field("loop_id", &r.loop_id)?;
         s.serialize_field("creator_id", &r.creator_id)?;
@@ -185,6 +185,20 @@ impl Serialize for RequestView<'_> {
                 .map(|q| QuorumView(q, r.responses().len())),
         )?;
         s.serialize_field("responses", &Responses(r, self.audience))?;
+        s.serialize_field("escalation", &r.escalation.map(|e| e.to_value()))?;
+        s.serialize_field("escalated_at", &r.escalated_at)?;
+        s.serialize_field("decided_by_rule", &r.decided_by_rule())?;
+        if private {
+            s.serialize_field(
+                "applied_rules",
+                &r.applied_rules
+                    .iter()
+                    .map(|a| a.to_value())
+                    .collect::<Vec<_>>(),
+            )?;
+        } else {
+            s.skip_field("applied_rules")?;
+        }
         s.serialize_field("cancelled_at", &r.cancelled_at)?;
         s.serialize_field("feedback", &r.feedback.as_ref().map(FeedbackView))?;
         s.serialize_field("receipt", &r.receipt.as_ref().map(ReceiptView))?;

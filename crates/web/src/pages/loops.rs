@@ -8,7 +8,7 @@ use base64::Engine as _;
 use maud::{html, Markup};
 use reviewloop_domain::request::MAX_QUORUM;
 use reviewloop_domain::{Loop, LoopId, MemberStatus, NotifyLevel, QuorumRule, UserId};
-use reviewloop_service::LoopPatch;
+use reviewloop_service::{LoopPatch, Routing};
 use serde_json::{json, Value};
 
 use crate::csrf::PersonForm;
@@ -164,8 +164,20 @@ async fn loop_page(
     problems: Problems,
     previous: &FormData,
     notice: Option<&str>,
+    tested: Option<&Routing>,
 ) -> Result<HttpResponse, PageError> {
     let owner = lp.is_creator(&person.principal().user_id);
+    // The loops a request of this one may escalate or be routed to.
+    let others: Vec<Loop> = if owner {
+        let mut usable = state.loops.list(person.principal()).await?;
+        usable.extend(state.loops.joined(person.principal()).await?);
+        usable.retain(|o| o.id != lp.id);
+        usable.sort_by(|a, b| a.name.as_str().cmp(b.name.as_str()).then(a.id.cmp(&b.id)));
+        usable.dedup_by_key(|o| o.id);
+        usable
+    } else {
+        Vec::new()
+    };
     let join_url = state.loops.join_url(&lp.invite_code);
     let qr = state.loops.qr_png(lp.invite_code.as_str()).await?;
     let qr = format!(
@@ -264,9 +276,11 @@ async fn loop_page(
                     label.check { input type="checkbox" name="reminders" value="true" checked[remind];
                         " Remind members of a request nobody has answered when a quarter of its time is left" }
                     (quorum_fields(previous, lp))
+                    (escalation_fields(previous, lp, &others))
                     button.primary type="submit" { "Save" }
                 }
             }
+            (rules_card(person, lp, previous, &others, tested))
             section.card.danger-zone {
                 h2 { "Delete" }
                 form method="post" action=(action("delete")) {
@@ -281,6 +295,143 @@ async fn loop_page(
         problems.status,
         layout::page(lp.name.as_str(), Some(person), Nav::Loops, body),
     ))
+}
+
+/// The loop's default escalation: where its unclaimed requests go.
+fn escalation_fields(previous: &FormData, lp: &Loop, others: &[Loop]) -> Markup {
+    let edited = previous.get("name").is_some();
+    let to = if edited {
+        previous.text("escalation_to").to_owned()
+    } else {
+        lp.escalation
+            .map(|e| e.to_loop_id.to_string())
+            .unwrap_or_default()
+    };
+    let minutes = if edited {
+        previous.text("escalation_minutes").to_owned()
+    } else {
+        lp.escalation
+            .map(|e| (e.after_seconds as f64 / 60.0).to_string())
+            .unwrap_or_else(|| "30".into())
+    };
+    let raise = if edited {
+        previous.checked("escalation_raise")
+    } else {
+        lp.escalation.is_some_and(|e| e.raise_priority)
+    };
+    html! {
+        fieldset.escalation-policy {
+            legend { "Escalation of unclaimed requests" }
+            label { "Also send to"
+                select name="escalation_to" {
+                    option value="" selected[to.is_empty()] { "Nobody: keep them in this loop" }
+                    @for o in others {
+                        option value=(o.id) selected[to == o.id.to_string()] { (o.icon.as_str()) " " (o.name.as_str()) }
+                    }
+                }
+            }
+            label { "after this many minutes unclaimed"
+                input type="number" name="escalation_minutes" min="0.05" step="any" value=(minutes); }
+            label.check { input type="checkbox" name="escalation_raise" value="true" checked[raise];
+                " Raise its priority one step when it escalates" }
+            p.hint { "Happens once, and only while nobody has claimed the request. A request can name its own escalation." }
+        }
+    }
+}
+
+/// The escalation the edit form asks for, as the API would take it.
+fn escalation_of_form(f: &FormData) -> Value {
+    let to = f.text("escalation_to").trim();
+    if to.is_empty() {
+        return Value::Null;
+    }
+    let minutes = f.text("escalation_minutes").trim();
+    let after = minutes
+        .parse::<f64>()
+        .ok()
+        .filter(|m| m.is_finite() && *m > 0.0)
+        .map_or_else(
+            || Value::from(minutes),
+            |m| Value::from((m * 60.0).round() as i64),
+        );
+    json!({"after_seconds": after, "to_loop_id": to, "raise_priority": f.checked("escalation_raise")})
+}
+
+/// A sample request for the rules test, until the owner writes one.
+const SAMPLE_REQUEST: &str = r#"{
+  "request_text": "Refund order 1042?",
+  "type": "markdown",
+  "response_type": "boolean",
+  "priority": "medium",
+  "processing_type": "deferred",
+  "platform": "api",
+  "context": {"amount": 25}
+}"#;
+
+/// The owner's editor of the loop's rules, with the test beside it: the
+/// rules as JSON, a sample request, and what the rules would do with it.
+fn rules_card(
+    person: &Person,
+    lp: &Loop,
+    previous: &FormData,
+    others: &[Loop],
+    tested: Option<&Routing>,
+) -> Markup {
+    let rules = previous.get("rules").map(str::to_owned).unwrap_or_else(|| {
+        serde_json::to_string_pretty(&lp.rules.to_value()).unwrap_or_else(|_| "[]".into())
+    });
+    let sample = previous.get("sample").unwrap_or(SAMPLE_REQUEST);
+    html! {
+        section.card #rules {
+            h2 { "Rules" }
+            p.hint { "Tried in order on each new request; the first whose " code { "when" } " holds fires. "
+                code { "then" } " answers it at once (" code { "{\"answer\": true}" } "), sends it to another loop ("
+                code { "{\"route_to_loop_id\": \"…\"}" } ") or asks for a quorum ("
+                code { "{\"quorum\": {\"count\": 2}}" } "). " code { "when" } " may name "
+                code { "priority" } ", " code { "platform" } ", " code { "response_type" } " and "
+                code { "context" } " tests such as " code { "{\"pointer\": \"/amount\", \"lt\": 100}" } "." }
+            form.rules-editor method="post" action={ "/app/loops/" (lp.id) "/rules" } {
+                (csrf_field(person.csrf()))
+                div {
+                    label { "Rules (JSON)"
+                        textarea.code name="rules" rows="16" spellcheck="false" { (rules) } }
+                    @if !others.is_empty() {
+                        details.loop-ids {
+                            summary { "Ids of loops to route to" }
+                            ul { @for o in others { li { (o.name.as_str()) ": " code { (o.id) } } } }
+                        }
+                    }
+                    button.primary type="submit" name="do" value="save" { "Save rules" }
+                }
+                div {
+                    label { "A sample request (JSON)"
+                        textarea.code name="sample" rows="10" spellcheck="false" { (sample) } }
+                    button.secondary type="submit" name="do" value="test" { "Test these rules" }
+                    @if let Some(routing) = tested {
+                        div.rules-result role="status" {
+                            p { strong { (reviewloop_service::wire::routing_summary(routing)) } }
+                            @if !routing.passed_over.is_empty() {
+                                ul { @for p in &routing.passed_over {
+                                    li { "Rule " code { (p.rule_id) } " matched but was passed over: " (p.reason) }
+                                } }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Reads a JSON textarea: `field` names it in the message when it is not
+/// JSON.
+fn json_field(f: &FormData, field: &str, label: &str) -> Result<Value, Problems> {
+    serde_json::from_str(f.text(field)).map_err(|e| {
+        Problems::one(
+            StatusCode::BAD_REQUEST,
+            format!("{label} is not valid JSON: {e}"),
+        )
+    })
 }
 
 /// The loop's default quorum: how many reviewers answer its new requests.
@@ -356,6 +507,7 @@ pub(crate) async fn page(
         "removed" => "Member removed.",
         "notify" => "Notification preference saved.",
         "saved" => "Saved.",
+        "rules" => "Rules saved.",
         _ => "Done.",
     });
     loop_page(
@@ -365,6 +517,7 @@ pub(crate) async fn page(
         Problems::none(),
         &FormData::default(),
         notice,
+        None,
     )
     .await
 }
@@ -396,8 +549,48 @@ pub(crate) async fn act(
                     .map(|u| Some(u.trim().to_owned())),
                 reminders: Some(f.checked("reminders")),
                 quorum: Some(quorum_of_form(f)),
+                escalation: Some(escalation_of_form(f)),
+                rules: None,
             };
             state.loops.update(who, &id, patch).await.map(|_| "saved")
+        }
+        "rules" => {
+            let rules = match json_field(f, "rules", "Rules") {
+                Ok(rules) => rules,
+                Err(problems) => return rerender(&state, person, &id, problems, f, None).await,
+            };
+            if f.get("do") == Some("test") {
+                let sample = match json_field(f, "sample", "The sample request") {
+                    Ok(Value::Object(sample)) => sample,
+                    Ok(_) => {
+                        let problems = Problems::one(
+                            StatusCode::BAD_REQUEST,
+                            "The sample request must be a JSON object, as a request body is",
+                        );
+                        return rerender(&state, person, &id, problems, f, None).await;
+                    }
+                    Err(problems) => return rerender(&state, person, &id, problems, f, None).await,
+                };
+                let input = reviewloop_domain::RequestInput::from_json(&sample);
+                return match state
+                    .requests
+                    .test_rules(who, &id, input, Some(rules))
+                    .await
+                {
+                    Ok(routing) => {
+                        rerender(&state, person, &id, Problems::none(), f, Some(&routing)).await
+                    }
+                    Err(error) => {
+                        let problems = Problems::from_service(error)?;
+                        rerender(&state, person, &id, problems, f, None).await
+                    }
+                };
+            }
+            let patch = LoopPatch {
+                rules: Some(rules),
+                ..LoopPatch::default()
+            };
+            state.loops.update(who, &id, patch).await.map(|_| "rules")
         }
         "notify" => state
             .loops
@@ -437,8 +630,22 @@ pub(crate) async fn act(
         Ok(done) => Ok(layout::redirect(&format!("/app/loops/{id}?done={done}"))),
         Err(error) => {
             let problems = Problems::from_service(error)?;
-            let lp = state.loops.get(who, &id).await?;
-            loop_page(&state, person, &lp, problems, f, None).await
+            rerender(&state, person, &id, problems, f, None).await
         }
     }
+}
+
+/// The loop's page again, with what was posted, its problems and any
+/// rules test result.
+async fn rerender(
+    state: &WebState,
+    person: &Person,
+    id: &LoopId,
+    problems: Problems,
+    f: &FormData,
+    tested: Option<&Routing>,
+) -> Result<HttpResponse, PageError> {
+    let lp = state.loops.get(person.principal(), id).await?;
+    let notice = tested.map(|_| "Tested; nothing was saved or sent.");
+    loop_page(state, person, &lp, problems, f, notice, tested).await
 }

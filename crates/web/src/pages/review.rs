@@ -8,7 +8,8 @@ use actix_web::{web, HttpResponse};
 use chrono::Utc;
 use maud::{html, Markup};
 use reviewloop_domain::{
-    ContentType, QuorumRule, RequestId, RequestStatus, ReviewRequest, ReviewerHints,
+    Action, ContentType, QuorumRule, RequestId, RequestStatus, ReviewRequest, ReviewerHints,
+    ESCALATION_ROLE,
 };
 use reviewloop_ports::InboxView;
 use serde_json::Value;
@@ -252,6 +253,17 @@ async fn render(
                 ol.timeline {
                     li { "Created " (layout::time(r.created_at, now)) }
                     @if let Some(at) = r.broadcasted_at { li { "Sent to " (r.broadcasted_to.len()) " reviewer" @if r.broadcasted_to.len() != 1 { "s" } " " (layout::time(at, now)) } }
+                    @for applied in &r.applied_rules {
+                        @if matches!(applied.then, Action::Route(_)) { li { "Routed by rule " code { (applied.rule_id) } " to another loop" } }
+                        @if matches!(applied.then, Action::Quorum(_)) { li { "Rule " code { (applied.rule_id) } " asked for a quorum" } }
+                    }
+                    @if let Some(rule) = r.decided_by_rule() { li { "Answered at once by rule " code { (rule) } "; nobody was asked" } }
+                    @if let Some(at) = r.escalated_at {
+                        @let added = r.broadcasted_to.iter().filter(|b| b.role == ESCALATION_ROLE).count();
+                        li.escalated { "Escalated: nobody had claimed it, so it also went to " (added) " reviewer" @if added != 1 { "s" } " of another loop" @if r.escalation.is_some_and(|e| e.raise_priority) { " at " (r.priority.as_str()) " priority" } " " (layout::time(at, now)) }
+                    } @else if let (Some(e), true) = (r.escalation, r.status.is_open()) {
+                        li { "Escalates to another loop if nobody claims it " (layout::time(r.created_at + chrono::Duration::seconds(e.after_seconds), now)) }
+                    }
                     @if let Some(at) = r.claimed_at { li { "Claimed " (layout::time(at, now)) } }
                     @if let Some(at) = r.response_at {
                         li { @if r.status == RequestStatus::Timeout { "Timed out; the default answer stands " } @else { "Answered " } (layout::time(at, now)) }

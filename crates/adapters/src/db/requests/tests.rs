@@ -1,6 +1,6 @@
 use diesel::prelude::*;
 use diesel::sql_types::Text;
-use reviewloop_domain::{EventType, Member, Priority, RequestStatus};
+use reviewloop_domain::{EventType, Loop, Member, Priority, RequestInput, RequestStatus};
 use reviewloop_ports::LoopStore;
 use serde_json::json;
 
@@ -629,6 +629,145 @@ async fn quorum_answers_are_kept_per_reviewer_and_leave_their_inbox(db: TestDb) 
     assert_eq!(loaded.responses().len(), 2);
 }
 
+/// An escalated request: found due by index, written once with the entries
+/// it added, then readable by and in the inbox of the other loop's member,
+/// listed once for someone in both loops.
+async fn an_escalated_request_reaches_the_other_loops_members(db: TestDb) {
+    let store = db.store();
+    let home = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
+    // The other loop: user 4 (pending at home) and user 2 are active there.
+    let other_id = LoopId::new(fixtures::oid(11));
+    let email = |u: u8| reviewloop_domain::Email::parse(&format!("u{u}@x.io")).unwrap();
+    let mut other = Loop::create(
+        other_id,
+        reviewloop_domain::review_loop::NewLoop::parse(Some("Leads"), None, None).unwrap(),
+        Member::creator(
+            other_id,
+            UserId::new(fixtures::oid(1)),
+            email(1),
+            fixtures::at(0),
+        ),
+        reviewloop_domain::InviteCode::parse("ABCDEH").unwrap(),
+        fixtures::at(0),
+    );
+    for u in [2u8, 4] {
+        other
+            .put_member(Member::joined(
+                other_id,
+                UserId::new(fixtures::oid(u)),
+                email(u),
+                fixtures::at(1),
+            ))
+            .unwrap();
+    }
+    store.insert_loop(&other, &[]).await.unwrap();
+
+    let mut fields = RequestInput {
+        request_text: Some("Refund?".into()),
+        content_type: Some("markdown".into()),
+        response_type: Some("boolean".into()),
+        priority: Some("low".into()),
+        processing_type: Some("time-sensitive".into()),
+        timeout_seconds: Some(json!(600)),
+        escalation: Some(
+            json!({"after_seconds": 30, "to_loop_id": other_id, "raise_priority": true}),
+        ),
+        ..RequestInput::default()
+    }
+    .validate()
+    .unwrap();
+    fields.priority = Priority::Low;
+    let mut request = ReviewRequest::create(
+        RequestId::new(fixtures::oid(20)),
+        home.id,
+        home.creator_id,
+        None,
+        fields,
+        home.broadcast_entries(Priority::Low, true),
+        fixtures::at(0),
+    );
+    store.insert_request(&request, &[]).await.unwrap();
+    let u4 = UserId::new(fixtures::oid(4));
+    assert!(store
+        .due_escalations(fixtures::at(29), 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        store
+            .request_for_viewer(&request.id, &u4)
+            .await
+            .unwrap()
+            .unwrap()
+            .1,
+        false
+    );
+
+    let due = store.due_escalations(fixtures::at(30), 10).await.unwrap();
+    assert_eq!(due, [request.clone()]);
+    assert_eq!(
+        request.escalate(
+            other.broadcast_entries(Priority::Medium, true),
+            fixtures::at(30)
+        ),
+        Ok(1),
+        "user 2 had it already; user 4 is added"
+    );
+    let event = fixtures::event_for(&request, &home, 90, EventType::RequestEscalated);
+    let stale = request.clone();
+    assert_eq!(
+        store
+            .escalate_requests(&[(request.clone(), vec![event.clone()])])
+            .await
+            .unwrap(),
+        [true]
+    );
+    assert_eq!(
+        store
+            .escalate_requests(&[(stale, vec![event])])
+            .await
+            .unwrap(),
+        [false],
+        "a second escalation from the same state does not land"
+    );
+    request.written();
+    let loaded = store.request_by_id(&request.id).await.unwrap().unwrap();
+    assert_eq!(loaded, request);
+    assert_eq!(loaded.priority, Priority::Medium);
+    assert!(store
+        .due_escalations(fixtures::at(99), 10)
+        .await
+        .unwrap()
+        .is_empty());
+
+    assert!(
+        store
+            .request_for_viewer(&request.id, &u4)
+            .await
+            .unwrap()
+            .unwrap()
+            .1
+    );
+    let inbox = |u: u8| {
+        let store = store.clone();
+        async move {
+            store
+                .inbox(&UserId::new(fixtures::oid(u)), InboxView::Actionable, 50, 0)
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| r.id)
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(inbox(4).await, [request.id]);
+    assert_eq!(inbox(2).await, [request.id], "once, though in both loops");
+    request.respond(u4, json!(true), fixtures::at(40)).unwrap();
+    store.update_request(&request, &[]).await.unwrap();
+    let done = store.inbox(&u4, InboxView::Answered, 50, 0).await.unwrap();
+    assert_eq!(done.len(), 1);
+}
+
 on_every_backend!(
     quorum_answers_are_kept_per_reviewer_and_leave_their_inbox,
     request_facts_are_the_creators_since_a_time_in_a_loop_or_all,
@@ -642,6 +781,7 @@ on_every_backend!(
     lists_filter_sort_page_and_count,
     the_inbox_holds_what_a_reviewer_can_still_act_on,
     due_requests_are_the_open_ones_past_their_timeout_soonest_first,
+    an_escalated_request_reaches_the_other_loops_members,
 );
 
 #[tokio::test]
@@ -650,6 +790,21 @@ async fn the_done_tab_reads_what_the_reviewer_answered_through_its_index() {
     let plan = plan_of(&db, answered_query(fixtures::oid(2).to_string(), 50, 0)).await;
     assert!(
         plan.iter().any(|d| d.contains("requests_by_responder")),
+        "{plan:?}"
+    );
+    assert!(
+        !plan.iter().any(|d| d.starts_with("SCAN")),
+        "no full scan: {plan:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_escalation_sweep_reads_only_due_rows_through_its_index() {
+    let db = TestDb::sqlite();
+    let plan = plan_of(&db, escalation_query(fixtures::at(0), 10)).await;
+    assert!(
+        plan.iter()
+            .any(|d| d.contains("USING INDEX requests_to_escalate")),
         "{plan:?}"
     );
     assert!(

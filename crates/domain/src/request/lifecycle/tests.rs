@@ -4,6 +4,7 @@ use serde_json::json;
 use super::*;
 use crate::id::ObjectId;
 use crate::request::RequestInput;
+use crate::request::{Escalation, Priority};
 use crate::Email;
 
 fn t(s: i64) -> DateTime<Utc> {
@@ -593,4 +594,136 @@ fn a_single_answer_is_listed_among_the_responses() {
     assert_eq!(responses[0].user_id, user(2));
     assert_eq!(responses[0].email.as_str(), "u2@x.io");
     assert!(in_status(RequestStatus::Timeout).responses().is_empty());
+}
+
+fn escalating(raise: bool) -> ReviewRequest {
+    request_with(RequestInput {
+        request_text: Some("Refund?".into()),
+        content_type: Some("markdown".into()),
+        response_type: Some("boolean".into()),
+        priority: Some("high".into()),
+        processing_type: Some("time-sensitive".into()),
+        timeout_seconds: Some(json!(600)),
+        escalation: Some(json!({
+            "after_seconds": 60,
+            "to_loop_id": LoopId::new(ObjectId::from_parts(1, [9; 8])).to_string(),
+            "raise_priority": raise,
+        })),
+        ..RequestInput::default()
+    })
+}
+
+fn entry(n: u8) -> BroadcastEntry {
+    BroadcastEntry {
+        user_id: user(n),
+        email: Email::parse(&format!("u{n}@x.io")).unwrap(),
+        role: "member".into(),
+        notification_sent: false,
+        notification_error: None,
+        answer: None,
+    }
+}
+
+#[test]
+fn an_unclaimed_request_escalates_once_to_the_reviewers_it_lacks() {
+    let mut r = escalating(true);
+    assert_eq!(r.escalate_at(), Some(t(60)));
+    assert_eq!(
+        r.escalate(vec![entry(4)], t(59)),
+        Err(TransitionError::NotDue)
+    );
+    assert_eq!(r.escalate(vec![entry(3), entry(4), entry(5)], t(60)), Ok(2));
+    let roles: Vec<&str> = r.broadcasted_to.iter().map(|b| b.role.as_str()).collect();
+    assert_eq!(
+        roles,
+        ["member", "member", "member", "escalation", "escalation"]
+    );
+    assert_eq!(r.priority, Priority::Critical, "raised one step");
+    assert_eq!(r.escalated_at, Some(t(60)));
+    assert_eq!(
+        r.escalated_to(),
+        Some(LoopId::new(ObjectId::from_parts(1, [9; 8])))
+    );
+    assert_eq!(r.escalate_at(), None, "once");
+    assert!(r.escalate(vec![entry(6)], t(70)).is_err());
+    assert!(
+        r.respond(user(5), json!(true), t(80)).is_ok(),
+        "an added reviewer answers"
+    );
+}
+
+#[test]
+fn a_claimed_or_ended_request_does_not_escalate() {
+    let mut claimed = escalating(false);
+    claimed.claim(user(2), t(10)).unwrap();
+    assert!(claimed.escalate(vec![entry(4)], t(60)).is_err());
+    claimed.release(user(2), t(70)).unwrap();
+    assert_eq!(
+        claimed.escalate(vec![entry(4)], t(71)),
+        Ok(1),
+        "released after the deadline: it escalates"
+    );
+    assert_eq!(claimed.priority, Priority::High, "no raise asked for");
+    let mut done = escalating(false);
+    done.cancel(t(5)).unwrap();
+    assert_eq!(done.escalate_at(), None);
+    let mut dropped = escalating(false);
+    dropped.drop_escalation(t(61));
+    assert_eq!(dropped.escalate_at(), None);
+    assert!(dropped.escalation.is_none());
+}
+
+#[test]
+fn an_escalation_must_come_before_the_timeout() {
+    let mut input = RequestInput {
+        request_text: Some("x".into()),
+        content_type: Some("markdown".into()),
+        response_type: Some("boolean".into()),
+        priority: Some("low".into()),
+        processing_type: Some("time-sensitive".into()),
+        timeout_seconds: Some(json!(60)),
+        escalation: Some(json!({"after_seconds": 60, "to_loop_id": "65f0c0ffee0000000000abcd"})),
+        ..RequestInput::default()
+    };
+    let error = input.clone().validate().unwrap_err();
+    assert_eq!(error.errors[0].field, "escalation.after_seconds");
+    input.escalation = Some(serde_json::Value::Null);
+    let loop_default = Escalation::parse(
+        Some(&json!({"after_seconds": 120, "to_loop_id": "65f0c0ffee0000000000abcd"})),
+        "escalation",
+    )
+    .unwrap();
+    let fields = input.clone().validate().unwrap();
+    assert!(
+        fields
+            .with_loop_escalation(loop_default)
+            .escalation
+            .is_none(),
+        "null declines it"
+    );
+    input.escalation = None;
+    let fields = input.validate().unwrap();
+    assert!(
+        fields
+            .with_loop_escalation(loop_default)
+            .escalation
+            .is_none(),
+        "a default that would come after the timeout is left out"
+    );
+}
+
+#[test]
+fn a_rule_answers_a_new_request_with_an_answer_that_fits() {
+    let mut r = request();
+    assert!(
+        r.decide_by_rule(json!("yes"), t(0)).is_err(),
+        "not a boolean"
+    );
+    assert_eq!(r.status, RequestStatus::Pending);
+    r.decide_by_rule(json!(true), t(0)).unwrap();
+    assert_eq!(r.status, RequestStatus::Completed);
+    assert_eq!(r.response_by, None);
+    assert_eq!(r.response_data, Some(json!(true)));
+    assert!(crate::receipt::statement(&r).is_some(), "it can be sealed");
+    assert!(r.decide_by_rule(json!(false), t(1)).is_err(), "once");
 }

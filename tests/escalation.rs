@@ -246,7 +246,7 @@ fn a_loop_escalates_its_requests_by_default() {
     assert_eq!(status, 200);
     assert!(
         html.contains(
-            "Escalated: nobody had claimed it, so it also went to 1 reviewer of another loop"
+            "Escalated to Leads: nobody had claimed it, so it also went to 1 reviewer there"
         ),
         "{html}"
     );

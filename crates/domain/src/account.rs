@@ -218,6 +218,10 @@ pub struct ApiKeyRecord {
     pub rate_limit: u32,
     /// Its plan: requests allowed per minute on the alternate surface.
     pub plan: Plan,
+    /// A test-mode key: its requests are answered by the request's
+    /// `test_response` on its account's test clock, never by people, and it
+    /// sees only test data.
+    pub test: bool,
     /// When the key was created.
     pub created_at: DateTime<Utc>,
     /// When the key was revoked, if it was.
@@ -297,6 +301,8 @@ pub struct NewApiKey {
     pub rate_limit: u32,
     /// Its plan.
     pub plan: Plan,
+    /// A test-mode key.
+    pub test: bool,
 }
 
 impl ApiKey {
@@ -314,6 +320,7 @@ impl ApiKey {
             permissions: fields.permissions,
             rate_limit: fields.rate_limit,
             plan: fields.plan,
+            test: fields.test,
             created_at: now,
             revoked_at: None,
         })

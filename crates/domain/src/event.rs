@@ -114,6 +114,9 @@ pub struct Event {
     pub data: Value,
     /// When it happened.
     pub created_at: DateTime<Utc>,
+    /// About test data: delivered only to test-mode subscriptions and
+    /// streams, and kept out of the audit log.
+    pub test: bool,
 }
 
 impl Event {
@@ -134,6 +137,7 @@ impl Event {
             loop_id: Some(request.loop_id),
             data,
             created_at: now,
+            test: request.test,
         }
     }
 
@@ -153,6 +157,7 @@ impl Event {
             loop_id: Some(lp.id),
             data,
             created_at: now,
+            test: false,
         }
     }
 
@@ -173,6 +178,7 @@ impl Event {
             loop_id: None,
             data,
             created_at: now,
+            test: false,
         }
     }
 }

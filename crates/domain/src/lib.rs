@@ -50,7 +50,8 @@ pub use receipt::Receipt;
 pub use request::{
     Answer, Audience, BroadcastEntry, ChangeError, ContentType, Escalation, Feedback,
     FeedbackInput, Platform, Priority, ProcessingType, Quorum, QuorumRule, RequestInput,
-    RequestPatch, RequestRecord, RequestStatus, Response, ReviewRequest, ESCALATION_ROLE,
+    RequestPatch, RequestRecord, RequestStatus, Response, ReviewRequest, TestAnswer,
+    ESCALATION_ROLE,
 };
 pub use response::{ResponseConfig, ResponseType, ReviewerHints, SelectOption};
 pub use review::{

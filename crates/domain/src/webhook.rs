@@ -115,6 +115,9 @@ pub struct WebhookRecord {
     pub created_at: DateTime<Utc>,
     /// When it last changed.
     pub updated_at: DateTime<Utc>,
+    /// Made with a test-mode key: it receives test events only (and a
+    /// live one live events only).
+    pub test: bool,
 }
 
 /// A subscription: where an account's events are POSTed. Facts are read
@@ -139,6 +142,8 @@ pub struct NewWebhook {
     pub secret: String,
     /// A note for people.
     pub description: Option<String>,
+    /// Made with a test-mode key.
+    pub test: bool,
 }
 
 /// A change to a subscription; what is `None` stays.
@@ -175,6 +180,7 @@ impl Webhook {
             disabled_reason: None,
             created_at: now,
             updated_at: now,
+            test: fields.test,
         })
     }
 
@@ -206,6 +212,14 @@ impl Webhook {
     /// True when deliveries of `event` go to this subscription now.
     pub fn receives(&self, event: EventType) -> bool {
         self.active && self.events.matches(event)
+    }
+
+    /// Whether `event` is for it: its account's, of its mode (test or
+    /// live), of a type it asked for.
+    pub fn is_for(&self, event: &crate::Event) -> bool {
+        self.account_id == event.account_id
+            && self.test == event.test
+            && self.events.matches(event.event_type)
     }
 }
 
@@ -497,6 +511,7 @@ mod tests {
             loop_id: None,
             data: serde_json::Value::Null,
             created_at: t(0),
+            test: false,
         };
         Delivery::create(
             DeliveryId::new(ObjectId::from_parts(1, [1; 8])),
@@ -592,6 +607,7 @@ mod tests {
                 events: EventFilter::All,
                 secret: "whsec_0123456789abcdef".into(),
                 description: None,
+                test: false,
             },
             t(0),
         )

@@ -68,6 +68,7 @@ fn ports(permissions: Vec<Permission>, allowed: bool) -> Ports {
             permissions,
             rate_limit: 10,
             plan: reviewloop_domain::Plan::Standard,
+            test: false,
         },
         Fixed.now(),
     );

@@ -152,6 +152,8 @@ pub struct RequestQuery {
     pub offset: u32,
     /// Order.
     pub sort: RequestSort,
+    /// Test requests (for a test-mode key) or live ones.
+    pub test: bool,
 }
 
 /// One page and the number of rows matching the filters.
@@ -236,6 +238,27 @@ pub trait RequestStore: Send + Sync {
     /// soonest first.
     async fn due_escalations(
         &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<ReviewRequest>, StoreError>;
+    /// How far `account`'s test clock runs ahead of the real one, in
+    /// seconds (0 until it was first advanced).
+    async fn test_clock_offset(&self, account: &UserId) -> Result<i64, StoreError>;
+    /// Moves `account`'s test clock `seconds` further ahead; returns the
+    /// new offset.
+    async fn advance_test_clock(
+        &self,
+        account: &UserId,
+        seconds: i64,
+        now: DateTime<Utc>,
+    ) -> Result<i64, StoreError>;
+    /// The accounts that have open test requests.
+    async fn accounts_with_open_tests(&self) -> Result<Vec<UserId>, StoreError>;
+    /// `account`'s open test requests whose automatic answer or timeout is
+    /// at or before `now` (its test clock's time), soonest first.
+    async fn due_test_requests(
+        &self,
+        account: &UserId,
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<ReviewRequest>, StoreError>;

@@ -37,6 +37,7 @@ fn key_json(key: &ApiKey) -> Value {
         "permissions": permission_names(&key.permissions),
         "rate_limit": key.rate_limit,
         "plan": key.plan.as_str(),
+        "test": key.test,
         "created_at": key.created_at,
         "revoked_at": key.revoked_at,
     })
@@ -84,6 +85,7 @@ pub async fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
             rate_limit,
             name,
             plan,
+            test,
             output,
         } => {
             let created = accounts
@@ -93,6 +95,7 @@ pub async fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
                     rate_limit,
                     name,
                     plan,
+                    test,
                 })
                 .await?;
             let value = json!({
@@ -103,6 +106,7 @@ pub async fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
                 "permissions": permission_names(&created.key.permissions),
                 "rate_limit": created.key.rate_limit,
                 "plan": created.key.plan.as_str(),
+                "test": created.key.test,
             });
             let human = format!(
                 "API key for {} (shown once, keep it safe):\n{}\nid {} · permissions {} · {} calls per hour · {} plan ({} calls per minute on /v1/reviews, /v1/templates, /v1/webhooks, /v1/teams)",
@@ -114,6 +118,11 @@ pub async fn key(config: &Config, command: KeyCommand) -> anyhow::Result<()> {
                 created.key.plan.as_str(),
                 created.key.plan.per_minute(),
             );
+            let human = if created.key.test {
+                format!("{human}\nTEST MODE: its requests are answered by their test_response on the account's test clock, never by people")
+            } else {
+                human
+            };
             print(output.json, value, human);
         }
         KeyCommand::List { email, output } => {

@@ -225,6 +225,11 @@ pub enum KeyCommand {
         /// professional 10,000, enterprise 100,000.
         #[arg(long)]
         plan: Option<String>,
+        /// A test-mode key: its requests are answered by their
+        /// `test_response`, on its account's own clock, never by people,
+        /// and it sees only test data.
+        #[arg(long)]
+        test: bool,
         #[command(flatten)]
         output: Output,
     },

@@ -80,7 +80,12 @@ pub(crate) async fn time_out_due_requests(requests: RequestService, stop: watch:
             if ended > 0 {
                 tracing::info!(ended, "requests timed out");
             }
-            Ok(ended)
+            // Test requests fall due on their account's test clock.
+            let settled = requests.settle_test_requests(TIMEOUT_BATCH).await?;
+            if settled > 0 {
+                tracing::info!(settled, "test requests answered or timed out");
+            }
+            Ok(ended.max(settled))
         },
     )
     .await;

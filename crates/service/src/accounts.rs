@@ -76,6 +76,8 @@ pub struct NewKey {
     pub name: Option<String>,
     /// `standard` (the default), `professional` or `enterprise`.
     pub plan: Option<String>,
+    /// A test-mode key.
+    pub test: bool,
 }
 
 /// A key just created: the only time its plain text exists.
@@ -113,7 +115,7 @@ impl AccountService {
         &self,
         user: &User,
         permissions: Vec<Permission>,
-        (rate_limit, plan): (u32, Plan),
+        (rate_limit, plan, test): (u32, Plan, bool),
         name: Option<String>,
     ) -> (String, ApiKey) {
         let now = self.ports.clock.now();
@@ -128,6 +130,7 @@ impl AccountService {
                 permissions,
                 rate_limit,
                 plan,
+                test,
             },
             now,
         );
@@ -172,7 +175,7 @@ impl AccountService {
             .transpose()?
             .unwrap_or_default();
         let user = find_or_create_user(&self.ports, email).await?;
-        let (plain, key) = self.new_key(&user, permissions, (rate_limit, plan), new.name);
+        let (plain, key) = self.new_key(&user, permissions, (rate_limit, plan, new.test), new.name);
         self.ports.accounts.insert_api_key(&key).await?;
         Ok(CreatedKey { plain, key, user })
     }
@@ -307,7 +310,7 @@ impl AccountService {
         let (plain, key) = self.new_key(
             &user,
             Permission::ALL.to_vec(),
-            (DEFAULT_RATE_LIMIT, Plan::Standard),
+            (DEFAULT_RATE_LIMIT, Plan::Standard, false),
             Some("bootstrap".into()),
         );
         match self.ports.accounts.insert_first_user(&user, &key).await {
@@ -348,6 +351,7 @@ mod tests {
                 rate_limit: None,
                 name: None,
                 plan: None,
+                test: false,
             })
             .await
             .unwrap();
@@ -378,6 +382,7 @@ mod tests {
                 rate_limit: Some(7),
                 name: Some(" ci ".into()),
                 plan: None,
+                test: false,
             })
             .await
             .unwrap();
@@ -399,6 +404,7 @@ mod tests {
                 rate_limit: None,
                 name: None,
                 plan: None,
+                test: false,
             },
             NewKey {
                 email: "a@x.io".into(),
@@ -406,6 +412,7 @@ mod tests {
                 rate_limit: None,
                 name: None,
                 plan: None,
+                test: false,
             },
             NewKey {
                 email: "a@x.io".into(),
@@ -413,6 +420,7 @@ mod tests {
                 rate_limit: Some(0),
                 name: None,
                 plan: None,
+                test: false,
             },
         ] {
             assert!(matches!(

@@ -131,7 +131,7 @@ impl DeliveryService {
             let body = crate::wire::event_body(event).to_string();
             let mut list: Vec<(Delivery, String)> = webhooks
                 .iter()
-                .filter(|w| w.account_id == event.account_id && w.events.matches(event.event_type))
+                .filter(|w| w.is_for(event))
                 .map(|w| {
                     (
                         self.delivery(event, DeliveryTarget::Webhook, Some(w), &w.url),

@@ -50,7 +50,7 @@ pub use ports::Ports;
 pub use principal::Principal;
 pub use receipts::{PublicKey, ReceiptKeys, REFRESH as RECEIPT_KEY_REFRESH};
 pub use requests::{
-    CreatedRequest, Decision, ListRequestsInput, PassedOver, RequestService, Routing,
+    CreatedRequest, Decision, ListRequestsInput, PassedOver, RequestService, Routing, TestClock,
 };
 pub use reviews::{ListReviewsInput, ReviewService, MAX_REVIEW_PAGE, REVIEW_NOT_FOUND};
 pub use templates::{TemplateService, TEMPLATE_NOT_FOUND};

@@ -71,7 +71,8 @@ impl NoticeService {
         let Some(request) = self.ports.requests.request_by_id(&request_id).await? else {
             return Ok(Vec::new());
         };
-        if !request.status.is_open() {
+        // Decided at once, or test data: nobody is to be told.
+        if !request.status.is_open() || request.test {
             return Ok(Vec::new());
         }
         // The loop whose members are told: the request's own, or the one it

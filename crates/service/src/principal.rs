@@ -21,9 +21,23 @@ pub struct Principal {
     pub rate_limit: u32,
     /// The key's plan: its per-minute limit on the alternate surface.
     pub plan: reviewloop_domain::Plan,
+    /// A test-mode key: it makes and sees test data only (a person in the
+    /// web application is always live).
+    pub test: bool,
 }
 
 impl Principal {
+    /// Refuses a test-mode key (403): `what` involves people or live data
+    /// that test data must not mix with.
+    pub fn require_live(&self, what: &str) -> Result<(), ServiceError> {
+        if self.test {
+            return Err(ServiceError::Forbidden(format!(
+                "Test-mode keys cannot use {what}: use a live key"
+            )));
+        }
+        Ok(())
+    }
+
     /// Refuses with 403 unless the key carries `permission`.
     pub fn require(&self, permission: Permission) -> Result<(), ServiceError> {
         if self.permissions.contains(&permission) {

@@ -200,6 +200,7 @@ impl ReviewService {
         caller: &Principal,
         input: ReviewInput,
     ) -> Result<Review, ServiceError> {
+        caller.require_live("reviews")?;
         caller.require(Permission::RequestsWrite)?;
         let parsed = input.parse()?;
         let template = self
@@ -234,6 +235,7 @@ impl ReviewService {
     /// One review the caller sent or may answer.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get(&self, caller: &Principal, id: &ReviewId) -> Result<Review, ServiceError> {
+        caller.require_live("reviews")?;
         caller.require(Permission::RequestsRead)?;
         self.visible(caller, id).await
     }
@@ -246,6 +248,7 @@ impl ReviewService {
         caller: &Principal,
         input: ListReviewsInput,
     ) -> Result<(ReviewPage, u32, u32), ServiceError> {
+        caller.require_live("reviews")?;
         caller.require(Permission::RequestsRead)?;
         let mut errors = ValidationError::default();
         let scope = match input.role.as_deref() {
@@ -395,6 +398,7 @@ impl ReviewService {
         id: &ReviewId,
         patch: ReviewPatch,
     ) -> Result<Review, ServiceError> {
+        caller.require_live("reviews")?;
         caller.require(Permission::RequestsWrite)?;
         if patch == ReviewPatch::default() {
             return Err(ValidationError::field(
@@ -430,6 +434,7 @@ impl ReviewService {
     /// Cancels an open review (its sender only) with `review.cancelled`.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn cancel(&self, caller: &Principal, id: &ReviewId) -> Result<Review, ServiceError> {
+        caller.require_live("reviews")?;
         caller.require(Permission::RequestsWrite)?;
         let now = self.ports.clock.now();
         self.write(caller, id, |review| {
@@ -487,6 +492,7 @@ impl ReviewService {
     /// A reviewer starts it (`review.started`); starting it again changes nothing.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn start(&self, caller: &Principal, id: &ReviewId) -> Result<Review, ServiceError> {
+        caller.require_live("reviews")?;
         caller.require(Permission::RequestsWrite)?;
         let (by, stale) = self.reviewer(caller, id).await?;
         let now = self.ports.clock.now();
@@ -507,6 +513,7 @@ impl ReviewService {
         id: &ReviewId,
         result: &Value,
     ) -> Result<Review, ServiceError> {
+        caller.require_live("reviews")?;
         caller.require(Permission::RequestsWrite)?;
         let (by, stale) = self.reviewer(caller, id).await?;
         let now = self.ports.clock.now();

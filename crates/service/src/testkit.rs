@@ -247,6 +247,7 @@ impl Kit {
             permissions: reviewloop_domain::Permission::ALL.to_vec(),
             rate_limit: 100,
             plan: reviewloop_domain::Plan::Standard,
+            test: false,
         }
     }
 }

@@ -82,7 +82,7 @@ impl WebhookService {
             .webhooks
             .webhook_by_id(id)
             .await?
-            .filter(|w| w.account_id == caller.user_id)
+            .filter(|w| w.account_id == caller.user_id && w.test == caller.test)
             .ok_or(ServiceError::NotFound(NOT_FOUND))
     }
 
@@ -118,6 +118,7 @@ impl WebhookService {
                 events,
                 secret: secret.clone(),
                 description,
+                test: caller.test,
             },
             now,
         );
@@ -132,7 +133,9 @@ impl WebhookService {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list(&self, caller: &Principal) -> Result<Vec<Webhook>, ServiceError> {
         caller.require(Permission::RequestsRead)?;
-        Ok(self.ports.webhooks.webhooks_of(&caller.user_id).await?)
+        let mut webhooks = self.ports.webhooks.webhooks_of(&caller.user_id).await?;
+        webhooks.retain(|w| w.test == caller.test);
+        Ok(webhooks)
     }
 
     /// One of the caller's subscriptions.

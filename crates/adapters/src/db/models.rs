@@ -7,7 +7,7 @@ use reviewloop_domain::{
     AccountStatus, Answer, ApiKey, ApiKeyRecord, AppliedRule, BroadcastEntry, ContentType, Email,
     Escalation, Feedback, Member, MemberRecord, MemberStatus, NotifyLevel, Permission, Plan,
     Platform, Priority, ProcessingType, Quorum, Receipt, RequestRecord, RequestStatus,
-    ResponseType, ReviewRequest, User, UserRecord,
+    ResponseType, ReviewRequest, TestAnswer, User, UserRecord,
 };
 use serde_json::{json, Value};
 
@@ -72,6 +72,7 @@ pub(crate) struct ApiKeyRow {
     pub created_at: NaiveDateTime,
     pub revoked_at: Option<NaiveDateTime>,
     pub plan: String,
+    pub test: bool,
 }
 
 impl ApiKeyRow {
@@ -87,6 +88,7 @@ impl ApiKeyRow {
             created_at: to_db_time(key.created_at),
             revoked_at: key.revoked_at.map(to_db_time),
             plan: key.plan.as_str().to_owned(),
+            test: key.test,
         }
     }
 
@@ -100,6 +102,7 @@ impl ApiKeyRow {
             rate_limit: u32::try_from(self.rate_limit)
                 .map_err(|_| corrupt("rate limit", &self.rate_limit.to_string()))?,
             plan: Plan::parse(&self.plan).map_err(|_| corrupt("plan", &self.plan))?,
+            test: self.test,
             key_hash: self.key_hash,
             prefix: self.prefix,
             created_at: from_db_time(self.created_at),
@@ -282,6 +285,12 @@ pub(crate) struct RequestRow {
     pub escalated_to: Option<String>,
     /// A JSON list of `{"loop_id", "rule_id", "then"}`; NULL for none.
     pub applied_rules: Option<String>,
+    pub test: bool,
+    /// `{"response", "at"}`: a test request's automatic answer.
+    pub test_answer: Option<String>,
+    /// Written from the domain's rule (NULL for live requests and once a
+    /// test request ended), so the test sweep finds due ones by index.
+    pub test_due_at: Option<NaiveDateTime>,
 }
 
 fn enum_value<T>(
@@ -360,6 +369,12 @@ impl RequestRow {
                     r.applied_rules.iter().map(|a| a.to_value()).collect(),
                 ))
             }),
+            test: r.test,
+            test_answer: r
+                .test_answer
+                .as_ref()
+                .map(|a| to_json_text(&json!({"response": a.response, "at": a.at}))),
+            test_due_at: r.test_due_at().map(to_db_time),
         }
     }
 
@@ -461,6 +476,15 @@ impl RequestRow {
                     .collect::<Result<_, _>>()?,
                 None => Vec::new(),
                 Some(other) => return Err(corrupt("applied rules", &other.to_string())),
+            },
+            test: self.test,
+            test_answer: match from_json_opt("test answer", self.test_answer.as_deref())? {
+                Some(answer) => Some(TestAnswer {
+                    response: answer["response"].clone(),
+                    at: serde_json::from_value(answer["at"].clone())
+                        .map_err(|_| corrupt("test answer", &answer.to_string()))?,
+                }),
+                None => None,
             },
             created_at,
             updated_at: from_db_time(self.updated_at),

@@ -18,6 +18,7 @@ struct EventRow {
     loop_id: Option<String>,
     payload: String,
     created_at: chrono::NaiveDateTime,
+    test: bool,
 }
 
 /// Appends `events`; call it inside the transaction of the change they describe.
@@ -35,6 +36,7 @@ pub(crate) fn append(conn: &mut Conn, events: &[Event]) -> Result<(), DbError> {
             loop_id: e.loop_id.map(|l| l.to_string()),
             payload: to_json_text(&e.data),
             created_at: to_db_time(e.created_at),
+            test: e.test,
         })
         .collect();
     // One row at a time: the multi-backend connection has no batch insert.
@@ -43,7 +45,12 @@ pub(crate) fn append(conn: &mut Conn, events: &[Event]) -> Result<(), DbError> {
             .values(row)
             .execute(conn)?;
     }
-    // Every event is a change its account's audit log records.
-    let records: Vec<AuditRecord> = events.iter().map(AuditRecord::of_event).collect();
+    // Every live event is a change its account's audit log records; test
+    // data stays out of the log of real decisions.
+    let records: Vec<AuditRecord> = events
+        .iter()
+        .filter(|e| !e.test)
+        .map(AuditRecord::of_event)
+        .collect();
     super::audit::append(conn, &records)
 }

@@ -21,7 +21,7 @@ use reviewloop_ports::{
 
 use super::convert::{corrupt, from_db_time, parse, parse_opt, to_db_time};
 use super::models::{BroadcastRow, RequestRow};
-use super::schema::{loop_members, request_broadcasts, request_sweeps, requests};
+use super::schema::{loop_members, request_broadcasts, request_sweeps, requests, test_clocks};
 use super::{changes, outbox, Conn, DbError, SqlStore};
 
 type Backend = <Conn as diesel::Connection>::Backend;
@@ -55,7 +55,7 @@ fn write_if_unchanged(
     conn: &mut Conn,
     (row, answers): &(RequestRow, Vec<BroadcastRow>),
     events: &[Event],
-    silent_change: &AuditRecord,
+    silent_change: &Option<AuditRecord>,
 ) -> Result<bool, DbError> {
     let expected = row.version;
     let changed = diesel::update(
@@ -86,10 +86,16 @@ fn write_if_unchanged(
     outbox::append(conn, events)?;
     // A change without an event (a release, an edit, feedback) is logged
     // all the same; one with events is logged by the outbox.
-    if events.is_empty() {
-        super::audit::append(conn, std::slice::from_ref(silent_change))?;
+    if let (true, Some(record)) = (events.is_empty(), silent_change) {
+        super::audit::append(conn, std::slice::from_ref(record))?;
     }
     Ok(true)
+}
+
+/// The audit entry of a change to `request` that emits no event; none for
+/// test data, which stays out of the log of real decisions.
+fn silent_change_of(request: &ReviewRequest) -> Option<AuditRecord> {
+    (!request.test).then(|| AuditRecord::of_request_change(request))
 }
 
 /// A request's row, and the broadcast entries that hold quorum answers.
@@ -151,7 +157,8 @@ pub(super) fn with_broadcasts(
 fn filtered(query: &RequestQuery) -> requests::BoxedQuery<'static, Backend> {
     let mut boxed = requests::table
         .into_boxed()
-        .filter(requests::creator_id.eq(query.creator.to_string()));
+        .filter(requests::creator_id.eq(query.creator.to_string()))
+        .filter(requests::test.eq(query.test));
     if let Some(status) = query.status {
         boxed = boxed.filter(requests::status.eq(status.as_str()));
     }
@@ -285,6 +292,9 @@ fn due_query(
     requests::table
         .filter(sql::<Bool>(OPEN_CONDITION))
         .filter(requests::timeout_at.le(to_db_time(now)))
+        // Test requests time out on their account's test clock, in the
+        // test sweep.
+        .filter(requests::test_due_at.is_null())
         // The id breaks ties, so two sweepers lease rows in one order and
         // cannot deadlock on PostgreSQL.
         .order((requests::timeout_at.asc(), requests::id.asc()))
@@ -375,7 +385,7 @@ impl RequestStore for SqlStore {
     ) -> Result<(), StoreError> {
         let row = rows_of(request);
         let events = events.to_vec();
-        let record = AuditRecord::of_request_change(request);
+        let record = silent_change_of(request);
         self.db
             .write(move |conn| {
                 if write_if_unchanged(conn, &row, &events, &record)? {
@@ -396,15 +406,13 @@ impl RequestStore for SqlStore {
         &self,
         changes: &[(ReviewRequest, Vec<Event>)],
     ) -> Result<Vec<bool>, StoreError> {
-        let changes: Vec<((RequestRow, Vec<BroadcastRow>), Vec<Event>, AuditRecord)> = changes
+        let changes: Vec<(
+            (RequestRow, Vec<BroadcastRow>),
+            Vec<Event>,
+            Option<AuditRecord>,
+        )> = changes
             .iter()
-            .map(|(request, events)| {
-                (
-                    rows_of(request),
-                    events.clone(),
-                    AuditRecord::of_request_change(request),
-                )
-            })
+            .map(|(request, events)| (rows_of(request), events.clone(), silent_change_of(request)))
             .collect();
         self.db
             .write(move |conn| {
@@ -412,6 +420,89 @@ impl RequestStore for SqlStore {
                     .iter()
                     .map(|(row, events, record)| write_if_unchanged(conn, row, events, record))
                     .collect()
+            })
+            .await
+    }
+
+    async fn test_clock_offset(&self, account: &UserId) -> Result<i64, StoreError> {
+        let account = account.to_string();
+        self.db
+            .run(move |conn| {
+                Ok(test_clocks::table
+                    .find(account)
+                    .select(test_clocks::offset_seconds)
+                    .first::<i64>(conn)
+                    .optional()?
+                    .unwrap_or(0))
+            })
+            .await
+    }
+
+    async fn advance_test_clock(
+        &self,
+        account: &UserId,
+        seconds: i64,
+        now: DateTime<Utc>,
+    ) -> Result<i64, StoreError> {
+        let (account, now) = (account.to_string(), to_db_time(now));
+        self.db
+            .write(move |conn| {
+                // One statement adds to the offset, so two advances at once
+                // add up; an account's first advance makes its row.
+                let changed = diesel::update(test_clocks::table.find(&account))
+                    .set((
+                        test_clocks::offset_seconds.eq(test_clocks::offset_seconds + seconds),
+                        test_clocks::updated_at.eq(now),
+                    ))
+                    .execute(conn)?;
+                if changed == 0 {
+                    diesel::insert_into(test_clocks::table)
+                        .values((
+                            test_clocks::account_id.eq(&account),
+                            test_clocks::offset_seconds.eq(seconds),
+                            test_clocks::updated_at.eq(now),
+                        ))
+                        .execute(conn)?;
+                }
+                let advanced = test_clocks::table
+                    .find(&account)
+                    .select(test_clocks::offset_seconds)
+                    .first::<i64>(conn)?;
+                Ok(advanced)
+            })
+            .await
+    }
+
+    async fn accounts_with_open_tests(&self) -> Result<Vec<UserId>, StoreError> {
+        self.db
+            .run(move |conn| {
+                let ids: Vec<String> = requests::table
+                    .filter(requests::test_due_at.is_not_null())
+                    .select(requests::creator_id)
+                    .distinct()
+                    .load(conn)?;
+                ids.iter().map(|id| parse("user id", id)).collect()
+            })
+            .await
+    }
+
+    async fn due_test_requests(
+        &self,
+        account: &UserId,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<ReviewRequest>, StoreError> {
+        let (account, now) = (account.to_string(), to_db_time(now));
+        self.db
+            .run(move |conn| {
+                let rows = requests::table
+                    .filter(requests::creator_id.eq(account))
+                    .filter(requests::test_due_at.le(now))
+                    .order((requests::test_due_at.asc(), requests::id.asc()))
+                    .limit(i64::from(limit))
+                    .select(RequestRow::as_select())
+                    .load(conn)?;
+                with_broadcasts(conn, rows)
             })
             .await
     }
@@ -445,7 +536,7 @@ impl RequestStore for SqlStore {
                     rows_of(request),
                     added,
                     events.clone(),
-                    AuditRecord::of_request_change(request),
+                    silent_change_of(request),
                 )
             })
             .collect();
@@ -566,6 +657,7 @@ impl RequestStore for SqlStore {
             .run(move |conn| {
                 let rows: Vec<Row> = requests::table
                     .filter(requests::creator_id.eq(creator))
+                    .filter(requests::test.eq(false))
                     .filter(requests::created_at.ge(since))
                     .filter(
                         requests::loop_id

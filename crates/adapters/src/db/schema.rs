@@ -42,6 +42,7 @@ diesel::table! {
         created_at -> Timestamp,
         revoked_at -> Nullable<Timestamp>,
         plan -> Text,
+        test -> Bool,
     }
 }
 
@@ -141,6 +142,9 @@ diesel::table! {
         escalated_at -> Nullable<Timestamp>,
         escalated_to -> Nullable<Text>,
         applied_rules -> Nullable<Text>,
+        test -> Bool,
+        test_answer -> Nullable<Text>,
+        test_due_at -> Nullable<Timestamp>,
     }
 }
 
@@ -195,6 +199,7 @@ diesel::table! {
         created_at -> Timestamp,
         dispatched_at -> Nullable<Timestamp>,
         position -> Nullable<BigInt>,
+        test -> Bool,
     }
 }
 
@@ -210,6 +215,15 @@ diesel::table! {
         disabled_reason -> Nullable<Text>,
         failing_since -> Nullable<Timestamp>,
         created_at -> Timestamp,
+        updated_at -> Timestamp,
+        test -> Bool,
+    }
+}
+
+diesel::table! {
+    test_clocks (account_id) {
+        account_id -> Text,
+        offset_seconds -> BigInt,
         updated_at -> Timestamp,
     }
 }
@@ -318,6 +332,7 @@ diesel::joinable!(deliveries -> webhooks (webhook_id));
 diesel::joinable!(delivery_attempts -> deliveries (delivery_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    test_clocks,
     users,
     api_keys,
     web_sessions,

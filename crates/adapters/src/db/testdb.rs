@@ -153,6 +153,7 @@ pub(crate) mod fixtures {
             permissions: vec![Permission::LoopsRead, Permission::RequestsWrite],
             rate_limit: 250,
             plan: reviewloop_domain::Plan::Standard,
+            test: false,
             created_at: at(0),
             revoked_at: None,
         })

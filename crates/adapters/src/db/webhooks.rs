@@ -31,6 +31,7 @@ struct WebhookRow {
     failing_since: Option<NaiveDateTime>,
     created_at: NaiveDateTime,
     updated_at: NaiveDateTime,
+    test: bool,
 }
 
 impl WebhookRow {
@@ -47,6 +48,7 @@ impl WebhookRow {
             failing_since: None,
             created_at: to_db_time(w.created_at),
             updated_at: to_db_time(w.updated_at),
+            test: w.test,
         }
     }
 
@@ -64,6 +66,7 @@ impl WebhookRow {
             disabled_reason: self.disabled_reason,
             created_at: from_db_time(self.created_at),
             updated_at: from_db_time(self.updated_at),
+            test: self.test,
         }))
     }
 }
@@ -186,6 +189,7 @@ struct EventRow {
     loop_id: Option<String>,
     payload: String,
     created_at: NaiveDateTime,
+    test: bool,
 }
 
 impl EventRow {
@@ -199,6 +203,7 @@ impl EventRow {
             loop_id: parse_opt("loop id", self.loop_id.as_deref())?,
             data: from_json_text("event payload", &self.payload)?,
             created_at: from_db_time(self.created_at),
+            test: self.test,
         })
     }
 }

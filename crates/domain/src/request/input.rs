@@ -59,6 +59,11 @@ pub struct RequestInput {
     /// `{"after_seconds", "to_loop_id", "raise_priority"}`; `Null` declines
     /// the loop's default escalation.
     pub escalation: Option<Value>,
+    /// Test mode only: the answer the request gets by itself.
+    pub test_response: Option<Value>,
+    /// Test mode only: seconds (on the test clock) before `test_response`
+    /// is given; 0 by default.
+    pub test_delay_seconds: Option<Value>,
 }
 
 /// The most tags a request may carry.
@@ -143,6 +148,13 @@ pub struct ValidRequest {
     pub no_escalation: bool,
     /// The rules that fired for it (set by whoever applies the loops' rules).
     pub applied_rules: Vec<crate::rules::AppliedRule>,
+    /// The answer a test request gets by itself, checked against the
+    /// response configuration.
+    pub test_response: Option<Value>,
+    /// Seconds before it is given, if the body said.
+    pub test_delay_seconds: Option<i64>,
+    /// Made with a test-mode key (set by whoever knows the key).
+    pub test: bool,
 }
 
 impl ValidRequest {
@@ -299,6 +311,8 @@ impl RequestInput {
             quorum: value("quorum"),
             exclude_requester: value("exclude_requester"),
             escalation: value("escalation"),
+            test_response: value("test_response"),
+            test_delay_seconds: value("test_delay_seconds"),
         }
     }
 
@@ -407,6 +421,30 @@ impl RequestInput {
             }
         }
         let no_escalation = self.escalation.as_ref().is_some_and(Value::is_null);
+        let test_response =
+            match (&config, self.test_response.filter(|v| !v.is_null())) {
+                (Some(config), Some(answer)) => errors.collect(
+                    Form::single(config.clone()).validate("test_response", &answer, &Map::new()),
+                ),
+                _ => None,
+            };
+        let test_delay_seconds = match self.test_delay_seconds.filter(|v| !v.is_null()) {
+            None => None,
+            Some(raw) => {
+                let limit = timeout_seconds.unwrap_or(MAX_TIMEOUT_SECONDS);
+                let delay = raw.as_i64().filter(|d| (0..limit).contains(d));
+                if delay.is_none() {
+                    errors.extend(ValidationError::field(
+                        "test_delay_seconds",
+                        format!(
+                            "test_delay_seconds must be a whole number of seconds from 0 to {}, less than the timeout",
+                            limit - 1
+                        ),
+                    ));
+                }
+                delay
+            }
+        };
 
         errors.into_result()?;
         match (
@@ -451,6 +489,9 @@ impl RequestInput {
                 escalation,
                 no_escalation,
                 applied_rules: Vec::new(),
+                test_response,
+                test_delay_seconds,
+                test: false,
             }),
             // Every `None` above recorded an error, so this arm is unreachable
             // in practice; it stays a validation error rather than a panic.

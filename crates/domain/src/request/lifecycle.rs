@@ -91,6 +91,14 @@ impl ReviewRequest {
             escalation: fields.escalation,
             escalated_at: None,
             applied_rules: fields.applied_rules,
+            test: fields.test,
+            test_answer: fields
+                .test_response
+                .filter(|_| fields.test)
+                .map(|response| super::TestAnswer {
+                    response,
+                    at: now + Duration::seconds(fields.test_delay_seconds.unwrap_or(0)),
+                }),
             created_at: now,
             updated_at: now,
             version: 0,
@@ -331,6 +339,39 @@ impl ReviewRequest {
         self.record.response_at = Some(now);
         self.record.response_data = Some(answer);
         self.record.response_time_seconds = Some(seconds_between(self.created_at, now));
+        self.record.updated_at = now;
+        Ok(())
+    }
+
+    /// When a test request next needs the test sweep, on its account's
+    /// clock: its automatic answer or its timeout, whichever comes first;
+    /// `None` for a live request or one that ended.
+    pub fn test_due_at(&self) -> Option<DateTime<Utc>> {
+        if !self.test || !self.status.is_open() {
+            return None;
+        }
+        Some(match &self.test_answer {
+            Some(answer) => answer.at.min(self.timeout_at),
+            None => self.timeout_at,
+        })
+    }
+
+    /// A test request gets its automatic answer, once the account's test
+    /// clock reached it (and before its timeout did).
+    pub fn answer_as_test(&mut self, now: DateTime<Utc>) -> Result<(), TransitionError> {
+        self.ensure_open()?;
+        let Some(answer) = self.test_answer.as_ref().filter(|a| a.at <= now) else {
+            return Err(TransitionError::NotDue);
+        };
+        if answer.at > self.timeout_at {
+            return Err(TransitionError::NotDue);
+        }
+        let (response, at) = (answer.response.clone(), answer.at);
+        // Given when it was due, however far the clock jumped past it.
+        self.record.status = RequestStatus::Completed;
+        self.record.response_at = Some(at);
+        self.record.response_data = Some(response);
+        self.record.response_time_seconds = Some(seconds_between(self.created_at, at));
         self.record.updated_at = now;
         Ok(())
     }

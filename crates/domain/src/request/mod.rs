@@ -41,6 +41,15 @@ pub struct BroadcastEntry {
     pub answer: Option<Answer>,
 }
 
+/// The answer a test request is given by itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TestAnswer {
+    /// The answer (`test_response`).
+    pub response: Value,
+    /// When, on the account's test clock: creation plus `test_delay_seconds`.
+    pub at: DateTime<Utc>,
+}
+
 /// The requester's rating of a completed request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Feedback {
@@ -198,6 +207,12 @@ pub struct RequestRecord {
     /// The loops' rules that fired when it was created, in order: routes,
     /// then the rule that answered it or set its quorum, if any.
     pub applied_rules: Vec<crate::rules::AppliedRule>,
+    /// Made with a test-mode key: never sent to people, answered by
+    /// `test_answer`, seen only by test-mode keys.
+    pub test: bool,
+    /// A test request's automatic answer and when it is given, on its
+    /// account's test clock.
+    pub test_answer: Option<TestAnswer>,
     /// When it was created.
     pub created_at: DateTime<Utc>,
     /// When it last changed.

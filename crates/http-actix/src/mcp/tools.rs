@@ -223,6 +223,8 @@ impl Tools {
                 quorum: None,
                 exclude_requester: None,
                 escalation: None,
+                test_response: None,
+                test_delay_seconds: None,
             };
             let created = self
                 .state

@@ -158,6 +158,10 @@ pub(super) const TAGS: &[(&str, &str)] = &[
         "Trust",
         "The audit chain of your account, and the keys that verify decision receipts.",
     ),
+    (
+        "Test mode",
+        "The clock of a test-mode key's account, moved ahead to try timeouts at once.",
+    ),
     ("Service", "Health, readiness, metrics and this document."),
 ];
 
@@ -203,6 +207,14 @@ pub(super) const OPERATIONS: &[Op] = &[
     Op { method: "post", path: "/requests/{id}/respond", id: "respondToRequest", tag: "Reviewers",
          summary: "Answer a request", body: Some("Answer"), data: "OneRequest", errors: &[409],
          ..BASE },
+    Op { method: "get", path: "/test/clock", id: "getTestClock", tag: "Test mode",
+         summary: "Read your test clock",
+         description: "Test-mode keys only (`reviewloop key create --test`): the account's test time and how far it runs ahead of the real clock.",
+         data: "TestClock", ..BASE },
+    Op { method: "post", path: "/test/clock", id: "advanceTestClock", tag: "Test mode",
+         summary: "Move your test clock ahead",
+         description: "Test-mode keys only. Test requests whose `test_response` delay or timeout falls within the jump are answered or timed out before this returns, with their events; `answered` and `timed_out` count them.",
+         body: Some("ClockAdvance"), data: "TestClock", ..BASE },
     Op { method: "get", path: "/loops", id: "listLoops", tag: "Loops",
          summary: "List your loops", data: "LoopList", ..BASE },
     Op { method: "post", path: "/loops", id: "createLoop", tag: "Loops",

@@ -108,6 +108,7 @@ pub(super) fn components() -> Map<String, Value> {
                 })),
                 "plan": names(Plan::ALL.iter().map(|p| p.as_str())),
                 "plan_rate_limit": object(&["per_minute"], json!({"per_minute": {"type": "integer"}})),
+                "test": {"type": "boolean", "description": "A test-mode key: it makes and sees test data only."},
             }),
         ),
     );
@@ -269,6 +270,18 @@ fn loops(put: &mut Put) {
                 "quorum": nullable(reference("Quorum")),
                 "escalation": nullable(reference("Escalation")),
                 "rules": array(reference("Rule")),
+            }),
+        ),
+    );
+    put(
+        "TestClock",
+        object(
+            &["now", "offset_seconds", "answered", "timed_out"],
+            json!({
+                "now": time(),
+                "offset_seconds": {"type": "integer"},
+                "answered": {"type": "integer", "description": "Test requests the move answered."},
+                "timed_out": {"type": "integer", "description": "Test requests the move timed out."},
             }),
         ),
     );
@@ -501,6 +514,10 @@ fn requests(put: &mut Put) {
         props.insert("escalated_at".into(), nullable(time()));
         props.insert("decided_by_rule".into(), nullable(text()));
         props.insert(
+            "test".into(),
+            json!({"type": "boolean", "description": "Made with a test-mode key: answered by its `test_response` on the test clock, never by people."}),
+        );
+        props.insert(
             "applied_rules".into(),
             json!({"type": "array", "items": reference("AppliedRule"),
                    "description": "The loops' rules that fired at creation; shown to the requester only."}),
@@ -619,6 +636,8 @@ fn request_bodies(put: &mut Put) {
         "quorum": nullable(reference("Quorum")),
         "exclude_requester": {"type": "boolean", "description": "Whether the requester is kept from answering (default true); also applies to the loop's default quorum."},
         "escalation": nullable(reference("Escalation")),
+        "test_response": {"description": "Test-mode keys only: the answer the request gets by itself (it must fit `response_config`); without it a test request waits for its timeout on the test clock."},
+        "test_delay_seconds": {"type": "integer", "minimum": 0, "description": "Test-mode keys only: seconds on the test clock before `test_response` is given (default 0: at once)."},
     });
     let mut in_loop = request_fields.clone();
     if let Some(map) = in_loop.as_object_mut() {
@@ -704,6 +723,12 @@ fn request_bodies(put: &mut Put) {
             "escalation": nullable(reference("Escalation")),
             "rules": nullable(array(reference("Rule"))),
         }}),
+    );
+    put(
+        "ClockAdvance",
+        json!({"type": "object", "required": ["advance_seconds"], "properties": {
+            "advance_seconds": {"type": "integer", "minimum": 1, "maximum": 31_536_000},
+        }, "example": {"advance_seconds": 3600}}),
     );
     put(
         "Invite",

@@ -73,11 +73,19 @@ impl Listener {
                     let mut chunk = String::new();
                     for (position, event) in batch {
                         self.position = position;
+                        // A test-mode key hears test events only; a live
+                        // key never hears them.
+                        if event.test != self.principal.test {
+                            continue;
+                        }
                         chunk.push_str(&format!(
                             "id: {position}\nevent: {}\ndata: {}\n\n",
                             event.event_type.as_str(),
                             wire::event_body(&event)
                         ));
+                    }
+                    if chunk.is_empty() {
+                        continue;
                     }
                     self.quiet_since = Instant::now();
                     return Some((Ok(Bytes::from(chunk)), self));

@@ -22,6 +22,8 @@ pub(super) async fn check(caller: Caller) -> HttpResponse {
         },
         // The alternate surface counts calls per minute by plan.
         "plan": p.plan.as_str(),
+        // Test-mode keys make and see test data only.
+        "test": p.test,
         "plan_rate_limit": {"per_minute": p.plan.per_minute()},
     });
     ok(StatusCode::OK, "API key is valid", data)

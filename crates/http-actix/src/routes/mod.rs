@@ -4,6 +4,7 @@
 mod account;
 mod alternate;
 mod audit;
+mod clock;
 mod events;
 mod key;
 mod loops;
@@ -170,6 +171,7 @@ fn operations(t: &mut Table) {
     resource!(t, "/account/signing-secret", get => account::signing_secret);
     resource!(t, "/account/signing-secret/rotate", post => account::rotate_signing_secret);
     resource!(t, "/test", get => key::check);
+    resource!(t, "/test/clock", get => clock::get, post => clock::advance);
     resource!(t, "/loops", get => loops::list, post => loops::create);
     // Before `/loops/{id}`, or `join` would be taken for an id.
     resource!(t, "/loops/join", post => members::join);

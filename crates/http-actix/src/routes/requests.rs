@@ -46,6 +46,8 @@ pub(super) struct CreateRequest {
     exclude_requester: Option<Value>,
     #[serde(default, deserialize_with = "present")]
     escalation: Option<Value>,
+    test_response: Option<Value>,
+    test_delay_seconds: Option<Value>,
 }
 
 impl CreateRequest {
@@ -69,6 +71,8 @@ impl CreateRequest {
             quorum: self.quorum,
             exclude_requester: self.exclude_requester,
             escalation: self.escalation,
+            test_response: self.test_response,
+            test_delay_seconds: self.test_delay_seconds,
         }
     }
 }

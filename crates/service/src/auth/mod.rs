@@ -85,6 +85,7 @@ impl Authenticator {
                     permissions: key.permissions,
                     rate_limit: key.rate_limit,
                     plan: key.plan,
+                    test: key.test,
                 };
                 self.keys.put(hash, principal.clone(), now);
                 principal
@@ -124,6 +125,7 @@ mod tests {
             permissions: vec![Permission::LoopsRead],
             rate_limit: 2,
             plan: reviewloop_domain::Plan::Standard,
+            test: false,
             created_at: kit.now,
             revoked_at: revoked.then_some(kit.now),
         })
@@ -287,6 +289,7 @@ mod tests {
             permissions: vec![],
             rate_limit: 1,
             plan: reviewloop_domain::Plan::Standard,
+            test: false,
         };
         cache.put("h1".into(), principal.clone(), kit.now);
         assert!(cache.get("h1", kit.now + KeyCache::TTL / 2).is_some());

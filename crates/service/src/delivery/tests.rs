@@ -17,6 +17,7 @@ fn event(kit: &Kit, kind: EventType, owner: u8, callback: Option<&str>) -> Event
         loop_id: None,
         data: json!({"request": {"callback_url": callback}}),
         created_at: kit.now,
+        test: false,
     }
 }
 
@@ -32,6 +33,7 @@ fn hook(kit: &Kit, n: u8, owner: u8, events: EventFilter) -> Webhook {
         disabled_reason: None,
         created_at: kit.now,
         updated_at: kit.now,
+        test: false,
     })
 }
 

@@ -121,6 +121,7 @@ impl PeopleService {
             permissions: Permission::ALL.to_vec(),
             rate_limit: 0,
             plan: reviewloop_domain::Plan::Standard,
+            test: false,
         }
     }
 

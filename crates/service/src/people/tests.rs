@@ -240,6 +240,7 @@ async fn an_existing_account_cannot_be_taken_over_by_sign_up() {
                 permissions: reviewloop_domain::Permission::ALL.to_vec(),
                 rate_limit: 100,
                 plan: reviewloop_domain::Plan::Standard,
+                test: false,
                 created_at: Kit::new().now,
                 revoked_at: None,
             })

@@ -46,7 +46,8 @@ fn whole(
 
 impl ListRequestsInput {
     /// Validates every parameter; unknown values are refused, not ignored.
-    pub fn into_query(self, creator: UserId) -> Result<RequestQuery, ValidationError> {
+    /// `test` says which requests: a test-mode key's or live ones.
+    pub fn into_query(self, creator: UserId, test: bool) -> Result<RequestQuery, ValidationError> {
         let mut errors = ValidationError::default();
         let status = self
             .status
@@ -91,6 +92,7 @@ impl ListRequestsInput {
             limit: limit.unwrap_or(DEFAULT_LIMIT),
             offset: offset.unwrap_or(0),
             sort,
+            test,
         })
     }
 }

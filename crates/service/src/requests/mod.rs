@@ -33,6 +33,25 @@ const WRITE_ATTEMPTS: usize = 5;
 const INBOX_DEFAULT_LIMIT: u32 = 50;
 const INBOX_MAX_LIMIT: u32 = 200;
 
+/// The longest single move of a test clock: a year.
+const MAX_CLOCK_ADVANCE: i64 = 365 * 24 * 60 * 60;
+/// Test requests settled per account and pass.
+const TEST_BATCH: u32 = 500;
+
+/// An account's test clock: its time, how far it runs ahead of the real
+/// one, and what the last move settled.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TestClock {
+    /// The account's test time.
+    pub now: DateTime<Utc>,
+    /// Seconds ahead of the real clock.
+    pub offset_seconds: i64,
+    /// Test requests answered by the move.
+    pub answered: usize,
+    /// Test requests timed out by the move.
+    pub timed_out: usize,
+}
+
 /// A request just created, with where to poll for its answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreatedRequest {
@@ -104,6 +123,8 @@ impl RequestService {
             .requests
             .request_by_id(id)
             .await?
+            // Test data and live data never meet.
+            .filter(|r| r.test == caller.test)
             .ok_or_else(not_found)?;
         let lp = self.loop_of(&request).await?.ok_or_else(not_found)?;
         let escalated = match request.escalated_to() {
@@ -146,7 +167,7 @@ impl RequestService {
             // one at most once per reviewer: that many more tries always
             // suffice for it to land or be refused for a reason.
             attempts = WRITE_ATTEMPTS + request.broadcasted_to.len();
-            let now = self.ports.clock.now();
+            let now = self.now_for(&request.creator_id, request.test).await?;
             // Only an active member's claim counts: one left behind by a
             // removed member is void, so the request is open to others.
             if let (RequestStatus::Claimed, Some(holder)) = (request.status, request.claimed_by) {
@@ -204,7 +225,15 @@ impl RequestService {
             .await?
             .filter(|lp| lp.is_visible_to(&caller.user_id))
             .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))?;
-        let fields = input.validate()?;
+        let mut fields = input.validate()?;
+        if !caller.test && (fields.test_response.is_some() || fields.test_delay_seconds.is_some()) {
+            return Err(reviewloop_domain::ValidationError::field(
+                "test_response",
+                "test_response and test_delay_seconds are for test-mode keys (reviewloop key create --test)",
+            )
+            .into());
+        }
+        fields.test = caller.test;
         if let Some(escalation) = &fields.escalation {
             self.check_escalation(caller, &lp.id, escalation).await?;
         }
@@ -216,8 +245,9 @@ impl RequestService {
         let mut fields = fields
             .with_loop_quorum(lp.quorum)
             .with_loop_escalation(lp.escalation);
-        if fields.escalation.is_some_and(|e| e.to_loop_id == lp.id) {
-            // A rule routed it into the loop it would escalate to.
+        if fields.escalation.is_some_and(|e| e.to_loop_id == lp.id) || fields.test {
+            // A rule routed it into the loop it would escalate to, or it is
+            // test data, which reaches no people.
             fields.escalation = None;
         }
         fields.applied_rules = routing.applied;
@@ -233,9 +263,9 @@ impl RequestService {
             }
             Decision::People => None,
         };
-        let now = self.ports.clock.now();
-        // A request a rule answered is asked of nobody.
-        let broadcasts = if answer.is_some() {
+        let now = self.now_for(&caller.user_id, caller.test).await?;
+        // A request a rule answered is asked of nobody, a test request too.
+        let broadcasts = if answer.is_some() || caller.test {
             Vec::new()
         } else {
             lp.broadcast_entries(fields.priority, self.ports.email_enabled())
@@ -254,8 +284,17 @@ impl RequestService {
         match answer {
             Some(answer) => {
                 request.decide_by_rule(answer, now)?;
-                self.ports.receipts.sealer().await?.seal(&mut request);
+                // Test decisions are not signed: a receipt proves a real one.
+                if !request.test {
+                    self.ports.receipts.sealer().await?.seal(&mut request);
+                }
                 kinds.push(EventType::RequestCompleted);
+            }
+            // A test request with no delay is answered as it is made.
+            None if request.test => {
+                if request.answer_as_test(now).is_ok() {
+                    kinds.push(EventType::RequestCompleted);
+                }
             }
             None => request.check_quorum()?,
         }
@@ -350,6 +389,174 @@ impl RequestService {
         routing::route(&self.ports, lp, draft.as_ref(), &fields).await
     }
 
+    /// The time for `account`'s requests: the real time, or for test data
+    /// its test clock's.
+    async fn now_for(
+        &self,
+        account: &reviewloop_domain::UserId,
+        test: bool,
+    ) -> Result<DateTime<Utc>, ServiceError> {
+        let now = self.ports.clock.now();
+        if !test {
+            return Ok(now);
+        }
+        let offset = self.ports.requests.test_clock_offset(account).await?;
+        Ok(now + chrono::Duration::seconds(offset))
+    }
+
+    /// The caller's test clock. Test-mode keys only.
+    pub async fn test_clock(&self, caller: &Principal) -> Result<TestClock, ServiceError> {
+        caller.require(Permission::RequestsRead)?;
+        Self::require_test(caller)?;
+        let offset = self
+            .ports
+            .requests
+            .test_clock_offset(&caller.user_id)
+            .await?;
+        Ok(TestClock {
+            now: self.ports.clock.now() + chrono::Duration::seconds(offset),
+            offset_seconds: offset,
+            answered: 0,
+            timed_out: 0,
+        })
+    }
+
+    /// Moves the caller's test clock `advance_seconds` ahead, then settles
+    /// at once what fell due: test requests answered or timed out, with
+    /// their events, before this returns. Test-mode keys only.
+    pub async fn advance_test_clock(
+        &self,
+        caller: &Principal,
+        advance_seconds: Option<Value>,
+    ) -> Result<TestClock, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        Self::require_test(caller)?;
+        let seconds = advance_seconds
+            .as_ref()
+            .and_then(Value::as_i64)
+            .filter(|s| (1..=MAX_CLOCK_ADVANCE).contains(s))
+            .ok_or_else(|| {
+                reviewloop_domain::ValidationError::field(
+                    "advance_seconds",
+                    format!(
+                        "advance_seconds must be a whole number of seconds from 1 to {MAX_CLOCK_ADVANCE}"
+                    ),
+                )
+            })?;
+        let now = self.ports.clock.now();
+        let offset = match self
+            .ports
+            .requests
+            .advance_test_clock(&caller.user_id, seconds, now)
+            .await
+        {
+            // Two first advances raced to make the clock: add to it now.
+            Err(StoreError::Conflict(_)) => {
+                self.ports
+                    .requests
+                    .advance_test_clock(&caller.user_id, seconds, now)
+                    .await?
+            }
+            other => other?,
+        };
+        let (mut answered, mut timed_out) = (0, 0);
+        loop {
+            let (a, t, full) = self.settle_account(&caller.user_id, TEST_BATCH).await?;
+            answered += a;
+            timed_out += t;
+            if !full {
+                break;
+            }
+        }
+        Ok(TestClock {
+            now: now + chrono::Duration::seconds(offset),
+            offset_seconds: offset,
+            answered,
+            timed_out,
+        })
+    }
+
+    fn require_test(caller: &Principal) -> Result<(), ServiceError> {
+        if caller.test {
+            Ok(())
+        } else {
+            Err(ServiceError::Forbidden(
+                "The test clock belongs to test mode: use a key made with reviewloop key create --test".into(),
+            ))
+        }
+    }
+
+    /// Answers or times out the open test requests of every account that
+    /// fell due on its test clock, up to `batch` per account; returns how
+    /// many it ended.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn settle_test_requests(&self, batch: u32) -> Result<usize, ServiceError> {
+        let mut ended = 0;
+        for account in self.ports.requests.accounts_with_open_tests().await? {
+            let (answered, timed_out, _) = self.settle_account(&account, batch).await?;
+            ended += answered + timed_out;
+        }
+        Ok(ended)
+    }
+
+    /// One pass over `account`'s due test requests: (answered, timed out,
+    /// whether the pass was full).
+    async fn settle_account(
+        &self,
+        account: &reviewloop_domain::UserId,
+        batch: u32,
+    ) -> Result<(usize, usize, bool), ServiceError> {
+        let now = self.now_for(account, true).await?;
+        let due = self
+            .ports
+            .requests
+            .due_test_requests(account, now, batch)
+            .await?;
+        let full = due.len() >= batch as usize;
+        let mut loops: std::collections::HashMap<LoopId, Option<Loop>> =
+            std::collections::HashMap::new();
+        let mut changes = Vec::new();
+        for mut request in due {
+            let kind = if request.answer_as_test(now).is_ok() {
+                EventType::RequestCompleted
+            } else if request.time_out(now).is_ok() {
+                EventType::RequestTimeout
+            } else {
+                continue;
+            };
+            if let std::collections::hash_map::Entry::Vacant(entry) = loops.entry(request.loop_id) {
+                entry.insert(self.loop_of(&request).await?);
+            }
+            let Some(Some(lp)) = loops.get(&request.loop_id) else {
+                continue;
+            };
+            let event =
+                wire::request_event(self.ports.event_id(now), kind, &request, lp, None, now);
+            changes.push((request, vec![event]));
+        }
+        if changes.is_empty() {
+            return Ok((0, 0, false));
+        }
+        let landed = self.ports.requests.update_requests(&changes).await?;
+        let (mut answered, mut timed_out) = (0, 0);
+        for ((request, _), landed) in changes.iter().zip(landed) {
+            if landed {
+                if request.status == RequestStatus::Completed {
+                    answered += 1;
+                } else {
+                    timed_out += 1;
+                }
+                let mut written = request.clone();
+                written.written();
+                self.ports.changes.request_written(&written);
+            }
+        }
+        if answered + timed_out > 0 {
+            self.ports.changes.outbox_written();
+        }
+        Ok((answered, timed_out, full))
+    }
+
     fn created(&self, request: ReviewRequest) -> CreatedRequest {
         CreatedRequest {
             polling_url: format!("{}/v1/api/requests/{}", self.public_url, request.id),
@@ -369,7 +576,9 @@ impl RequestService {
             .requests
             .request_for_viewer(id, &caller.user_id)
             .await?
-            .filter(|(request, active)| request.is_readable_by(&caller.user_id, *active))
+            .filter(|(request, active)| {
+                request.test == caller.test && request.is_readable_by(&caller.user_id, *active)
+            })
             .map(|(request, _)| request)
             .ok_or(ServiceError::NotFound(messages::REQUEST_NOT_FOUND))
     }
@@ -445,7 +654,7 @@ impl RequestService {
         input: ListRequestsInput,
     ) -> Result<(RequestPage, RequestQuery), ServiceError> {
         caller.require(Permission::RequestsRead)?;
-        let query = input.into_query(caller.user_id)?;
+        let query = input.into_query(caller.user_id, caller.test)?;
         Ok((self.ports.requests.list_requests(&query).await?, query))
     }
 
@@ -465,7 +674,7 @@ impl RequestService {
             .filter(|lp| lp.is_visible_to(&caller.user_id))
             .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))?;
         input.loop_id = Some(loop_id.to_string());
-        let query = input.into_query(caller.user_id)?;
+        let query = input.into_query(caller.user_id, caller.test)?;
         Ok((self.ports.requests.list_requests(&query).await?, query))
     }
 

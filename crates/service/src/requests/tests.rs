@@ -847,3 +847,61 @@ async fn routes_are_followed_and_a_route_back_is_passed_over() {
     assert_eq!(routing.passed_over[0].rule_id, "to-a");
     assert!(matches!(routing.decision, Decision::Quorum(q) if q.count == 1));
 }
+
+#[tokio::test]
+async fn a_test_key_makes_test_requests_answered_on_its_clock_by_nobody() {
+    let mut kit = Kit::new();
+    let lp = kit.a_loop(&[2, 3], &[]);
+    let loop_id = lp.id;
+    serve_loops(&mut kit, vec![lp]);
+    // The account's test clock runs an hour ahead.
+    kit.requests
+        .expect_test_clock_offset()
+        .returning(|_| Ok(3600));
+    let now = kit.now;
+    kit.requests
+        .expect_insert_request()
+        .times(2)
+        .returning(move |r, events| {
+            assert!(r.test && r.broadcasted_to.is_empty() && r.escalation.is_none());
+            assert_eq!(r.created_at, now + Duration::seconds(3600), "test time");
+            assert!(r.receipt.is_none());
+            assert!(events.iter().all(|e| e.test));
+            Ok(())
+        });
+    let mut tester = kit.principal(1);
+    tester.test = true;
+    let live = kit.principal(1);
+    let svc = service(kit);
+    let with_answer = |delay: Option<i64>| RequestInput {
+        test_response: Some(json!("yes")),
+        test_delay_seconds: delay.map(|d| json!(d)),
+        ..input()
+    };
+    let at_once = svc
+        .create(&tester, &loop_id, with_answer(None), None)
+        .await
+        .unwrap();
+    assert_eq!(at_once.request.status, RequestStatus::Completed);
+    assert_eq!(at_once.request.response_by, None);
+    let later = svc
+        .create(&tester, &loop_id, with_answer(Some(30)), None)
+        .await
+        .unwrap();
+    assert_eq!(later.request.status, RequestStatus::Pending);
+    assert_eq!(
+        later.request.test_due_at(),
+        Some(now + Duration::seconds(3630))
+    );
+    let refused = svc
+        .create(&live, &loop_id, with_answer(None), None)
+        .await
+        .unwrap_err();
+    assert!(refused
+        .to_string()
+        .starts_with("test_response and test_delay_seconds"));
+    assert!(matches!(
+        svc.advance_test_clock(&live, Some(json!(60))).await,
+        Err(ServiceError::Forbidden(_))
+    ));
+}

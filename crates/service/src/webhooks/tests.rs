@@ -15,6 +15,7 @@ fn hook(kit: &Kit, owner: u8) -> Webhook {
         disabled_reason: Some("failing".into()),
         created_at: kit.now,
         updated_at: kit.now,
+        test: false,
     })
 }
 

@@ -135,7 +135,7 @@ impl Serialize for RequestView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let r = self.request;
         let private = self.audience.sees_requester_fields();
-        let mut s = serializer.serialize_struct("ReviewRequest", 41)?;
+        let mut s = serializer.serialize_struct("ReviewRequest", 42)?;
         s.serialize_field("id", &r.id)?;
         s.serialize_field("loop_id", &r.loop_id)?;
         s.serialize_field("creator_id", &r.creator_id)?;
@@ -188,6 +188,7 @@ impl Serialize for RequestView<'_> {
         s.serialize_field("escalation", &r.escalation.map(|e| e.to_value()))?;
         s.serialize_field("escalated_at", &r.escalated_at)?;
         s.serialize_field("decided_by_rule", &r.decided_by_rule())?;
+        s.serialize_field("test", &r.test)?;
         if private {
             s.serialize_field(
                 "applied_rules",

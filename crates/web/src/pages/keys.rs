@@ -45,7 +45,7 @@ fn render(
                 tbody {
                     @for k in keys {
                         tr.revoked[k.revoked_at.is_some()] {
-                            td { (k.name.as_deref().unwrap_or("—")) }
+                            td { (k.name.as_deref().unwrap_or("—")) @if k.test { " " span.badge.test-key title="Its requests are answered by their test_response, never by people" { "test mode" } } }
                             td { code { (k.prefix) "…" } }
                             td { (Permission::join(&k.permissions)) }
                             td { (k.rate_limit) "/h" }
@@ -80,6 +80,8 @@ fn render(
                 label { "Calls per hour"
                     input type="number" name="rate_limit" min="1" step="1"
                         value=(previous.get("rate_limit").unwrap_or("100")) required; }
+                label.check { input type="checkbox" name="test" value="true" checked[previous.checked("test")];
+                    span { " Test mode: its requests are answered by their " code { "test_response" } " on the account's test clock, never sent to people, and it sees only test data" } }
                 button.primary type="submit" { "Create key" }
             }
         }
@@ -122,6 +124,7 @@ pub(crate) async fn create(
                 rate_limit: Some(limit),
                 name: f.get("name").map(str::to_owned),
                 plan: None,
+                test: f.checked("test"),
             };
             state.accounts.create_own_key(person.principal(), new).await
         }

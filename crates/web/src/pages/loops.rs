@@ -311,7 +311,7 @@ fn escalation_fields(previous: &FormData, lp: &Loop, others: &[Loop]) -> Markup 
         previous.text("escalation_minutes").to_owned()
     } else {
         lp.escalation
-            .map(|e| (e.after_seconds as f64 / 60.0).to_string())
+            .map(|e| minutes_text(e.after_seconds))
             .unwrap_or_else(|| "30".into())
     };
     let raise = if edited {
@@ -337,6 +337,38 @@ fn escalation_fields(previous: &FormData, lp: &Loop, others: &[Loop]) -> Markup 
             p.hint { "Happens once, and only while nobody has claimed the request. A request can name its own escalation." }
         }
     }
+}
+
+/// Seconds as minutes for a person: whole when they are, else to two
+/// decimals.
+fn minutes_text(seconds: i64) -> String {
+    if seconds % 60 == 0 {
+        return (seconds / 60).to_string();
+    }
+    let text = format!("{:.2}", seconds as f64 / 60.0);
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+/// The rules as the editor shows them: one rule after another, each with
+/// its id first and its `when` and `then` on a line of their own.
+fn rules_text(rules: &reviewloop_domain::Rules) -> String {
+    if rules.is_empty() {
+        return "[]".into();
+    }
+    let one = |v: &Value| serde_json::to_string(v).unwrap_or_default();
+    let items: Vec<String> = rules
+        .iter()
+        .map(|r| {
+            let v = r.to_value();
+            format!(
+                "  {{\n    \"id\": {},\n    \"when\": {},\n    \"then\": {}\n  }}",
+                one(&v["id"]),
+                one(&v["when"]),
+                one(&v["then"])
+            )
+        })
+        .collect();
+    format!("[\n{}\n]", items.join(",\n"))
 }
 
 /// The escalation the edit form asks for, as the API would take it.
@@ -377,9 +409,9 @@ fn rules_card(
     others: &[Loop],
     tested: Option<&Routing>,
 ) -> Markup {
-    let rules = previous.get("rules").map(str::to_owned).unwrap_or_else(|| {
-        serde_json::to_string_pretty(&lp.rules.to_value()).unwrap_or_else(|_| "[]".into())
-    });
+    let rules = previous
+        .get("rules")
+        .map_or_else(|| rules_text(&lp.rules), str::to_owned);
     let sample = previous.get("sample").unwrap_or(SAMPLE_REQUEST);
     html! {
         section.card #rules {
@@ -648,4 +680,29 @@ async fn rerender(
     let lp = state.loops.get(person.principal(), id).await?;
     let notice = tested.map(|_| "Tested; nothing was saved or sent.");
     loop_page(state, person, &lp, problems, f, notice, tested).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minutes_read_plainly() {
+        assert_eq!(minutes_text(1800), "30");
+        assert_eq!(minutes_text(90), "1.5");
+        assert_eq!(minutes_text(2), "0.03");
+    }
+
+    #[test]
+    fn the_rules_text_reads_back_as_the_same_rules() {
+        let rules = reviewloop_domain::Rules::parse(Some(&json!([
+            {"id": "a", "when": {"context": {"pointer": "/x", "lt": 1}}, "then": {"answer": true}},
+            {"id": "b", "then": {"quorum": {"count": 2}}}
+        ])))
+        .unwrap();
+        let text = rules_text(&rules);
+        assert!(text.contains("\"id\": \"a\",\n    \"when\""), "{text}");
+        let back: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(reviewloop_domain::Rules::parse(Some(&back)).unwrap(), rules);
+    }
 }

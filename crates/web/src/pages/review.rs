@@ -154,6 +154,17 @@ async fn render(
         .await
         .ok()
         .map(|l| l.name.as_str().to_owned());
+    // The loop it escalates to, by name where the person may read it.
+    let escalation_name = match (&r.escalation, r.creator_id == me) {
+        (Some(e), true) => state
+            .loops
+            .get(person.principal(), &e.to_loop_id)
+            .await
+            .ok()
+            .map(|l| l.name.as_str().to_owned()),
+        _ => None,
+    }
+    .unwrap_or_else(|| "another loop".into());
     let (prev, next) = neighbours(state, person, &r.id).await?;
     let reviewer = r.was_broadcast_to(&me);
     let requester = r.creator_id == me;
@@ -260,9 +271,15 @@ async fn render(
                     @if let Some(rule) = r.decided_by_rule() { li { "Answered at once by rule " code { (rule) } "; nobody was asked" } }
                     @if let Some(at) = r.escalated_at {
                         @let added = r.broadcasted_to.iter().filter(|b| b.role == ESCALATION_ROLE).count();
-                        li.escalated { "Escalated: nobody had claimed it, so it also went to " (added) " reviewer" @if added != 1 { "s" } " of another loop" @if r.escalation.is_some_and(|e| e.raise_priority) { " at " (r.priority.as_str()) " priority" } " " (layout::time(at, now)) }
+                        li.escalated {
+                            "Escalated to " (escalation_name) ": nobody had claimed it, so "
+                            @if added == 0 { "it went there too, whose members had it already" }
+                            @else { "it also went to " (added) " reviewer" @if added != 1 { "s" } " there" }
+                            @if r.escalation.is_some_and(|e| e.raise_priority) { ", at " (r.priority.as_str()) " priority" }
+                            " " (layout::time(at, now))
+                        }
                     } @else if let (Some(e), true) = (r.escalation, r.status.is_open()) {
-                        li { "Escalates to another loop if nobody claims it " (layout::time(r.created_at + chrono::Duration::seconds(e.after_seconds), now)) }
+                        li { "Escalates to " (escalation_name) " if nobody claims it " (layout::time(r.created_at + chrono::Duration::seconds(e.after_seconds), now)) }
                     }
                     @if let Some(at) = r.claimed_at { li { "Claimed " (layout::time(at, now)) } }
                     @if let Some(at) = r.response_at {

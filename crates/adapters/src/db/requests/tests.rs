@@ -17,6 +17,7 @@ fn query(creator: &UserId) -> RequestQuery {
         limit: 50,
         offset: 0,
         sort: RequestSort::CreatedAtDesc,
+        test: false,
     }
 }
 
@@ -693,14 +694,13 @@ async fn an_escalated_request_reaches_the_other_loops_members(db: TestDb) {
         .await
         .unwrap()
         .is_empty());
-    assert_eq!(
-        store
+    assert!(
+        !store
             .request_for_viewer(&request.id, &u4)
             .await
             .unwrap()
             .unwrap()
-            .1,
-        false
+            .1
     );
 
     let due = store.due_escalations(fixtures::at(30), 10).await.unwrap();
@@ -768,6 +768,84 @@ async fn an_escalated_request_reaches_the_other_loops_members(db: TestDb) {
     assert_eq!(done.len(), 1);
 }
 
+/// The test clock adds up its moves; the test sweep finds an account's
+/// open test requests by what falls due on that clock.
+async fn test_clocks_add_up_and_due_test_requests_are_found(db: TestDb) {
+    let store = db.store();
+    let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
+    let account = lp.creator_id;
+    assert_eq!(store.test_clock_offset(&account).await.unwrap(), 0);
+    assert_eq!(
+        store
+            .advance_test_clock(&account, 60, fixtures::at(0))
+            .await
+            .unwrap(),
+        60
+    );
+    assert_eq!(
+        store
+            .advance_test_clock(&account, 40, fixtures::at(1))
+            .await
+            .unwrap(),
+        100
+    );
+    assert_eq!(store.test_clock_offset(&account).await.unwrap(), 100);
+
+    let mut fields = RequestInput {
+        request_text: Some("Ship?".into()),
+        content_type: Some("markdown".into()),
+        response_type: Some("boolean".into()),
+        priority: Some("low".into()),
+        processing_type: Some("time-sensitive".into()),
+        timeout_seconds: Some(json!(600)),
+        test_response: Some(json!(true)),
+        test_delay_seconds: Some(json!(30)),
+        ..RequestInput::default()
+    }
+    .validate()
+    .unwrap();
+    fields.test = true;
+    let test = ReviewRequest::create(
+        RequestId::new(fixtures::oid(30)),
+        lp.id,
+        account,
+        None,
+        fields,
+        Vec::new(),
+        fixtures::at(0),
+    );
+    store.insert_request(&test, &[]).await.unwrap();
+    let live = fixtures::request(&lp, 31, "low", 0);
+    store.insert_request(&live, &[]).await.unwrap();
+    assert_eq!(store.request_by_id(&test.id).await.unwrap().unwrap(), test);
+
+    assert_eq!(store.accounts_with_open_tests().await.unwrap(), [account]);
+    assert!(store
+        .due_test_requests(&account, fixtures::at(29), 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let due = store
+        .due_test_requests(&account, fixtures::at(30), 10)
+        .await
+        .unwrap();
+    assert_eq!(due.iter().map(|r| r.id).collect::<Vec<_>>(), [test.id]);
+    // The live sweep leaves test requests to the test sweep.
+    let swept = store.due_requests(fixtures::at(10_000), 10).await.unwrap();
+    assert_eq!(swept.iter().map(|r| r.id).collect::<Vec<_>>(), [live.id]);
+    // Lists keep the modes apart.
+    let mut q = query(&account);
+    assert_eq!(store.list_requests(&q).await.unwrap().total, 1);
+    q.test = true;
+    let page = store.list_requests(&q).await.unwrap();
+    assert_eq!(page.requests[0].id, test.id);
+
+    let mut answered = test.clone();
+    answered.answer_as_test(fixtures::at(30)).unwrap();
+    store.update_request(&answered, &[]).await.unwrap();
+    assert!(store.accounts_with_open_tests().await.unwrap().is_empty());
+}
+
 on_every_backend!(
     quorum_answers_are_kept_per_reviewer_and_leave_their_inbox,
     request_facts_are_the_creators_since_a_time_in_a_loop_or_all,
@@ -782,6 +860,7 @@ on_every_backend!(
     the_inbox_holds_what_a_reviewer_can_still_act_on,
     due_requests_are_the_open_ones_past_their_timeout_soonest_first,
     an_escalated_request_reaches_the_other_loops_members,
+    test_clocks_add_up_and_due_test_requests_are_found,
 );
 
 #[tokio::test]

@@ -36,6 +36,7 @@ fn webhook(n: u8, account: UserId) -> Webhook {
         disabled_reason: None,
         created_at: fixtures::at(i64::from(n)),
         updated_at: fixtures::at(i64::from(n)),
+        test: false,
     })
 }
 

@@ -727,3 +727,77 @@ fn a_rule_answers_a_new_request_with_an_answer_that_fits() {
     assert!(crate::receipt::statement(&r).is_some(), "it can be sealed");
     assert!(r.decide_by_rule(json!(false), t(1)).is_err(), "once");
 }
+
+fn test_request(delay: Option<i64>) -> ReviewRequest {
+    let mut fields = RequestInput {
+        test_response: Some(json!(true)),
+        test_delay_seconds: delay.map(|d| json!(d)),
+        ..request_input()
+    }
+    .validate()
+    .unwrap();
+    fields.test = true;
+    ReviewRequest::create(
+        RequestId::new(ObjectId::from_parts(1, [7; 8])),
+        LoopId::new(ObjectId::from_parts(1, [8; 8])),
+        user(1),
+        None,
+        fields,
+        Vec::new(),
+        t(0),
+    )
+}
+
+fn request_input() -> RequestInput {
+    RequestInput {
+        request_text: Some("Ship it?".into()),
+        content_type: Some("markdown".into()),
+        response_type: Some("boolean".into()),
+        priority: Some("medium".into()),
+        processing_type: Some("time-sensitive".into()),
+        timeout_seconds: Some(json!(60)),
+        default_response: Some(json!(false)),
+        ..RequestInput::default()
+    }
+}
+
+#[test]
+fn a_test_request_answers_itself_when_its_clock_gets_there() {
+    let mut r = test_request(Some(30));
+    assert_eq!(r.test_due_at(), Some(t(30)));
+    assert_eq!(r.answer_as_test(t(29)), Err(TransitionError::NotDue));
+    r.answer_as_test(t(45)).unwrap();
+    assert_eq!(r.status, RequestStatus::Completed);
+    assert_eq!(r.response_at, Some(t(30)), "answered when it was due");
+    assert_eq!(r.response_by, None);
+    assert_eq!(r.test_due_at(), None);
+
+    // Without a test_response it waits for its timeout.
+    let mut fields = request_input().validate().unwrap();
+    fields.test = true;
+    let waiting = ReviewRequest::create(
+        RequestId::new(ObjectId::from_parts(1, [7; 8])),
+        LoopId::new(ObjectId::from_parts(1, [8; 8])),
+        user(1),
+        None,
+        fields,
+        Vec::new(),
+        t(0),
+    );
+    assert_eq!(waiting.test_due_at(), Some(t(60)));
+    assert_eq!(
+        request().test_due_at(),
+        None,
+        "live requests are not the test sweep's"
+    );
+
+    let bad = RequestInput {
+        test_response: Some(json!("yes")),
+        test_delay_seconds: Some(json!(60)),
+        ..request_input()
+    }
+    .validate()
+    .unwrap_err();
+    let fields: Vec<&str> = bad.errors.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(fields, ["test_response", "test_delay_seconds"]);
+}

@@ -1,0 +1,52 @@
+//! `/test/clock`: a test-mode key's account clock, read and moved ahead so
+//! a workflow's timeout branch can be tried in milliseconds.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpResponse};
+use reviewloop_service::TestClock;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::auth::Caller;
+use crate::body::Body;
+use crate::envelope::ok;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+fn clock_json(clock: &TestClock) -> Value {
+    json!({
+        "now": clock.now,
+        "offset_seconds": clock.offset_seconds,
+        "answered": clock.answered,
+        "timed_out": clock.timed_out,
+    })
+}
+
+pub(super) async fn get(
+    state: web::Data<AppState>,
+    caller: Caller,
+) -> Result<HttpResponse, ApiError> {
+    let clock = state.requests.test_clock(&caller.principal).await?;
+    Ok(ok(StatusCode::OK, "Test clock", clock_json(&clock)))
+}
+
+#[derive(Deserialize)]
+pub(super) struct Advance {
+    advance_seconds: Option<Value>,
+}
+
+pub(super) async fn advance(
+    state: web::Data<AppState>,
+    caller: Caller,
+    Body(body, _): Body<Advance>,
+) -> Result<HttpResponse, ApiError> {
+    let clock = state
+        .requests
+        .advance_test_clock(&caller.principal, body.advance_seconds)
+        .await?;
+    Ok(ok(
+        StatusCode::OK,
+        "Test clock advanced",
+        clock_json(&clock),
+    ))
+}

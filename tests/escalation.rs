@@ -234,6 +234,19 @@ fn a_loop_escalates_its_requests_by_default() {
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0]["role"], "escalation");
 
+    // A member who may not see the leads' loop: its request stays put.
+    let agent = s.key("agent@example.com");
+    s.join(&agent, &support);
+    let kept = s.create_request(&agent, &support_id);
+    std::thread::sleep(Duration::from_millis(2500));
+    let seen = s.get(&agent, &format!("/v1/api/requests/{kept}")).data(200)["request"].clone();
+    assert_eq!(seen["escalation"], Value::Null, "dropped: {seen}");
+    assert_eq!(seen["escalated_at"], Value::Null);
+    assert_eq!(
+        s.get(&lead, &format!("/v1/api/requests/{kept}")).status,
+        404
+    );
+
     // `escalation: null` declines the loop's default.
     let declined = create(&s, &support_id, Value::Null).data(201)["request"].clone();
     assert_eq!(declined["escalation"], Value::Null);

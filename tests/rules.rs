@@ -187,6 +187,19 @@ fn rules_decide_route_and_ask_for_quorums() {
     assert!(emails.contains(&"cfo@example.com"), "{emails:?}");
     assert!(!emails.contains(&"a@example.com"), "{emails:?}");
 
+    // A member's request is not routed where the member may not look.
+    let a = s.key_with("a@example.com", &[]);
+    let stays = s
+        .post(
+            &a,
+            &format!("/v1/loops/{refunds}/requests"),
+            refund(200.0, "zapier"),
+        )
+        .data(201)["request"]
+        .clone();
+    assert_eq!(stays["loop_id"], refunds.as_str());
+    assert_eq!(stays["applied_rules"], json!([]));
+
     // Nothing matches: people in Refunds answer as usual.
     let plain = create(refund(200.0, "api"));
     assert_eq!(plain["applied_rules"], json!([]));
@@ -286,6 +299,24 @@ fn the_test_endpoint_says_what_a_sample_would_do() {
         test(bad).body["msg"],
         "rules[0].then.answer must be an answer, not null"
     );
+    // Draft rules are the owner's to try; a member tests the saved ones.
+    let member = s.key_with("a@example.com", &[]);
+    let mut draft = refund(20.0, "api");
+    draft["rules"] = json!([]);
+    assert_eq!(
+        s.post(&member, &format!("/v1/loops/{refunds}/rules/test"), draft)
+            .status,
+        403
+    );
+    let saved = s
+        .post(
+            &member,
+            &format!("/v1/loops/{refunds}/rules/test"),
+            refund(20.0, "api"),
+        )
+        .data(200)
+        .clone();
+    assert_eq!(saved["rule"]["rule_id"], "small");
     // Another account's loop is not found.
     let stranger = s.key("stranger@example.com");
     let theirs = s.post(

@@ -245,6 +245,47 @@ fn a_workflow_tries_both_branches_in_milliseconds() {
     );
     let reviews = s.get(&test_key, "/v1/reviews");
     assert_eq!(reviews.status, 403);
+    // The admin's own inbox holds the live request; its test key's is empty.
+    assert_eq!(s.get(&s.admin_key, "/v1/api/inbox").data(200)["count"], 1);
+    assert_eq!(s.get(&test_key, "/v1/api/inbox").data(200)["count"], 0);
+    // A test key changes nothing live and reads no live log.
+    for (method, path, body) in [
+        (
+            "DELETE",
+            format!("/v1/api/loops/{loop_id}?force=true"),
+            Value::Null,
+        ),
+        (
+            "PUT",
+            format!("/v1/api/loops/{loop_id}"),
+            json!({"name": "Renamed"}),
+        ),
+        (
+            "POST",
+            format!("/v1/api/loops/{loop_id}/invite-code"),
+            json!({}),
+        ),
+        (
+            "POST",
+            "/v1/api/account/signing-secret/rotate".to_owned(),
+            json!({}),
+        ),
+        ("GET", "/v1/api/audit".to_owned(), Value::Null),
+    ] {
+        let reply = match method {
+            "DELETE" => s.delete(&test_key, &path),
+            "PUT" => s.put(&test_key, &path, body),
+            "POST" => s.post(&test_key, &path, body),
+            _ => s.get(&test_key, &path),
+        };
+        assert_eq!(reply.status, 403, "{method} {path}: {}", reply.body);
+    }
+    assert_eq!(
+        s.get(&s.admin_key, &format!("/v1/api/requests/{live_request}"))
+            .data(200)["request"]["status"],
+        "pending",
+        "the live request was not cancelled"
+    );
 
     // Webhooks: the test subscription got the test events, the live one
     // the live request's creation only.

@@ -216,6 +216,12 @@ pub trait RequestStore: Send + Sync {
         &self,
         loop_id: &LoopId,
     ) -> Result<Vec<ReviewRequest>, StoreError>;
+    /// Pending and claimed requests of other loops that escalated to
+    /// `loop_id`.
+    async fn open_requests_escalated_to(
+        &self,
+        loop_id: &LoopId,
+    ) -> Result<Vec<ReviewRequest>, StoreError>;
     /// One view of `user`'s inbox (see [`InboxView`]), in loops where it is
     /// still an active member. Open views: most urgent first, then oldest
     /// first; `Done`: most recently answered first.

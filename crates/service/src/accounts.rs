@@ -262,6 +262,7 @@ impl AccountService {
     /// Replaces the secret that signs the caller's callbacks; returns the new one.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn rotate_signing_secret(&self, caller: &Principal) -> Result<String, ServiceError> {
+        caller.require_live("the signing secret")?;
         caller.require(Permission::RequestsWrite)?;
         self.rotate_secret_of(&caller.user_id).await
     }

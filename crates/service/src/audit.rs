@@ -73,6 +73,7 @@ impl AuditService {
         limit: Option<u32>,
         offset: Option<u32>,
     ) -> Result<AuditPage, ServiceError> {
+        caller.require_live("the audit log")?;
         caller.require(Permission::RequestsRead)?;
         let limit = limit.unwrap_or(AUDIT_DEFAULT_LIMIT);
         if !(1..=AUDIT_MAX_LIMIT).contains(&limit) {

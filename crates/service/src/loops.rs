@@ -157,6 +157,7 @@ impl LoopService {
         icon: Option<&str>,
         id: Option<ObjectId>,
     ) -> Result<LoopInvite, ServiceError> {
+        caller.require_live("loop changes")?;
         caller.require(Permission::LoopsWrite)?;
         let fields = NewLoop::parse(name, description, icon)?;
         let now = self.ports.clock.now();
@@ -220,6 +221,7 @@ impl LoopService {
         id: &LoopId,
         patch: LoopPatch,
     ) -> Result<Loop, ServiceError> {
+        caller.require_live("loop changes")?;
         caller.require(Permission::LoopsWrite)?;
         // Who may act is settled before what they sent is judged, so a
         // stranger learns nothing from validation messages.
@@ -359,6 +361,7 @@ impl LoopService {
         id: &LoopId,
         force: bool,
     ) -> Result<LoopId, ServiceError> {
+        caller.require_live("loop changes")?;
         caller.require(Permission::LoopsWrite)?;
         let lp = self
             .own_loop(caller, id, messages::LOOP_ACCESS_DENIED)
@@ -416,6 +419,7 @@ impl LoopService {
         id: &LoopId,
         user: &UserId,
     ) -> Result<RemovedMember, ServiceError> {
+        caller.require_live("loop changes")?;
         caller.require(Permission::LoopsWrite)?;
         let now = self.ports.clock.now();
         for _ in 0..WRITE_ATTEMPTS {
@@ -471,8 +475,36 @@ impl LoopService {
         user: &UserId,
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<(), ServiceError> {
-        for mut request in self.ports.requests.open_requests_in_loop(loop_id).await? {
-            if request.claimed_by != Some(*user) || request.release(*user, now).is_err() {
+        let mut open = self.ports.requests.open_requests_in_loop(loop_id).await?;
+        open.extend(
+            self.ports
+                .requests
+                .open_requests_escalated_to(loop_id)
+                .await?,
+        );
+        for mut request in open {
+            if request.claimed_by != Some(*user) {
+                continue;
+            }
+            // An escalated request is also the work of the other loop's
+            // members: the claim stands while its holder is active there.
+            let other = if request.loop_id == *loop_id {
+                request.escalated_to()
+            } else {
+                Some(request.loop_id)
+            };
+            if let Some(other) = other {
+                let still = self
+                    .ports
+                    .loops
+                    .loop_by_id(&other)
+                    .await?
+                    .is_some_and(|lp| lp.is_active_member(user));
+                if still {
+                    continue;
+                }
+            }
+            if request.release(*user, now).is_err() {
                 continue;
             }
             match self.ports.requests.update_request(&request, &[]).await {
@@ -495,6 +527,7 @@ impl LoopService {
         caller: &Principal,
         code: &str,
     ) -> Result<(Loop, Member), ServiceError> {
+        caller.require_live("loop changes")?;
         caller.require(Permission::LoopsWrite)?;
         for _ in 0..WRITE_ATTEMPTS {
             let mut lp = self.loop_for_code(code).await?;
@@ -544,6 +577,7 @@ impl LoopService {
         id: &LoopId,
         email: Option<&str>,
     ) -> Result<Member, ServiceError> {
+        caller.require_live("loop changes")?;
         caller.require(Permission::LoopsWrite)?;
         let email = email.ok_or_else(|| ValidationError::field("email", "email is required"))?;
         let email = Email::parse(email)?;
@@ -601,6 +635,7 @@ impl LoopService {
         id: &LoopId,
         level: Option<&str>,
     ) -> Result<Member, ServiceError> {
+        caller.require_live("loop changes")?;
         caller.require(Permission::LoopsWrite)?;
         let level = level.ok_or_else(|| {
             ValidationError::field("notify", "notify is required: all, urgent or none")
@@ -639,6 +674,7 @@ impl LoopService {
         caller: &Principal,
         id: &LoopId,
     ) -> Result<LoopInvite, ServiceError> {
+        caller.require_live("loop changes")?;
         caller.require(Permission::LoopsWrite)?;
         let mut lp = self
             .own_loop(caller, id, messages::LOOP_ACCESS_DENIED)

@@ -107,7 +107,9 @@ impl NoticeService {
                 .broadcasted_to
                 .iter()
                 .filter(|b| !b.notification_sent && b.notification_error.is_none())
-                .filter(|b| !escalated || b.role == reviewloop_domain::ESCALATION_ROLE)
+                // Each event tells only its own reviewers, however late it
+                // is planned.
+                .filter(|b| escalated == (b.role == reviewloop_domain::ESCALATION_ROLE))
             {
                 notices.push(self.notice(about(
                     Channel::Email,

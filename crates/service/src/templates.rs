@@ -45,6 +45,7 @@ impl TemplateService {
         caller: &Principal,
         input: TemplateInput,
     ) -> Result<Template, ServiceError> {
+        caller.require_live("templates")?;
         caller.require(Permission::RequestsWrite)?;
         let now = self.ports.clock.now();
         let id = TemplateId::new(self.ports.ids.object_id(now));
@@ -56,6 +57,7 @@ impl TemplateService {
     /// The caller's templates, newest first.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list(&self, caller: &Principal) -> Result<Vec<Template>, ServiceError> {
+        caller.require_live("templates")?;
         caller.require(Permission::RequestsRead)?;
         Ok(self.ports.templates.templates_of(&caller.user_id).await?)
     }
@@ -63,6 +65,7 @@ impl TemplateService {
     /// One of the caller's templates.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get(&self, caller: &Principal, id: &TemplateId) -> Result<Template, ServiceError> {
+        caller.require_live("templates")?;
         caller.require(Permission::RequestsRead)?;
         self.own(caller, id).await
     }
@@ -76,6 +79,7 @@ impl TemplateService {
         id: &TemplateId,
         patch: TemplatePatch,
     ) -> Result<Template, ServiceError> {
+        caller.require_live("templates")?;
         caller.require(Permission::RequestsWrite)?;
         let mut template = self.own(caller, id).await?;
         let now = self.ports.clock.now();
@@ -106,6 +110,7 @@ impl TemplateService {
     /// fields.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete(&self, caller: &Principal, id: &TemplateId) -> Result<(), ServiceError> {
+        caller.require_live("templates")?;
         caller.require(Permission::RequestsWrite)?;
         self.own(caller, id).await?;
         match self.ports.templates.delete_template(id).await {

@@ -287,9 +287,11 @@ impl LoopStore for SqlStore {
         self.db
             .write(move |conn| {
                 if refuse_if_open {
+                    // Test requests go with the loop; only live work keeps it.
                     let open: i64 = requests::table
                         .filter(requests::loop_id.eq(&id))
                         .filter(sql::<Bool>(OPEN_CONDITION))
+                        .filter(requests::test.eq(false))
                         .count()
                         .get_result(conn)?;
                     if open > 0 {

@@ -616,6 +616,24 @@ impl RequestStore for SqlStore {
             .await
     }
 
+    async fn open_requests_escalated_to(
+        &self,
+        loop_id: &LoopId,
+    ) -> Result<Vec<ReviewRequest>, StoreError> {
+        let loop_id = loop_id.to_string();
+        self.db
+            .run(move |conn| {
+                let rows = requests::table
+                    .filter(requests::escalated_to.eq(loop_id))
+                    .filter(sql::<Bool>(OPEN_CONDITION))
+                    .order(requests::created_at.asc())
+                    .select(RequestRow::as_select())
+                    .load(conn)?;
+                with_broadcasts(conn, rows)
+            })
+            .await
+    }
+
     async fn inbox(
         &self,
         user: &UserId,

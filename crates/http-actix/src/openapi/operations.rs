@@ -246,7 +246,7 @@ pub(super) const OPERATIONS: &[Op] = &[
          summary: "Replace the invite code", data: "LoopInvite", errors: &[409], ..BASE },
     Op { method: "post", path: "/loops/{id}/rules/test", id: "testRules", tag: "Loops",
          summary: "See what the loop's rules would do with a request",
-         description: "Send a request body as you would to create one (nothing is created), and optionally `rules` to try in place of the loop's saved ones. The sample's `context` must hold every value the rules read.",
+         description: "Send a request body as you would to create one (nothing is created), and optionally `rules` to try in place of the loop's saved ones. The sample's `context` must hold every value this loop's rules read (those of loops it routes to are tried as they are). Draft `rules` are the loop creator's to try.",
          body: Some("RulesTestInput"), data: "RulesTest", ..BASE },
     Op { mount: Mount::Api, method: "get", path: "/webhooks", id: "listWebhooks", tag: "Webhooks",
          summary: "List webhooks", data: "WebhookList", ..BASE },

@@ -259,6 +259,21 @@ async fn member_removal_rules() {
     kit.requests
         .expect_open_requests_in_loop()
         .returning(move |_| Ok(vec![claimed.clone(), others.clone()]));
+    // A request of another loop that escalated here, claimed by user 3,
+    // who is still active in that other loop: the claim stands.
+    let mut escalated = crate::requests::tests::a_request(&kit).into_record();
+    escalated.loop_id = reviewloop_domain::LoopId::new(kit.oid(51));
+    escalated.escalation = Some(reviewloop_domain::Escalation {
+        after_seconds: 1,
+        to_loop_id: id,
+        raise_priority: false,
+    });
+    escalated.escalated_at = Some(kit.now);
+    let mut escalated = reviewloop_domain::ReviewRequest::restore(escalated);
+    escalated.claim(kit.user_id(3), kit.now).unwrap();
+    kit.requests
+        .expect_open_requests_escalated_to()
+        .returning(move |_| Ok(vec![escalated.clone()]));
     kit.requests
         .expect_update_request()
         .withf(|r, events| {

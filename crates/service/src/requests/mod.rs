@@ -35,6 +35,8 @@ const INBOX_MAX_LIMIT: u32 = 200;
 
 /// The longest single move of a test clock: a year.
 const MAX_CLOCK_ADVANCE: i64 = 365 * 24 * 60 * 60;
+/// How far a test clock may run ahead in all: ten years.
+const MAX_CLOCK_OFFSET: i64 = 10 * 365 * 24 * 60 * 60;
 /// Test requests settled per account and pass.
 const TEST_BATCH: u32 = 500;
 
@@ -168,6 +170,13 @@ impl RequestService {
             // suffice for it to land or be refused for a reason.
             attempts = WRITE_ATTEMPTS + request.broadcasted_to.len();
             let now = self.now_for(&request.creator_id, request.test).await?;
+            // Events, like ids, keep the real time (the outbox is ordered and
+            // purged by it); a test request's own times are its clock's.
+            let real = if request.test {
+                self.ports.clock.now()
+            } else {
+                now
+            };
             // Only an active member's claim counts: one left behind by a
             // removed member is void, so the request is open to others.
             if let (RequestStatus::Claimed, Some(holder)) = (request.status, request.claimed_by) {
@@ -181,7 +190,14 @@ impl RequestService {
                 .map(|kind| {
                     let reviewer = matches!(actor, Actor::Reviewer)
                         .then_some((&caller.user_id, &caller.email));
-                    wire::request_event(self.ports.event_id(now), kind, &request, lp, reviewer, now)
+                    wire::request_event(
+                        self.ports.event_id(real),
+                        kind,
+                        &request,
+                        lp,
+                        reviewer,
+                        real,
+                    )
                 })
                 .collect();
             match self.ports.requests.update_request(&request, &events).await {
@@ -227,8 +243,13 @@ impl RequestService {
             .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))?;
         let mut fields = input.validate()?;
         if !caller.test && (fields.test_response.is_some() || fields.test_delay_seconds.is_some()) {
+            let field = if fields.test_response.is_some() {
+                "test_response"
+            } else {
+                "test_delay_seconds"
+            };
             return Err(reviewloop_domain::ValidationError::field(
-                "test_response",
+                field,
                 "test_response and test_delay_seconds are for test-mode keys (reviewloop key create --test)",
             )
             .into());
@@ -240,7 +261,7 @@ impl RequestService {
         if let Some(url) = &fields.callback_url {
             self.ports.check_target("callback_url", url).await?;
         }
-        let routing = routing::route(&self.ports, lp, None, &fields).await?;
+        let routing = routing::route(&self.ports, lp, None, &fields, &caller.user_id).await?;
         let lp = routing.lp;
         let mut fields = fields
             .with_loop_quorum(lp.quorum)
@@ -270,7 +291,9 @@ impl RequestService {
         } else {
             lp.broadcast_entries(fields.priority, self.ports.email_enabled())
         };
-        let id = RequestId::new(id.unwrap_or_else(|| self.ports.ids.object_id(now)));
+        // Ids and events keep the real time (see `change`).
+        let real = self.ports.clock.now();
+        let id = RequestId::new(id.unwrap_or_else(|| self.ports.ids.object_id(real)));
         let mut request = ReviewRequest::create(
             id,
             lp.id,
@@ -301,7 +324,7 @@ impl RequestService {
         let events: Vec<Event> = kinds
             .into_iter()
             .map(|kind| {
-                wire::request_event(self.ports.event_id(now), kind, &request, &lp, None, now)
+                wire::request_event(self.ports.event_id(real), kind, &request, &lp, None, real)
             })
             .collect();
         match self.ports.requests.insert_request(&request, &events).await {
@@ -356,7 +379,7 @@ impl RequestService {
 
     /// What the rules of `loop_id` (or `draft` rules in their place) would
     /// do with a request made from `input`, without making it. The
-    /// sample's context must hold every value the rules read.
+    /// sample's context must hold every value this loop's rules read.
     pub async fn test_rules(
         &self,
         caller: &Principal,
@@ -372,6 +395,11 @@ impl RequestService {
             .await?
             .filter(|lp| lp.is_visible_to(&caller.user_id))
             .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))?;
+        // Rules not yet saved are the owner's to try: they may route
+        // anywhere the owner may, which a member must not explore.
+        if draft.is_some() && !lp.is_creator(&caller.user_id) {
+            return Err(ServiceError::Forbidden(messages::LOOP_ACCESS_DENIED.into()));
+        }
         let draft = draft
             .map(|rules| reviewloop_domain::Rules::parse(Some(&rules)))
             .transpose()?;
@@ -386,7 +414,7 @@ impl RequestService {
             )
             .into());
         }
-        routing::route(&self.ports, lp, draft.as_ref(), &fields).await
+        routing::route(&self.ports, lp, draft.as_ref(), &fields, &caller.user_id).await
     }
 
     /// The time for `account`'s requests: the real time, or for test data
@@ -443,6 +471,21 @@ impl RequestService {
                     ),
                 )
             })?;
+        let before = self
+            .ports
+            .requests
+            .test_clock_offset(&caller.user_id)
+            .await?;
+        if before.saturating_add(seconds) > MAX_CLOCK_OFFSET {
+            return Err(reviewloop_domain::ValidationError::field(
+                "advance_seconds",
+                format!(
+                    "advance_seconds would move the test clock more than {} years ahead of the real one",
+                    MAX_CLOCK_OFFSET / (365 * 24 * 60 * 60)
+                ),
+            )
+            .into());
+        }
         let now = self.ports.clock.now();
         let offset = match self
             .ports
@@ -530,8 +573,9 @@ impl RequestService {
             let Some(Some(lp)) = loops.get(&request.loop_id) else {
                 continue;
             };
+            let real = self.ports.clock.now();
             let event =
-                wire::request_event(self.ports.event_id(now), kind, &request, lp, None, now);
+                wire::request_event(self.ports.event_id(real), kind, &request, lp, None, real);
             changes.push((request, vec![event]));
         }
         if changes.is_empty() {
@@ -767,6 +811,11 @@ impl RequestService {
             )
             .into());
         }
+        // Test requests are sent to nobody, and a test-mode key sees no
+        // live request: its inbox is always empty.
+        if caller.test {
+            return Ok(Vec::new());
+        }
         Ok(self
             .ports
             .requests
@@ -845,8 +894,8 @@ impl RequestService {
 
     /// Escalates every pending request whose escalation is due, up to
     /// `batch` of them, and returns how many escalated. The other loop must
-    /// still be one the requester or the request's loop owner may use;
-    /// otherwise the request keeps to its loop and drops the escalation.
+    /// be one the requester may use; otherwise the request keeps to its
+    /// loop and drops the escalation.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn escalate_due(&self, batch: u32) -> Result<usize, ServiceError> {
         let now = self.ports.clock.now();
@@ -869,12 +918,12 @@ impl RequestService {
             let Some(Some(home)) = loops.get(&request.loop_id) else {
                 continue;
             };
+            // The requester sees who its request went to: it may go only
+            // among people the requester may see.
             let target = loops
                 .get(&escalation.to_loop_id)
                 .and_then(Option::as_ref)
-                .filter(|to| {
-                    to.is_visible_to(&request.creator_id) || to.is_visible_to(&home.creator_id)
-                });
+                .filter(|to| to.is_visible_to(&request.creator_id));
             let mut events = Vec::new();
             match target {
                 Some(to) => {

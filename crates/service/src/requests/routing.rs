@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 
 use reviewloop_domain::request::ValidRequest;
-use reviewloop_domain::{Action, AppliedRule, Form, Loop, LoopId, Quorum, Rules};
+use reviewloop_domain::{Action, AppliedRule, Form, Loop, LoopId, Quorum, Rules, UserId};
 use serde_json::{Map, Value};
 
 use crate::error::ServiceError;
@@ -53,12 +53,16 @@ pub struct Routing {
 }
 
 /// Applies the rules of `first` (or `draft`, rules not yet saved, in its
-/// place) and of every loop they route to, to `fields`.
+/// place) and of every loop they route to, to `fields` sent by
+/// `requester`. A route is followed only into a loop that both the owner
+/// of the routing loop and the requester may use: nobody's request lands
+/// among people it may not see, and no owner's rule reaches a loop it lost.
 pub(crate) async fn route(
     ports: &Ports,
     first: Loop,
     draft: Option<&Rules>,
     fields: &ValidRequest,
+    requester: &UserId,
 ) -> Result<Routing, ServiceError> {
     let facts = fields.facts();
     let mut lp = first;
@@ -67,7 +71,7 @@ pub(crate) async fn route(
     let mut seen: HashSet<LoopId> = HashSet::from([lp.id]);
     let mut rules = draft.cloned().unwrap_or_else(|| lp.rules.clone());
     loop {
-        let here = lp.id;
+        let (here, owner) = (lp.id, lp.creator_id);
         let mut next_loop = None;
         let mut decision = None;
         for (_, rule) in rules.matching(&facts) {
@@ -111,12 +115,20 @@ pub(crate) async fn route(
                         continue;
                     }
                     match ports.loops.loop_by_id(to).await? {
-                        Some(next) => {
+                        Some(next)
+                            if next.is_visible_to(&owner) && next.is_visible_to(requester) =>
+                        {
                             applied.push(fired);
                             next_loop = Some(next);
                             break;
                         }
-                        None => passed_over.push(pass("the loop it routes to is gone".into())),
+                        Some(next) if next.is_visible_to(&owner) => passed_over.push(pass(
+                            "the requester may not use the loop it routes to".into(),
+                        )),
+                        _ => passed_over.push(pass(
+                            "the loop it routes to is gone, or this loop's owner may no longer use it"
+                                .into(),
+                        )),
                     }
                 }
             }

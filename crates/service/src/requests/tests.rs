@@ -838,7 +838,8 @@ async fn routes_are_followed_and_a_route_back_is_passed_over() {
     );
     serve_loops(&mut kit, vec![first.clone(), second]);
     let fields = boolean_input(1).validate().unwrap();
-    let routing = routing::route(&kit.ports(), first, None, &fields)
+    let requester = kit.user_id(1);
+    let routing = routing::route(&kit.ports(), first, None, &fields, &requester)
         .await
         .unwrap();
     assert_eq!(routing.lp.id, b);

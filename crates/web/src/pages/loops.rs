@@ -328,10 +328,15 @@ fn escalation_fields(previous: &FormData, lp: &Loop, others: &[Loop]) -> Markup 
                     @for o in others {
                         option value=(o.id) selected[to == o.id.to_string()] { (o.icon.as_str()) " " (o.name.as_str()) }
                     }
+                    // Kept as it is, so saving the other fields does not clear
+                    // it silently; the save then says it cannot be used.
+                    @if !to.is_empty() && !others.iter().any(|o| o.id.to_string() == to) {
+                        option value=(to) selected { "A loop you may no longer use" }
+                    }
                 }
             }
             label { "after this many minutes unclaimed"
-                input type="number" name="escalation_minutes" min="0.05" step="any" value=(minutes); }
+                input type="number" name="escalation_minutes" min="0.01" step="any" value=(minutes); }
             label.check { input type="checkbox" name="escalation_raise" value="true" checked[raise];
                 " Raise its priority one step when it escalates" }
             p.hint { "Happens once, and only while nobody has claimed the request. A request can name its own escalation." }

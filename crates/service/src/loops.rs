@@ -85,6 +85,21 @@ pub struct LoopService {
     public_url: String,
 }
 
+/// A loop `caller` may see and send to (its creator or an active member),
+/// else 404: one rule for every use case that starts from a loop.
+pub(crate) async fn visible_loop(
+    ports: &Ports,
+    caller: &Principal,
+    id: &LoopId,
+) -> Result<Loop, ServiceError> {
+    ports
+        .loops
+        .loop_by_id(id)
+        .await?
+        .filter(|lp| lp.is_visible_to(&caller.user_id))
+        .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))
+}
+
 impl LoopService {
     /// A service whose join links start with `public_url`.
     pub fn new(ports: Ports, public_url: &str) -> Self {
@@ -121,12 +136,7 @@ impl LoopService {
 
     /// A loop the caller may see (creator or active member), else 404.
     async fn visible_loop(&self, caller: &Principal, id: &LoopId) -> Result<Loop, ServiceError> {
-        self.ports
-            .loops
-            .loop_by_id(id)
-            .await?
-            .filter(|lp| lp.is_visible_to(&caller.user_id))
-            .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))
+        visible_loop(&self.ports, caller, id).await
     }
 
     /// A loop the caller created: 404 if invisible, 403 with `denied` if

@@ -154,6 +154,19 @@ pub(super) fn with_broadcasts(
         .collect()
 }
 
+/// The open requests among `these`, oldest first, with their broadcasts.
+fn open_requests(
+    conn: &mut Conn,
+    these: requests::BoxedQuery<'static, Backend>,
+) -> Result<Vec<ReviewRequest>, DbError> {
+    let rows = these
+        .filter(sql::<Bool>(OPEN_CONDITION))
+        .order(requests::created_at.asc())
+        .select(RequestRow::as_select())
+        .load(conn)?;
+    with_broadcasts(conn, rows)
+}
+
 fn filtered(query: &RequestQuery) -> requests::BoxedQuery<'static, Backend> {
     let mut boxed = requests::table
         .into_boxed()
@@ -605,13 +618,10 @@ impl RequestStore for SqlStore {
         let loop_id = loop_id.to_string();
         self.db
             .run(move |conn| {
-                let rows = requests::table
-                    .filter(requests::loop_id.eq(loop_id))
-                    .filter(sql::<Bool>(OPEN_CONDITION))
-                    .order(requests::created_at.asc())
-                    .select(RequestRow::as_select())
-                    .load(conn)?;
-                with_broadcasts(conn, rows)
+                let of_loop = requests::table
+                    .into_boxed()
+                    .filter(requests::loop_id.eq(loop_id));
+                open_requests(conn, of_loop)
             })
             .await
     }
@@ -623,13 +633,10 @@ impl RequestStore for SqlStore {
         let loop_id = loop_id.to_string();
         self.db
             .run(move |conn| {
-                let rows = requests::table
-                    .filter(requests::escalated_to.eq(loop_id))
-                    .filter(sql::<Bool>(OPEN_CONDITION))
-                    .order(requests::created_at.asc())
-                    .select(RequestRow::as_select())
-                    .load(conn)?;
-                with_broadcasts(conn, rows)
+                let escalated_here = requests::table
+                    .into_boxed()
+                    .filter(requests::escalated_to.eq(loop_id));
+                open_requests(conn, escalated_here)
             })
             .await
     }

@@ -105,6 +105,10 @@ impl RequestService {
         }
     }
 
+    async fn visible_loop(&self, caller: &Principal, id: &LoopId) -> Result<Loop, ServiceError> {
+        crate::loops::visible_loop(&self.ports, caller, id).await
+    }
+
     async fn loop_of(&self, request: &ReviewRequest) -> Result<Option<Loop>, ServiceError> {
         Ok(self.ports.loops.loop_by_id(&request.loop_id).await?)
     }
@@ -234,13 +238,7 @@ impl RequestService {
         id: Option<ObjectId>,
     ) -> Result<CreatedRequest, ServiceError> {
         caller.require(Permission::RequestsWrite)?;
-        let lp = self
-            .ports
-            .loops
-            .loop_by_id(loop_id)
-            .await?
-            .filter(|lp| lp.is_visible_to(&caller.user_id))
-            .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))?;
+        let lp = self.visible_loop(caller, loop_id).await?;
         let mut fields = input.validate()?;
         if !caller.test && (fields.test_response.is_some() || fields.test_delay_seconds.is_some()) {
             let field = if fields.test_response.is_some() {
@@ -388,13 +386,7 @@ impl RequestService {
         draft: Option<Value>,
     ) -> Result<Routing, ServiceError> {
         caller.require(Permission::LoopsRead)?;
-        let lp = self
-            .ports
-            .loops
-            .loop_by_id(loop_id)
-            .await?
-            .filter(|lp| lp.is_visible_to(&caller.user_id))
-            .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))?;
+        let lp = self.visible_loop(caller, loop_id).await?;
         // Rules not yet saved are the owner's to try: they may route
         // anywhere the owner may, which a member must not explore.
         if draft.is_some() && !lp.is_creator(&caller.user_id) {
@@ -711,12 +703,7 @@ impl RequestService {
         mut input: ListRequestsInput,
     ) -> Result<(RequestPage, RequestQuery), ServiceError> {
         caller.require(Permission::RequestsRead)?;
-        self.ports
-            .loops
-            .loop_by_id(loop_id)
-            .await?
-            .filter(|lp| lp.is_visible_to(&caller.user_id))
-            .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))?;
+        self.visible_loop(caller, loop_id).await?;
         input.loop_id = Some(loop_id.to_string());
         let query = input.into_query(caller.user_id, caller.test)?;
         Ok((self.ports.requests.list_requests(&query).await?, query))

@@ -204,24 +204,35 @@ impl NoticeService {
         let mut marked = 0;
         let mut loops: HashMap<LoopId, Option<Loop>> = HashMap::new();
         for request in due {
-            let lp = match loops.get(&request.loop_id) {
-                Some(lp) => lp.clone(),
-                None => match self.ports.loops.loop_by_id(&request.loop_id).await {
-                    Ok(lp) => {
-                        loops.insert(request.loop_id, lp.clone());
-                        lp
-                    }
+            let lp = match self.cached_loop(&mut loops, request.loop_id).await {
+                Ok(lp) => lp,
+                Err(error) => {
+                    tracing::warn!(%error, request = %request.id, "no reminder: its loop could not be read");
+                    continue;
+                }
+            };
+            // An escalated request is also the other loop's members' work.
+            let escalated = match request.escalated_to() {
+                Some(id) => match self.cached_loop(&mut loops, id).await {
+                    Ok(other) => other,
                     Err(error) => {
-                        tracing::warn!(%error, request = %request.id, "no reminder: its loop could not be read");
+                        tracing::warn!(%error, request = %request.id, "no reminder: the loop it escalated to could not be read");
                         continue;
                     }
                 },
+                None => None,
             };
             let notices = match &lp {
                 Some(lp) if lp.reminders && self.ports.email_enabled() => {
                     let links = Links::new(&self.public_url, &request);
                     let message = compose::reminder_email(&request, lp, &links);
-                    lp.to_remind(&request)
+                    let mut members = lp.to_remind(&request);
+                    for member in escalated.iter().flat_map(|e| e.to_remind(&request)) {
+                        if !members.iter().any(|m| m.user_id == member.user_id) {
+                            members.push(member);
+                        }
+                    }
+                    members
                         .into_iter()
                         .map(|member| {
                             self.notice(NewNotice {
@@ -254,6 +265,20 @@ impl NoticeService {
             }
         }
         Ok(marked)
+    }
+
+    /// Loop `id`, read once per pass.
+    async fn cached_loop(
+        &self,
+        loops: &mut HashMap<LoopId, Option<Loop>>,
+        id: LoopId,
+    ) -> Result<Option<Loop>, ServiceError> {
+        if let Some(lp) = loops.get(&id) {
+            return Ok(lp.clone());
+        }
+        let lp = self.ports.loops.loop_by_id(&id).await?;
+        loops.insert(id, lp.clone());
+        Ok(lp)
     }
 
     /// Leases up to `batch` due notices to this worker.

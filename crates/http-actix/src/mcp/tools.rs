@@ -72,6 +72,16 @@ pub(crate) struct CreateArgs {
     callback_url: Option<String>,
     /// Where the request comes from: `api` (default), `n8n`, `zapier`, ...
     platform: Option<String>,
+    /// If nobody takes it up in time, also ask another loop:
+    /// `{"after_seconds": 900, "to_loop_id": "...", "raise_priority": true}`
+    /// (default: the loop's own setting; `null` for none).
+    escalation: Option<Value>,
+    /// Test-mode keys only: the answer the request gets by itself, instead
+    /// of asking people.
+    test_response: Option<Value>,
+    /// Test-mode keys only: seconds on the test clock before
+    /// `test_response` is given (default 0).
+    test_delay_seconds: Option<u64>,
 }
 
 /// A request by id.
@@ -222,9 +232,9 @@ impl Tools {
                 // The loop's default quorum applies.
                 quorum: None,
                 exclude_requester: None,
-                escalation: None,
-                test_response: None,
-                test_delay_seconds: None,
+                escalation: args.escalation,
+                test_response: args.test_response,
+                test_delay_seconds: args.test_delay_seconds.map(Value::from),
             };
             let created = self
                 .state

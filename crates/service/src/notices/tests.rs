@@ -433,3 +433,48 @@ async fn one_request_that_cannot_be_reminded_does_not_hold_up_the_rest() {
         "only the second is marked"
     );
 }
+
+#[tokio::test]
+async fn reviewers_a_request_escalated_to_are_reminded_too() {
+    let mut kit = Kit::new();
+    kit.mailer = Some(MockMailer::new());
+    let mut home = kit.a_loop(&[2], &[]);
+    home.set_notifications(None, Some(true), kit.now);
+    let leads = {
+        let mut record = kit.a_loop(&[4], &[]).into_record();
+        record.id = reviewloop_domain::LoopId::new(kit.oid(51));
+        reviewloop_domain::Loop::restore(record)
+    };
+    let mut record = request(&kit, &home).into_record();
+    record.escalation = Some(reviewloop_domain::Escalation {
+        after_seconds: 1,
+        to_loop_id: leads.id,
+        raise_priority: false,
+    });
+    let mut escalated = ReviewRequest::restore(record);
+    let entry = BroadcastEntry {
+        user_id: kit.user_id(4),
+        email: Kit::email(4),
+        role: "member".into(),
+        notification_sent: true,
+        notification_error: None,
+        answer: None,
+    };
+    escalated
+        .escalate(vec![entry], kit.now + chrono::Duration::seconds(2))
+        .unwrap();
+    kit.notices
+        .expect_requests_to_remind()
+        .returning(move |_, _| Ok(vec![escalated.clone()]));
+    let loops = [home, leads];
+    kit.loops
+        .expect_loop_by_id()
+        .returning(move |id| Ok(loops.iter().find(|l| &l.id == id).cloned()));
+    let u4 = kit.user_id(4);
+    kit.notices
+        .expect_record_reminder()
+        .withf(move |_, _, notices| notices.iter().any(|n| n.recipient_id == Some(u4)))
+        .times(1)
+        .returning(|_, _, _| Ok(true));
+    assert_eq!(service(kit).remind(10).await.unwrap(), 1);
+}

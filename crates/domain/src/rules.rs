@@ -77,15 +77,6 @@ pub enum Action {
 }
 
 impl Action {
-    /// `answer`, `route` or `quorum`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Self::Answer(_) => "answer",
-            Self::Route(_) => "route",
-            Self::Quorum(_) => "quorum",
-        }
-    }
-
     /// As stored and shown: the rule's `then`.
     pub fn to_value(&self) -> Value {
         match self {

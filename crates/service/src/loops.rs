@@ -100,6 +100,46 @@ pub(crate) async fn visible_loop(
         .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))
 }
 
+/// Whether `caller` may send requests to loop `id` (its creator or an
+/// active member): the rule `visible_loop` applies, for a target named in
+/// a body, where a missing loop is bad input rather than a 404.
+pub(crate) async fn may_use(
+    ports: &Ports,
+    caller: &UserId,
+    id: &LoopId,
+) -> Result<bool, ServiceError> {
+    Ok(ports
+        .loops
+        .loop_by_id(id)
+        .await?
+        .is_some_and(|lp| lp.is_visible_to(caller)))
+}
+
+/// The 400 for a `field` naming a loop its sender may not use.
+pub(crate) fn unusable(field: &str) -> ValidationError {
+    ValidationError::field(field, format!("{field} names no loop you may use"))
+}
+
+/// Loops read at most once in a pass over many requests: `load` reads one
+/// the first time it is asked for, `get` lends what was read.
+#[derive(Default)]
+pub(crate) struct LoopCache(std::collections::HashMap<LoopId, Option<Loop>>);
+
+impl LoopCache {
+    /// Reads loop `id` unless this pass already did.
+    pub(crate) async fn load(&mut self, ports: &Ports, id: LoopId) -> Result<(), ServiceError> {
+        if let std::collections::hash_map::Entry::Vacant(entry) = self.0.entry(id) {
+            entry.insert(ports.loops.loop_by_id(&id).await?);
+        }
+        Ok(())
+    }
+
+    /// Loop `id` as read (`None`: not loaded, or gone).
+    pub(crate) fn get(&self, id: &LoopId) -> Option<&Loop> {
+        self.0.get(id).and_then(Option::as_ref)
+    }
+}
+
 impl LoopService {
     /// A service whose join links start with `public_url`.
     pub fn new(ports: Ports, public_url: &str) -> Self {
@@ -286,11 +326,8 @@ impl LoopService {
         });
         if let Some(escalation) = escalation {
             if let Some(e) = &escalation {
-                if !self.may_use(caller, &e.to_loop_id).await? {
-                    errors.extend(ValidationError::field(
-                        "escalation.to_loop_id",
-                        "escalation.to_loop_id names no loop you may use",
-                    ));
+                if !may_use(&self.ports, &caller.user_id, &e.to_loop_id).await? {
+                    errors.extend(unusable("escalation.to_loop_id"));
                 }
             }
             errors.collect(lp.set_default_escalation(escalation, now));
@@ -309,16 +346,6 @@ impl LoopService {
         self.ports.loops.update_loop(&lp).await.map_err(loop_gone)?;
         Ok(lp)
     }
-    /// Whether `caller` may send requests to loop `id`.
-    async fn may_use(&self, caller: &Principal, id: &LoopId) -> Result<bool, ServiceError> {
-        Ok(self
-            .ports
-            .loops
-            .loop_by_id(id)
-            .await?
-            .is_some_and(|lp| lp.is_visible_to(&caller.user_id)))
-    }
-
     /// What is wrong with `rules` for `lp` beyond their shape: routes to
     /// loops the caller may not use or that lead back into `lp`, and
     /// quorums the loop's members cannot reach.
@@ -334,11 +361,8 @@ impl LoopService {
             if to == lp.id {
                 continue; // the domain names this one
             }
-            if !self.may_use(caller, &to).await? {
-                errors.extend(ValidationError::field(
-                    field.clone(),
-                    format!("{field} names no loop you may use"),
-                ));
+            if !may_use(&self.ports, &caller.user_id, &to).await? {
+                errors.extend(unusable(&field));
             } else if crate::requests::routing::cycle_through(&self.ports, to, lp.id).await? {
                 errors.extend(ValidationError::field(
                     field.clone(),

@@ -2,17 +2,16 @@
 
 mod compose;
 
-use std::collections::HashMap;
-
 use chrono::Duration;
 use reviewloop_domain::{
-    Channel, Email, Event, EventType, Loop, LoopId, Member, NewNotice, Notice, NoticeId,
-    NoticeKind, NoticeStatus, ReviewId, User, UserId,
+    Channel, Email, Event, EventType, Loop, Member, NewNotice, Notice, NoticeId, NoticeKind,
+    NoticeStatus, ReviewId, User, UserId,
 };
 use reviewloop_ports::{AttemptResult, LeasedNotice, Mail, Outgoing, StoreError};
 use serde_json::json;
 
 use crate::error::ServiceError;
+use crate::loops::LoopCache;
 use crate::people::RESET_LINK_HOURS;
 use crate::ports::Ports;
 use crate::principal::Principal;
@@ -60,9 +59,9 @@ impl NoticeService {
         ) {
             return self.plan_review(event).await;
         }
-        let escalated = match (event.event_type, event.request_id) {
-            (EventType::RequestCreated, Some(_)) => false,
-            (EventType::RequestEscalated, Some(_)) => true,
+        let escalated = match event.event_type {
+            EventType::RequestCreated => false,
+            EventType::RequestEscalated => true,
             _ => return Ok(Vec::new()),
         };
         let Some(request_id) = event.request_id else {
@@ -202,27 +201,21 @@ impl NoticeService {
         let now = self.ports.clock.now();
         let due = self.ports.notices.requests_to_remind(now, batch).await?;
         let mut marked = 0;
-        let mut loops: HashMap<LoopId, Option<Loop>> = HashMap::new();
+        let mut loops = LoopCache::default();
         for request in due {
-            let lp = match self.cached_loop(&mut loops, request.loop_id).await {
-                Ok(lp) => lp,
-                Err(error) => {
-                    tracing::warn!(%error, request = %request.id, "no reminder: its loop could not be read");
-                    continue;
-                }
-            };
             // An escalated request is also the other loop's members' work.
-            let escalated = match request.escalated_to() {
-                Some(id) => match self.cached_loop(&mut loops, id).await {
-                    Ok(other) => other,
-                    Err(error) => {
-                        tracing::warn!(%error, request = %request.id, "no reminder: the loop it escalated to could not be read");
-                        continue;
-                    }
-                },
-                None => None,
+            let read = loops.load(&self.ports, request.loop_id).await;
+            let read = match (read, request.escalated_to()) {
+                (Ok(()), Some(other)) => loops.load(&self.ports, other).await,
+                (read, _) => read,
             };
-            let notices = match &lp {
+            if let Err(error) = read {
+                tracing::warn!(%error, request = %request.id, "no reminder: its loops could not be read");
+                continue;
+            }
+            let lp = loops.get(&request.loop_id);
+            let escalated = request.escalated_to().and_then(|id| loops.get(&id));
+            let notices = match lp {
                 Some(lp) if lp.reminders && self.ports.email_enabled() => {
                     let links = Links::new(&self.public_url, &request);
                     let message = compose::reminder_email(&request, lp, &links);
@@ -265,20 +258,6 @@ impl NoticeService {
             }
         }
         Ok(marked)
-    }
-
-    /// Loop `id`, read once per pass.
-    async fn cached_loop(
-        &self,
-        loops: &mut HashMap<LoopId, Option<Loop>>,
-        id: LoopId,
-    ) -> Result<Option<Loop>, ServiceError> {
-        if let Some(lp) = loops.get(&id) {
-            return Ok(lp.clone());
-        }
-        let lp = self.ports.loops.loop_by_id(&id).await?;
-        loops.insert(id, lp.clone());
-        Ok(lp)
     }
 
     /// Leases up to `batch` due notices to this worker.

@@ -23,6 +23,7 @@ use reviewloop_ports::{InboxView, RequestPage, RequestQuery, StoreError};
 use serde_json::Value;
 
 use crate::error::{messages, ServiceError};
+use crate::loops::LoopCache;
 use crate::ports::Ports;
 use crate::principal::Principal;
 use crate::wire;
@@ -359,18 +360,8 @@ impl RequestService {
         escalation: &reviewloop_domain::Escalation,
     ) -> Result<(), ServiceError> {
         escalation.check_target(from, "escalation")?;
-        let usable = self
-            .ports
-            .loops
-            .loop_by_id(&escalation.to_loop_id)
-            .await?
-            .is_some_and(|to| to.is_visible_to(&caller.user_id));
-        if !usable {
-            return Err(reviewloop_domain::ValidationError::field(
-                "escalation.to_loop_id",
-                "escalation.to_loop_id names no loop you may use",
-            )
-            .into());
+        if !crate::loops::may_use(&self.ports, &caller.user_id, &escalation.to_loop_id).await? {
+            return Err(crate::loops::unusable("escalation.to_loop_id").into());
         }
         Ok(())
     }
@@ -548,8 +539,7 @@ impl RequestService {
             .due_test_requests(account, now, batch)
             .await?;
         let full = due.len() >= batch as usize;
-        let mut loops: std::collections::HashMap<LoopId, Option<Loop>> =
-            std::collections::HashMap::new();
+        let mut loops = LoopCache::default();
         let mut changes = Vec::new();
         for mut request in due {
             let kind = if request.answer_as_test(now).is_ok() {
@@ -559,10 +549,8 @@ impl RequestService {
             } else {
                 continue;
             };
-            if let std::collections::hash_map::Entry::Vacant(entry) = loops.entry(request.loop_id) {
-                entry.insert(self.loop_of(&request).await?);
-            }
-            let Some(Some(lp)) = loops.get(&request.loop_id) else {
+            loops.load(&self.ports, request.loop_id).await?;
+            let Some(lp) = loops.get(&request.loop_id) else {
                 continue;
             };
             let real = self.ports.clock.now();
@@ -574,23 +562,12 @@ impl RequestService {
             return Ok((0, 0, false));
         }
         let landed = self.ports.requests.update_requests(&changes).await?;
-        let (mut answered, mut timed_out) = (0, 0);
-        for ((request, _), landed) in changes.iter().zip(landed) {
-            if landed {
-                if request.status == RequestStatus::Completed {
-                    answered += 1;
-                } else {
-                    timed_out += 1;
-                }
-                let mut written = request.clone();
-                written.written();
-                self.ports.changes.request_written(&written);
-            }
-        }
-        if answered + timed_out > 0 {
-            self.ports.changes.outbox_written();
-        }
-        Ok((answered, timed_out, full))
+        let ended = self.announce(&changes, &landed);
+        let answered = ended
+            .iter()
+            .filter(|r| r.status == RequestStatus::Completed)
+            .count();
+        Ok((answered, ended.len() - answered, full))
     }
 
     fn created(&self, request: ReviewRequest) -> CreatedRequest {
@@ -890,26 +867,21 @@ impl RequestService {
         if due.is_empty() {
             return Ok(0);
         }
-        let mut loops: std::collections::HashMap<LoopId, Option<Loop>> =
-            std::collections::HashMap::new();
+        let mut loops = LoopCache::default();
         let mut changes = Vec::new();
         for mut request in due {
             let Some(escalation) = request.escalation else {
                 continue;
             };
-            for id in [request.loop_id, escalation.to_loop_id] {
-                if let std::collections::hash_map::Entry::Vacant(entry) = loops.entry(id) {
-                    entry.insert(self.ports.loops.loop_by_id(&id).await?);
-                }
-            }
-            let Some(Some(home)) = loops.get(&request.loop_id) else {
+            loops.load(&self.ports, request.loop_id).await?;
+            loops.load(&self.ports, escalation.to_loop_id).await?;
+            let Some(home) = loops.get(&request.loop_id) else {
                 continue;
             };
             // The requester sees who its request went to: it may go only
             // among people the requester may see.
             let target = loops
                 .get(&escalation.to_loop_id)
-                .and_then(Option::as_ref)
                 .filter(|to| to.is_visible_to(&request.creator_id));
             let mut events = Vec::new();
             match target {
@@ -940,19 +912,12 @@ impl RequestService {
             return Ok(0);
         }
         let landed = self.ports.requests.escalate_requests(&changes).await?;
-        let mut escalated = 0;
-        for ((request, events), landed) in changes.iter().zip(landed) {
-            if landed {
-                escalated += usize::from(!events.is_empty());
-                let mut written = request.clone();
-                written.written();
-                self.ports.changes.request_written(&written);
-            }
-        }
-        if escalated > 0 {
-            self.ports.changes.outbox_written();
-        }
-        Ok(escalated)
+        // A dropped escalation lands too, but did not escalate.
+        Ok(self
+            .announce(&changes, &landed)
+            .iter()
+            .filter(|r| r.escalated_at.is_some())
+            .count())
     }
 
     /// Times out every open request that is due, up to `batch` of them, and
@@ -962,8 +927,7 @@ impl RequestService {
     pub async fn time_out_due(&self, batch: u32) -> Result<usize, ServiceError> {
         let now = self.ports.clock.now();
         // Loops are read once per pass, not once per request.
-        let mut loops: std::collections::HashMap<LoopId, Option<Loop>> =
-            std::collections::HashMap::new();
+        let mut loops = LoopCache::default();
         let mut changes = Vec::new();
         let due = self.ports.requests.due_requests(now, batch).await?;
         if due.is_empty() {
@@ -975,10 +939,8 @@ impl RequestService {
                 continue;
             }
             sealer.seal(&mut request);
-            if let std::collections::hash_map::Entry::Vacant(entry) = loops.entry(request.loop_id) {
-                entry.insert(self.loop_of(&request).await?);
-            }
-            let Some(Some(lp)) = loops.get(&request.loop_id) else {
+            loops.load(&self.ports, request.loop_id).await?;
+            let Some(lp) = loops.get(&request.loop_id) else {
                 continue;
             };
             let event = wire::request_event(
@@ -997,22 +959,40 @@ impl RequestService {
         // One transaction for the pass; a request answered meanwhile is
         // simply not among those that landed.
         let landed = self.ports.requests.update_requests(&changes).await?;
-        let mut ended = 0;
-        for ((request, _), landed) in changes.iter().zip(landed) {
-            if landed {
-                ended += 1;
-                let late = now - request.timeout_at;
-                self.ports
-                    .meter
-                    .timeout_lag(late.num_milliseconds() as f64 / 1000.0);
+        let ended = self.announce(&changes, &landed);
+        for request in &ended {
+            let late = now - request.timeout_at;
+            self.ports
+                .meter
+                .timeout_lag(late.num_milliseconds() as f64 / 1000.0);
+        }
+        Ok(ended.len())
+    }
+
+    /// After a batch write: tells waiters of each change that landed (at
+    /// its new version) and, if any of them wrote events, the outbox's
+    /// readers; returns the requests that landed.
+    fn announce<'a>(
+        &self,
+        changes: &'a [(ReviewRequest, Vec<Event>)],
+        landed: &[bool],
+    ) -> Vec<&'a ReviewRequest> {
+        let mut events = false;
+        let written: Vec<&ReviewRequest> = changes
+            .iter()
+            .zip(landed)
+            .filter(|(_, landed)| **landed)
+            .map(|((request, written_events), _)| {
+                events |= !written_events.is_empty();
                 let mut written = request.clone();
                 written.written();
                 self.ports.changes.request_written(&written);
-            }
-        }
-        if ended > 0 {
+                request
+            })
+            .collect();
+        if events {
             self.ports.changes.outbox_written();
         }
-        Ok(ended)
+        written
     }
 }

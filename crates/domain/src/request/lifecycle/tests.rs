@@ -39,16 +39,7 @@ fn request_with(input: RequestInput) -> ReviewRequest {
 }
 
 fn request() -> ReviewRequest {
-    request_with(RequestInput {
-        request_text: Some("Ship it?".into()),
-        content_type: Some("markdown".into()),
-        response_type: Some("boolean".into()),
-        priority: Some("medium".into()),
-        processing_type: Some("time-sensitive".into()),
-        timeout_seconds: Some(json!(60)),
-        default_response: Some(json!(false)),
-        ..RequestInput::default()
-    })
+    request_with(request_input())
 }
 
 fn in_status(status: RequestStatus) -> ReviewRequest {

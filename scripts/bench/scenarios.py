@@ -59,54 +59,75 @@ REQUEST = {"request_text": "Publish this post?", "type": "markdown",
            "priority": "high", "processing_type": "deferred"}
 
 
+def columns_except(conn, table, *skip):
+    return ", ".join(r[1] for r in conn.execute(f"PRAGMA table_info({table})") if r[1] not in skip)
+
+
 def raw_sqlite(db, seconds):
-    """Writes copies of one created request (row, broadcast entries, its
-    event) with fresh ids, one transaction per copy, as fast as it can."""
+    """Writes copies of one created request (its row, broadcast entries,
+    event and audit entry) with fresh ids, one transaction per copy, as
+    fast as it can."""
     conn = sqlite3.connect(db, isolation_level=None)
     conn.executescript(SQLITE_PRAGMAS)
     template = conn.execute(
         "SELECT id FROM requests ORDER BY created_at DESC LIMIT 1").fetchone()[0]
     seq = conn.execute("SELECT seq FROM outbox_events WHERE request_id = ? LIMIT 1",
                        (template,)).fetchone()[0]
-    columns = [r[1] for r in conn.execute("PRAGMA table_info(requests)")]
-    rest = ", ".join(c for c in columns if c != "id")
+    audit = conn.execute("SELECT id FROM audit_entries WHERE request_id = ? LIMIT 1",
+                         (template,)).fetchone()[0]
+    request = columns_except(conn, "requests", "id")
+    broadcast = columns_except(conn, "request_broadcasts", "request_id")
+    event = columns_except(conn, "outbox_events", "seq", "id", "request_id", "position", "dispatched_at")
+    entry = columns_except(conn, "audit_entries", "id", "request_id", "seq", "prev_hash", "hash")
     done, started = 0, time.perf_counter()
     while time.perf_counter() - started < seconds:
         rid = new_id()
         conn.execute("BEGIN IMMEDIATE")
-        conn.execute(f"INSERT INTO requests (id, {rest}) SELECT ?, {rest} FROM requests WHERE id = ?",
+        conn.execute(f"INSERT INTO requests (id, {request}) SELECT ?, {request} FROM requests WHERE id = ?",
                      (rid, template))
-        conn.execute("INSERT INTO request_broadcasts SELECT ?, user_id, position, email, role, "
-                     "notification_sent, notification_error FROM request_broadcasts WHERE request_id = ?",
+        conn.execute(f"INSERT INTO request_broadcasts (request_id, {broadcast}) "
+                     f"SELECT ?, {broadcast} FROM request_broadcasts WHERE request_id = ?",
                      (rid, template))
-        conn.execute("INSERT INTO outbox_events (id, event_type, account_id, request_id, loop_id, "
-                     "payload, created_at) SELECT ?, event_type, account_id, ?, loop_id, payload, "
-                     "created_at FROM outbox_events WHERE seq = ?", (new_id(), rid, seq))
+        conn.execute(f"INSERT INTO outbox_events (id, request_id, {event}) "
+                     f"SELECT ?, ?, {event} FROM outbox_events WHERE seq = ?", (new_id(), rid, seq))
+        conn.execute(f"INSERT INTO audit_entries (request_id, {entry}) "
+                     f"SELECT ?, {entry} FROM audit_entries WHERE id = ?", (rid, audit))
         conn.execute("COMMIT")
         done += 1
     print(f"rate={done / (time.perf_counter() - started):.0f}")
 
 
-def pgbench_script(url, request, out):
-    """A pgbench script that inserts what one create inserts, in one statement."""
-    columns = subprocess.run(
+def pg_columns(url, table, *skip):
+    names = subprocess.run(
         ["psql", url, "-Atc", "SELECT column_name FROM information_schema.columns "
-         "WHERE table_name = 'requests' ORDER BY ordinal_position"],
+         f"WHERE table_name = '{table}' ORDER BY ordinal_position"],
         check=True, capture_output=True, text=True).stdout.split()
-    rest = ", ".join(c for c in columns if c != "id")
+    return ", ".join(c for c in names if c not in skip)
+
+
+def pgbench_script(url, request, out):
+    """A pgbench script that inserts what one create inserts (request,
+    broadcast entries, event, audit entry), in one statement."""
+    rest = pg_columns(url, "requests", "id")
+    broadcast = pg_columns(url, "request_broadcasts", "request_id")
+    event = pg_columns(url, "outbox_events", "seq", "id", "request_id", "position", "dispatched_at")
+    entry = pg_columns(url, "audit_entries", "id", "request_id", "seq", "prev_hash", "hash")
     script = f"""WITH r AS (
   INSERT INTO requests (id, {rest})
   SELECT substr(md5(random()::text || clock_timestamp()::text), 1, 24), {rest}
   FROM requests WHERE id = '{request}' RETURNING id
 ), b AS (
-  INSERT INTO request_broadcasts
-  SELECT r.id, user_id, position, email, role, notification_sent, notification_error
+  INSERT INTO request_broadcasts (request_id, {broadcast})
+  SELECT r.id, {broadcast}
   FROM r, request_broadcasts WHERE request_id = '{request}'
+), e AS (
+  INSERT INTO outbox_events (id, request_id, {event})
+  SELECT substr(md5(random()::text || clock_timestamp()::text), 1, 24), r.id, {event}
+  FROM r, (SELECT * FROM outbox_events WHERE request_id = '{request}' LIMIT 1) x
 )
-INSERT INTO outbox_events (id, event_type, account_id, request_id, loop_id, payload, created_at)
-SELECT substr(md5(random()::text || clock_timestamp()::text), 1, 24), e.event_type, e.account_id,
-       r.id, e.loop_id, e.payload, e.created_at
-FROM r, (SELECT * FROM outbox_events WHERE request_id = '{request}' LIMIT 1) e;
+INSERT INTO audit_entries (request_id, {entry})
+SELECT r.id, {entry}
+FROM r, (SELECT * FROM audit_entries WHERE request_id = '{request}' LIMIT 1) x;
 """
     open(out, "w").write(script.replace("\n", " ") + "\n")
 

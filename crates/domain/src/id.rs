@@ -48,6 +48,25 @@ impl ObjectId {
     pub fn unix_seconds(&self) -> u32 {
         u32::from_be_bytes([self.0[0], self.0[1], self.0[2], self.0[3]])
     }
+
+    /// The 24 lowercase hexadecimal characters, without allocating: ids
+    /// are written into every answer, so this is on every hot path.
+    fn hex(&self) -> [u8; 24] {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [0u8; 24];
+        for (i, byte) in self.0.iter().enumerate() {
+            out[2 * i] = DIGITS[usize::from(byte >> 4)];
+            out[2 * i + 1] = DIGITS[usize::from(byte & 0x0f)];
+        }
+        out
+    }
+
+    /// Passes the text form to `f` (no allocation).
+    fn with_str<T>(&self, f: impl FnOnce(&str) -> T) -> T {
+        let hex = self.hex();
+        // Always ASCII hex digits.
+        f(std::str::from_utf8(&hex).unwrap_or_default())
+    }
 }
 
 fn hex_value(c: u8) -> Option<u8> {
@@ -61,10 +80,7 @@ fn hex_value(c: u8) -> Option<u8> {
 
 impl fmt::Display for ObjectId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for byte in self.0 {
-            write!(f, "{byte:02x}")?;
-        }
-        Ok(())
+        self.with_str(|s| f.pad(s))
     }
 }
 
@@ -129,7 +145,7 @@ macro_rules! typed_id {
 
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.collect_str(self)
+                self.0.with_str(|s| serializer.serialize_str(s))
             }
         }
 

@@ -11,7 +11,8 @@ use actix_web::http::StatusCode;
 use actix_web::middleware::{ErrorHandlerResponse, Next};
 use actix_web::{web, Error, HttpMessage, HttpRequest, HttpResponse};
 use reviewloop_ports::tally::{self, Tally};
-use tracing_actix_web::RequestId;
+use tracing::Span;
+use tracing_actix_web::{RequestId, RootSpanBuilder};
 
 use crate::envelope::{failure, Surface};
 use crate::state::AppState;
@@ -81,6 +82,30 @@ pub(crate) fn into_envelope<B: MessageBody>(
     Ok(ErrorHandlerResponse::Response(response))
 }
 
+/// The span around each request, which every log line of the request
+/// carries: its method, path and request id. tracing-actix-web's default
+/// also names the matched route, found by matching the path against the
+/// route table a second time, and the client's address and agent, all
+/// worked out for every request even when nothing is logged; the
+/// request's own log line says the rest.
+pub(crate) struct RequestSpan;
+
+impl RootSpanBuilder for RequestSpan {
+    fn on_request_start(request: &ServiceRequest) -> Span {
+        let id = request.extensions().get::<RequestId>().copied();
+        tracing::info_span!(
+            "HTTP request",
+            http.method = %request.method(),
+            http.target = %request.path(),
+            request_id = id.map(tracing::field::display),
+        )
+    }
+
+    fn on_request_end<B: MessageBody>(_: Span, _: &Result<ServiceResponse<B>, Error>) {
+        // The request's log line (`request_id_header`) has the outcome.
+    }
+}
+
 /// Adds `X-Request-Id`, the id the request's log lines carry, and logs one
 /// line per request (inside the request's span, so with its id).
 pub(crate) async fn request_id_header(
@@ -101,7 +126,14 @@ pub(crate) async fn request_id_header(
     };
     if let Some(operations) = operations {
         // The route's pattern, not the path: ids would make a series each.
-        let route = response.request().match_pattern();
+        // The API's routes carry it; others (the web application's pages)
+        // are matched again to find it.
+        let request = response.request();
+        let route: Option<std::borrow::Cow<'_, str>> =
+            match request.app_data::<crate::routes::RoutePattern>() {
+                Some(pattern) => Some((*pattern.0).into()),
+                None => request.match_pattern().map(Into::into),
+            };
         // Any token is a method to HTTP; only the ones we answer get a
         // series of their own, so nobody can grow the metrics at will.
         let known = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];

@@ -13,6 +13,7 @@ mod fallback;
 mod mcp;
 pub mod openapi;
 mod public_limit;
+mod rendered;
 mod routes;
 mod state;
 
@@ -65,7 +66,7 @@ pub fn build_app(
         .default_service(web::to(fallback::not_found))
         .wrap(ErrorHandlers::new().default_handler(fallback::into_envelope))
         .wrap(from_fn(fallback::request_id_header))
-        .wrap(TracingLogger::default())
+        .wrap(TracingLogger::<fallback::RequestSpan>::new())
 }
 
 #[cfg(test)]

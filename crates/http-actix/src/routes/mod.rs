@@ -45,18 +45,30 @@ pub(crate) struct Table<'a> {
     seen: &'a mut Vec<Route>,
 }
 
+/// The pattern of the route a request matched, kept with its resource so
+/// the metrics can name it without matching the path again.
+#[derive(Debug, Clone)]
+pub(crate) struct RoutePattern(pub std::sync::Arc<str>);
+
 impl Table<'_> {
-    fn add(
-        &mut self,
-        path: &str,
-        methods: &[Method],
-        resource: impl actix_web::dev::HttpServiceFactory + 'static,
-    ) {
+    fn add<T, B>(&mut self, path: &str, methods: &[Method], resource: actix_web::Resource<T>)
+    where
+        T: actix_web::dev::ServiceFactory<
+                actix_web::dev::ServiceRequest,
+                Config = (),
+                Response = actix_web::dev::ServiceResponse<B>,
+                Error = actix_web::Error,
+                InitError = (),
+            > + 'static,
+        B: actix_web::body::MessageBody + 'static,
+    {
+        let pattern = format!("{}{path}", self.prefix);
         self.seen.push(Route {
-            path: format!("{}{path}", self.prefix),
+            path: pattern.clone(),
             methods: methods.to_vec(),
         });
-        self.cfg.service(resource);
+        self.cfg
+            .service(resource.app_data(RoutePattern(pattern.into())));
     }
 
     /// The same table under `prefix`, on the scope's own config.

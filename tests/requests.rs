@@ -541,10 +541,11 @@ fn requests_stay_inside_their_account() {
 }
 
 /// Every request's log line says how many statements it ran. Reading a
-/// request is one store call of three statements (the row, the membership
-/// check by primary key, the broadcast list), all from the statement cache
-/// once warm.
-fn each_request_logs_its_statements_and_a_read_takes_three() {
+/// request on PostgreSQL is one store call of three statements (the row,
+/// the membership check by primary key, the broadcast list), all from the
+/// statement cache once warm; on SQLite, once the request and its loop are
+/// in memory, it runs none.
+fn each_request_logs_its_statements_and_a_warm_read_is_cheap() {
     let server = Server::start_with(&[("RUST_LOG", "info")]);
     let loop_id = id_of(&server.create_loop(&server.admin_key, "Counted")["loop"]);
     let id = server.create_request(&server.admin_key, &loop_id);
@@ -568,12 +569,16 @@ fn each_request_logs_its_statements_and_a_read_takes_three() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     let last = lines.last().expect("a log line per request");
-    assert!(last.contains("statements=3"), "{last}");
+    let statements = match common::backend() {
+        common::Backend::Sqlite => "statements=0",
+        common::Backend::Postgres => "statements=3",
+    };
+    assert!(last.contains(statements), "{last}");
     assert!(last.contains("prepared=0"), "{last}");
 }
 
 on_every_backend!(
-    each_request_logs_its_statements_and_a_read_takes_three,
+    each_request_logs_its_statements_and_a_warm_read_is_cheap,
     requests_are_created_in_every_form_with_every_field,
     deferred_requests_default_to_thirty_days_and_images_need_a_url,
     invalid_request_bodies_are_400_with_what_is_wrong,

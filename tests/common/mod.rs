@@ -41,6 +41,11 @@ pub fn run_on(backend: Backend, body: fn()) {
     body();
 }
 
+/// The backend the current test's servers run on.
+pub fn backend() -> Backend {
+    BACKEND.with(Cell::get)
+}
+
 /// Runs each named test body once on SQLite and once on PostgreSQL.
 #[macro_export]
 macro_rules! on_every_backend {

@@ -95,6 +95,30 @@ pub fn ok(status: StatusCode, msg: &str, data: impl Serialize) -> HttpResponse {
     })
 }
 
+/// Envelope A around typed data, serialized into bytes to send now and
+/// perhaps again ([`ok_made`]).
+pub(crate) fn ok_bytes(msg: &str, data: impl Serialize) -> actix_web::web::Bytes {
+    // Our views always serialize (no map has keys that are not strings);
+    // were one not to, the answer says so rather than sending nothing.
+    serde_json::to_vec(&Success {
+        error: false,
+        msg,
+        data,
+    })
+    .map(Into::into)
+    .unwrap_or_else(|e| {
+        tracing::error!(error = %e, "an answer could not be serialized");
+        actix_web::web::Bytes::from_static(br#"{"error":true,"msg":"Internal server error"}"#)
+    })
+}
+
+/// A success in envelope A whose body [`ok_bytes`] made.
+pub(crate) fn ok_made(status: StatusCode, body: actix_web::web::Bytes) -> HttpResponse {
+    HttpResponse::build(status)
+        .content_type(actix_web::http::header::ContentType::json())
+        .body(body)
+}
+
 /// The code of the alternate envelope for a status.
 pub(crate) fn alternate_code(status: StatusCode) -> &'static str {
     match status.as_u16() {

@@ -42,6 +42,8 @@ pub struct AppState {
     pub audit: AuditService,
     /// The public keys of decision receipts.
     pub receipts: Arc<ReceiptKeys>,
+    /// Answers of `GET /requests/{id}` kept while their request is unchanged.
+    pub(crate) rendered: Arc<crate::rendered::RenderedRequests>,
 }
 
 impl AppState {
@@ -63,6 +65,7 @@ impl AppState {
             audit: AuditService::new(ports.clone()),
             public_limiter: Arc::new(PublicLimiter::default()),
             trusted_proxies: TrustedProxies::default(),
+            rendered: Arc::default(),
             requests: RequestService::new(ports, public_url),
         }
     }

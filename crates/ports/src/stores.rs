@@ -178,13 +178,15 @@ pub trait RequestStore: Send + Sync {
     /// A request with its broadcast entries.
     async fn request_by_id(&self, id: &RequestId) -> Result<Option<ReviewRequest>, StoreError>;
     /// A request with its broadcast entries, and whether `viewer` is an
-    /// active member of its loop (or of the loop it escalated to): all that deciding whether `viewer` may
-    /// read it needs, in one trip.
+    /// active member of its loop (or of the loop it escalated to): all
+    /// that deciding whether `viewer` may read it needs, in one trip at
+    /// most. Shared, not copied: a store may hand the same request to
+    /// every reader until it changes.
     async fn request_for_viewer(
         &self,
         id: &RequestId,
         viewer: &UserId,
-    ) -> Result<Option<(ReviewRequest, bool)>, StoreError>;
+    ) -> Result<Option<(std::sync::Arc<ReviewRequest>, bool)>, StoreError>;
     /// Writes a changed request if the stored version is still
     /// `request.version` (then bumps it); `Conflict` when another writer got
     /// there first, `NotFound` when the request is gone.

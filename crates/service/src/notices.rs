@@ -67,6 +67,18 @@ impl NoticeService {
         let Some(request_id) = event.request_id else {
             return Ok(Vec::new());
         };
+        // Without email, only a loop with a Slack channel is told of a new
+        // request: most loops need no read of the request at all.
+        if !escalated && !self.ports.email_enabled() {
+            let slack = match event.loop_id {
+                Some(id) => self.ports.loops.loop_by_id(&id).await?,
+                None => None,
+            }
+            .is_some_and(|lp| lp.slack_webhook_url.is_some());
+            if !slack {
+                return Ok(Vec::new());
+            }
+        }
         let Some(request) = self.ports.requests.request_by_id(&request_id).await? else {
             return Ok(Vec::new());
         };

@@ -10,8 +10,9 @@ use reviewloop_domain::{AuditEntry, AuditRecord, UserId};
 use reviewloop_ports::{AuditStore, StoreError};
 
 use super::convert::{from_db_time, from_json_text, parse, parse_opt, to_db_time, to_json_text};
+use super::fixed::update;
 use super::schema::audit_entries;
-use super::{Conn, DbError, SqlStore};
+use super::{native, Conn, DbError, SqlStore};
 
 /// A lock number of its own, apart from the outbox's.
 const LINKING_LOCK: i64 = 0x6175_6469_7421;
@@ -32,7 +33,7 @@ struct AuditRow {
 }
 
 #[derive(Insertable)]
-#[diesel(table_name = audit_entries)]
+#[diesel(table_name = audit_entries, treat_none_as_default_value = false)]
 struct NewAuditRow {
     account_id: String,
     at: chrono::NaiveDateTime,
@@ -86,22 +87,38 @@ fn head(conn: &mut Conn, account: &str) -> Result<Option<AuditEntry>, DbError> {
         .transpose()
 }
 
-/// Writes `records`, unlinked; call it inside the transaction of the
-/// change they record, so the change and its entries commit together.
-pub(crate) fn append(conn: &mut Conn, records: &[AuditRecord]) -> Result<(), DbError> {
-    // One row at a time: the multi-backend connection has no batch insert.
-    for record in records {
-        diesel::insert_into(audit_entries::table)
-            .values(NewAuditRow {
-                account_id: record.account_id.to_string(),
-                at: to_db_time(record.at),
-                action: record.action.clone(),
-                loop_id: record.loop_id.map(|l| l.to_string()),
-                request_id: record.request_id.map(|r| r.to_string()),
-                data: to_json_text(&record.data),
-            })
-            .execute(conn)?;
+/// Audit entries made ready to write (their data already serialized).
+pub(crate) struct NewEntries(Vec<NewAuditRow>);
+
+impl NewEntries {
+    /// The rows of `records`.
+    pub(crate) fn of(records: &[AuditRecord]) -> Self {
+        Self(
+            records
+                .iter()
+                .map(|record| NewAuditRow {
+                    account_id: record.account_id.to_string(),
+                    at: to_db_time(record.at),
+                    action: record.action.clone(),
+                    loop_id: record.loop_id.map(|l| l.to_string()),
+                    request_id: record.request_id.map(|r| r.to_string()),
+                    data: to_json_text(&record.data),
+                })
+                .collect(),
+        )
     }
+}
+
+/// Writes `entries`, unlinked; call it inside the transaction of the
+/// change they record, so the change and its entries commit together.
+pub(crate) fn append(conn: &mut Conn, entries: &NewEntries) -> Result<(), DbError> {
+    // One statement (cached once) per row: a batch insert's statement
+    // differs with its number of rows.
+    native!(conn, |c| for row in &entries.0 {
+        diesel::insert_into(audit_entries::table)
+            .values(row)
+            .execute(c)?;
+    });
     Ok(())
 }
 
@@ -145,13 +162,16 @@ impl AuditStore for SqlStore {
                         None => head(conn, &row.account_id)?,
                     };
                     let entry = AuditEntry::after(previous.as_ref(), row.record()?);
-                    diesel::update(audit_entries::table.find(row.id))
-                        .set((
+                    native!(conn, |c| update(
+                        audit_entries::table,
+                        audit_entries::id.eq(row.id),
+                        (
                             audit_entries::seq.eq(Some(entry.seq)),
                             audit_entries::prev_hash.eq(Some(&entry.prev_hash)),
                             audit_entries::hash.eq(Some(&entry.hash)),
-                        ))
-                        .execute(conn)?;
+                        ),
+                    )
+                    .execute(c)?);
                     heads.insert(row.account_id.clone(), Some(entry));
                 }
                 Ok(unlinked.len())

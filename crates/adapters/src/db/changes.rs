@@ -13,7 +13,7 @@ use diesel::sql_types::Text;
 use diesel::PgConnection;
 use reviewloop_domain::RequestId;
 
-use super::Database;
+use super::{cache, Database};
 use super::{Conn, DbConnection, DbError, Target};
 
 /// The one channel every instance listens on.
@@ -52,16 +52,46 @@ fn notify(conn: &mut Conn, payload: &str) -> Result<(), DbError> {
 }
 
 /// Announces, when the current transaction commits, that request `id`
-/// changed. Nothing on SQLite, where one instance's waiters are woken in
-/// process.
+/// changed. On SQLite, where one instance's waiters are woken in process,
+/// it only has the request's in-memory copy dropped after the commit.
 pub(super) fn request_changed(conn: &mut Conn, id: &str) -> Result<(), DbError> {
-    notify(conn, id)
+    match conn {
+        DbConnection::Sqlite(_) => {
+            cache::request_changed(id);
+            Ok(())
+        }
+        DbConnection::Postgres(_) => notify(conn, id),
+    }
+}
+
+/// A part of request `id` that no waiter waits for changed (whether its
+/// reviewers were notified, when they were reminded): its in-memory copy
+/// (SQLite) is dropped after the commit, and nobody is woken.
+pub(super) fn request_touched(conn: &mut Conn, id: &str) {
+    if let DbConnection::Sqlite(_) = conn {
+        cache::request_changed(id);
+    }
+}
+
+/// Loop `id`, or its members, changed: its in-memory copy (SQLite) is
+/// dropped after the commit. Nobody waits on loops.
+pub(super) fn loop_changed(conn: &mut Conn, id: &str) {
+    if let DbConnection::Sqlite(_) = conn {
+        cache::loop_changed(id);
+    }
 }
 
 /// Announces, at commit, that requests changed that nobody listed (a
-/// deleted loop took its requests with it): every waiter should look again.
+/// deleted loop took its requests with it): every waiter should look again,
+/// and every in-memory copy (SQLite) is dropped.
 pub(super) fn everything_changed(conn: &mut Conn) -> Result<(), DbError> {
-    notify(conn, EVERYTHING)
+    match conn {
+        DbConnection::Sqlite(_) => {
+            cache::everything_changed();
+            Ok(())
+        }
+        DbConnection::Postgres(_) => notify(conn, EVERYTHING),
+    }
 }
 
 /// Announces that events were numbered.

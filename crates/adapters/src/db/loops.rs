@@ -1,6 +1,7 @@
 //! The loop store: loops and their members.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -14,11 +15,13 @@ use reviewloop_domain::{
 use reviewloop_ports::{LoopStore, StoreError};
 use serde_json::json;
 
+use super::audit::NewEntries;
 use super::convert::{corrupt, from_db_time, parse, to_db_time};
 use super::models::{LoopRow, MemberRow};
+use super::outbox::NewEvents;
 use super::requests::OPEN_CONDITION;
 use super::schema::{loop_members, loops, requests};
-use super::{outbox, Conn, DbError, SqlStore};
+use super::{native, outbox, Conn, DbError, SqlStore};
 
 impl LoopRow {
     fn from_domain(lp: &Loop) -> Self {
@@ -80,14 +83,28 @@ impl LoopRow {
 
 /// Loads loops with their members that were not removed, creator first.
 fn with_members(conn: &mut Conn, rows: Vec<LoopRow>) -> Result<Vec<Loop>, DbError> {
-    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
     let mut by_loop: HashMap<String, Vec<Member>> = HashMap::new();
-    let member_rows = loop_members::table
-        .filter(loop_members::loop_id.eq_any(&ids))
-        .filter(loop_members::status.ne("removed"))
-        .order((loop_members::invited_at.asc(), loop_members::user_id.asc()))
-        .select(MemberRow::as_select())
-        .load(conn)?;
+    let member_rows: Vec<MemberRow> = match rows.as_slice() {
+        [] => Vec::new(),
+        // One loop (the common case): `=` keeps the statement the same
+        // every time, so it is prepared once; `IN` with a varying number of
+        // values is prepared again on every call.
+        [row] => native!(conn, |c| loop_members::table
+            .filter(loop_members::loop_id.eq(&row.id))
+            .filter(loop_members::status.ne("removed"))
+            .order((loop_members::invited_at.asc(), loop_members::user_id.asc()))
+            .select(MemberRow::as_select())
+            .load(c)?),
+        _ => {
+            let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+            loop_members::table
+                .filter(loop_members::loop_id.eq_any(&ids))
+                .filter(loop_members::status.ne("removed"))
+                .order((loop_members::invited_at.asc(), loop_members::user_id.asc()))
+                .select(MemberRow::as_select())
+                .load(conn)?
+        }
+    };
     for row in member_rows {
         by_loop
             .entry(row.loop_id.clone())
@@ -117,19 +134,54 @@ fn creator_of(conn: &mut Conn, id: &str) -> Result<UserId, DbError> {
     parse("user id", &creator)
 }
 
+impl SqlStore {
+    /// Loop `id` with its members: its in-memory copy on SQLite, else read
+    /// (and, on SQLite, kept).
+    pub(super) async fn loop_copy(&self, id: &LoopId) -> Result<Option<Arc<Loop>>, StoreError> {
+        let read = || {
+            let id = id.to_string();
+            self.db.run(move |conn| {
+                // No `LIMIT`: the primary key yields one row at most.
+                let rows: Vec<LoopRow> = native!(conn, |c| loops::table
+                    .find(&id)
+                    .select(LoopRow::as_select())
+                    .load(c)?);
+                one_loop(conn, rows.into_iter().next())
+            })
+        };
+        let Some(cache) = &self.db.cache else {
+            return Ok(read().await?.map(Arc::new));
+        };
+        match cache.loops.get(id) {
+            Ok(copy) => {
+                #[cfg(debug_assertions)]
+                super::cache::check(&cache.loops, *id, &copy, read).await;
+                Ok(Some(copy))
+            }
+            Err(ticket) => {
+                let fresh = read().await?.map(Arc::new);
+                if let Some(lp) = &fresh {
+                    cache.loops.fill(*id, lp.clone(), ticket);
+                }
+                Ok(fresh)
+            }
+        }
+    }
+}
+
 #[async_trait]
 impl LoopStore for SqlStore {
     async fn insert_loop(&self, lp: &Loop, events: &[Event]) -> Result<(), StoreError> {
         let row = LoopRow::from_domain(lp);
         let members: Vec<MemberRow> = lp.members.iter().map(MemberRow::from_domain).collect();
-        let events = events.to_vec();
-        let record = AuditRecord::of_loop_change(
+        let events = NewEvents::of(events);
+        let record = NewEntries::of(&[AuditRecord::of_loop_change(
             lp.creator_id,
             lp.id,
             "loop.created",
             lp.created_at,
             json!({"name": lp.name.as_str()}),
-        );
+        )]);
         self.db
             .write(move |conn| {
                 diesel::insert_into(loops::table)
@@ -141,24 +193,15 @@ impl LoopStore for SqlStore {
                         .values(row)
                         .execute(conn)?;
                 }
-                super::audit::append(conn, &[record])?;
+                super::audit::append(conn, &record)?;
+                super::changes::loop_changed(conn, &row.id);
                 outbox::append(conn, &events)
             })
             .await
     }
 
     async fn loop_by_id(&self, id: &LoopId) -> Result<Option<Loop>, StoreError> {
-        let id = id.to_string();
-        self.db
-            .run(move |conn| {
-                let row = loops::table
-                    .find(id)
-                    .select(LoopRow::as_select())
-                    .first(conn)
-                    .optional()?;
-                one_loop(conn, row)
-            })
-            .await
+        Ok(self.loop_copy(id).await?.map(Arc::unwrap_or_clone))
     }
 
     async fn loop_by_invite_code(&self, code: &InviteCode) -> Result<Option<Loop>, StoreError> {
@@ -207,7 +250,7 @@ impl LoopStore for SqlStore {
 
     async fn update_loop(&self, lp: &Loop) -> Result<(), StoreError> {
         let row = LoopRow::from_domain(lp);
-        let record = AuditRecord::of_loop_change(
+        let record = NewEntries::of(&[AuditRecord::of_loop_change(
             lp.creator_id,
             lp.id,
             "loop.updated",
@@ -220,7 +263,7 @@ impl LoopStore for SqlStore {
                 "escalation": lp.escalation.map(|e| e.to_value()),
                 "rules": lp.rules.to_value(),
             }),
-        );
+        )]);
         self.db
             .write(move |conn| {
                 let changed = diesel::update(loops::table.find(&row.id))
@@ -238,7 +281,8 @@ impl LoopStore for SqlStore {
                 if changed == 0 {
                     return Err(StoreError::NotFound.into());
                 }
-                super::audit::append(conn, &[record])
+                super::changes::loop_changed(conn, &row.id);
+                super::audit::append(conn, &record)
             })
             .await
     }
@@ -261,16 +305,17 @@ impl LoopStore for SqlStore {
                 if changed == 0 {
                     return Err(StoreError::NotFound.into());
                 }
+                super::changes::loop_changed(conn, &id);
                 let creator = creator_of(conn, &id)?;
                 super::audit::append(
                     conn,
-                    &[AuditRecord::of_loop_change(
+                    &NewEntries::of(&[AuditRecord::of_loop_change(
                         creator,
                         parse("loop id", &id)?,
                         "loop.invite_code_changed",
                         at,
                         json!({}),
-                    )],
+                    )]),
                 )
             })
             .await
@@ -283,7 +328,7 @@ impl LoopStore for SqlStore {
         events: &[Event],
     ) -> Result<(), StoreError> {
         let id = id.to_string();
-        let events = events.to_vec();
+        let events = NewEvents::of(events);
         self.db
             .write(move |conn| {
                 if refuse_if_open {
@@ -334,7 +379,7 @@ impl LoopStore for SqlStore {
         notices: &[Notice],
     ) -> Result<(), StoreError> {
         let row = MemberRow::from_domain(member);
-        let events = events.to_vec();
+        let events = NewEvents::of(events);
         let notices = notices.to_vec();
         let changed_at = member
             .removed_at
@@ -364,16 +409,17 @@ impl LoopStore for SqlStore {
                         }
                     }
                 }
+                super::changes::loop_changed(conn, &row.loop_id);
                 if events.is_empty() {
                     super::audit::append(
                         conn,
-                        &[AuditRecord::of_loop_change(
+                        &NewEntries::of(&[AuditRecord::of_loop_change(
                             creator,
                             parse("loop id", &row.loop_id)?,
                             "loop.member_changed",
                             changed_at,
                             json!({"member": row.user_id, "member_status": row.status}),
-                        )],
+                        )]),
                     )?;
                 }
                 outbox::append(conn, &events)?;

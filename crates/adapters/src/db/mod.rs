@@ -6,9 +6,12 @@
 
 mod accounts;
 mod audit;
+mod cache;
 mod changes;
+mod checkpoint;
 mod convert;
 mod error;
+mod fixed;
 mod idempotency;
 mod loops;
 mod models;
@@ -51,6 +54,23 @@ pub enum DbConnection {
 
 /// The connection type every query is written against.
 pub(crate) type Conn = DbConnection;
+
+/// `native!(conn, |c| body)` runs `body` with `c` bound to the connection
+/// of the backend in use, so its queries are built for that backend
+/// directly; the body is compiled once per backend. Through the
+/// multi-backend connection, every execution of a statement builds its SQL
+/// text again and walks it to see whether it may be cached (Diesel's
+/// `SerializedQuery`), which costs more than running the cached statement
+/// itself: the queries of the hot paths go through here.
+macro_rules! native {
+    ($conn:expr, |$c:ident| $body:expr) => {
+        match $conn {
+            $crate::db::DbConnection::Sqlite($c) => $body,
+            $crate::db::DbConnection::Postgres($c) => $body,
+        }
+    };
+}
+pub(crate) use native;
 
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
 const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
@@ -236,6 +256,12 @@ pub struct Database {
     /// SQLite's one writer (group commit); `None` on PostgreSQL, where
     /// writers run side by side on pooled connections.
     writer: Option<writer::GroupWriter>,
+    /// Copies of requests and loops read by id; SQLite only, where this
+    /// process is the only writer (see `cache`).
+    cache: Option<Arc<cache::ReadCache>>,
+    /// SQLite's WAL checkpoints, off the writer thread; stops with the
+    /// last clone.
+    _checkpointer: Option<Arc<checkpoint::Checkpointer>>,
 }
 
 impl Database {
@@ -290,17 +316,38 @@ impl Database {
             .event_handler(Box::new(PoolWaits(meter)))
             .build(Manager(target.clone()))
             .map_err(|e| DatabaseError::Open(e.to_string()))?;
-        let writer = if postgres {
+        let cache = (!postgres).then(|| Arc::new(cache::ReadCache::new()));
+        let writer = match &cache {
+            None => None,
+            Some(cache) => {
+                let manager = Manager(target.clone());
+                let connect = move || {
+                    let mut conn = manager.connect().map_err(|e| e.to_string())?;
+                    // The checkpoint thread copies the WAL back; the writer
+                    // only does if that thread falls far behind.
+                    conn.batch_execute(&format!(
+                        "PRAGMA wal_autocheckpoint = {}",
+                        checkpoint::WRITER_CHECKPOINT_PAGES
+                    ))
+                    .map_err(|e| e.to_string())?;
+                    Ok(conn)
+                };
+                Some(
+                    writer::GroupWriter::start(connect, options.connection_timeout, cache.clone())
+                        .map_err(|e| DatabaseError::Open(e.to_string()))?,
+                )
+            }
+        };
+        let checkpointer = if postgres {
             None
         } else {
             let manager = Manager(target.clone());
-            Some(
-                writer::GroupWriter::start(
-                    move || manager.connect().map_err(|e| e.to_string()),
-                    options.connection_timeout,
-                )
+            Some(Arc::new(
+                checkpoint::Checkpointer::start(move || {
+                    manager.connect().map_err(|e| e.to_string())
+                })
                 .map_err(|e| DatabaseError::Open(e.to_string()))?,
-            )
+            ))
         };
         Ok((
             Self {
@@ -308,6 +355,8 @@ impl Database {
                 postgres,
                 target,
                 writer,
+                cache,
+                _checkpointer: checkpointer,
             },
             applied,
         ))
@@ -326,11 +375,18 @@ impl Database {
     {
         let pool = self.pool.clone();
         let tally = reviewloop_ports::tally::current();
+        let cache = self.cache.clone();
         let outcome = tokio::task::spawn_blocking(move || {
             let mut conn = pool
                 .get()
                 .map_err(|e| StoreError::Unavailable(e.to_string()))?;
-            statements::counted(tally.as_deref(), || f(&mut conn)).map_err(StoreError::from)
+            let result = statements::counted(tally.as_deref(), || f(&mut conn));
+            // A write run here (not through the writer) has committed or
+            // failed by now: drop the copies of what it changed.
+            if let Some(cache) = cache {
+                cache.settle();
+            }
+            result.map_err(StoreError::from)
         })
         .await;
         match outcome {

@@ -27,7 +27,7 @@ fn opt_time(t: Option<NaiveDateTime>) -> Option<chrono::DateTime<chrono::Utc>> {
 }
 
 #[derive(Queryable, Selectable, Insertable)]
-#[diesel(table_name = users)]
+#[diesel(table_name = users, treat_none_as_default_value = false)]
 pub(crate) struct UserRow {
     pub id: String,
     pub email: String,
@@ -60,7 +60,7 @@ impl UserRow {
 }
 
 #[derive(Queryable, Selectable, Insertable)]
-#[diesel(table_name = api_keys)]
+#[diesel(table_name = api_keys, treat_none_as_default_value = false)]
 pub(crate) struct ApiKeyRow {
     pub id: String,
     pub user_id: String,
@@ -112,7 +112,7 @@ impl ApiKeyRow {
 }
 
 #[derive(Queryable, Selectable, Insertable)]
-#[diesel(table_name = loops)]
+#[diesel(table_name = loops, treat_none_as_default_value = false)]
 pub(crate) struct LoopRow {
     pub id: String,
     pub name: String,
@@ -130,7 +130,11 @@ pub(crate) struct LoopRow {
 }
 
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = loop_members, treat_none_as_null = true)]
+#[diesel(
+    table_name = loop_members,
+    treat_none_as_null = true,
+    treat_none_as_default_value = false
+)]
 pub(crate) struct MemberRow {
     pub loop_id: String,
     pub user_id: String,
@@ -173,7 +177,7 @@ impl MemberRow {
 }
 
 #[derive(Queryable, Selectable, Insertable)]
-#[diesel(table_name = request_broadcasts)]
+#[diesel(table_name = request_broadcasts, treat_none_as_default_value = false)]
 pub(crate) struct BroadcastRow {
     pub request_id: String,
     pub user_id: String,
@@ -228,7 +232,11 @@ impl BroadcastRow {
 /// A request's row; `version` is left out of the changeset on purpose: the
 /// store sets it from the expected version.
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = requests, treat_none_as_null = true)]
+#[diesel(
+    table_name = requests,
+    treat_none_as_null = true,
+    treat_none_as_default_value = false
+)]
 pub(crate) struct RequestRow {
     pub id: String,
     pub loop_id: String,

@@ -148,6 +148,7 @@ impl NoticeQueue for SqlStore {
                 if marked == 0 {
                     return Ok(false);
                 }
+                super::changes::request_touched(conn, &id);
                 append(conn, &list)?;
                 Ok(true)
             })
@@ -248,6 +249,7 @@ impl NoticeQueue for SqlStore {
                     .into());
                 }
                 if let Some((request, user, (sent, error))) = entry {
+                    super::changes::request_touched(conn, &request);
                     diesel::update(request_broadcasts::table.find((request, user)))
                         .set((
                             request_broadcasts::notification_sent.eq(sent),

@@ -6,10 +6,10 @@ use reviewloop_domain::{AuditRecord, Event};
 
 use super::convert::{to_db_time, to_json_text};
 use super::schema::outbox_events;
-use super::{Conn, DbError};
+use super::{native, Conn, DbError};
 
 #[derive(Insertable)]
-#[diesel(table_name = outbox_events)]
+#[diesel(table_name = outbox_events, treat_none_as_default_value = false)]
 struct EventRow {
     id: String,
     event_type: String,
@@ -21,36 +21,60 @@ struct EventRow {
     test: bool,
 }
 
+/// Events made ready to write: their rows and their audit entries, with
+/// every payload already serialized, so that the transaction (on SQLite,
+/// the one writer thread) only writes.
+pub(crate) struct NewEvents {
+    rows: Vec<EventRow>,
+    entries: super::audit::NewEntries,
+}
+
+impl NewEvents {
+    /// The rows of `events` and of the audit entries they make.
+    pub(crate) fn of(events: &[Event]) -> Self {
+        let rows = events
+            .iter()
+            .map(|e| EventRow {
+                id: e.id.to_string(),
+                event_type: e.event_type.as_str().to_owned(),
+                account_id: e.account_id.to_string(),
+                request_id: e.request_id.map(|r| r.to_string()),
+                loop_id: e.loop_id.map(|l| l.to_string()),
+                payload: to_json_text(&e.data),
+                created_at: to_db_time(e.created_at),
+                test: e.test,
+            })
+            .collect();
+        // Every live event is a change its account's audit log records;
+        // test data stays out of the log of real decisions.
+        let records: Vec<AuditRecord> = events
+            .iter()
+            .filter(|e| !e.test)
+            .map(AuditRecord::of_event)
+            .collect();
+        Self {
+            rows,
+            entries: super::audit::NewEntries::of(&records),
+        }
+    }
+
+    /// Whether there is no event to write.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
 /// Appends `events`; call it inside the transaction of the change they describe.
-pub(crate) fn append(conn: &mut Conn, events: &[Event]) -> Result<(), DbError> {
+pub(crate) fn append(conn: &mut Conn, events: &NewEvents) -> Result<(), DbError> {
     if events.is_empty() {
         return Ok(());
     }
-    let rows: Vec<EventRow> = events
-        .iter()
-        .map(|e| EventRow {
-            id: e.id.to_string(),
-            event_type: e.event_type.as_str().to_owned(),
-            account_id: e.account_id.to_string(),
-            request_id: e.request_id.map(|r| r.to_string()),
-            loop_id: e.loop_id.map(|l| l.to_string()),
-            payload: to_json_text(&e.data),
-            created_at: to_db_time(e.created_at),
-            test: e.test,
-        })
-        .collect();
-    // One row at a time: the multi-backend connection has no batch insert.
-    for row in &rows {
+    // One statement (cached once) per row: a batch insert's statement
+    // differs with its number of rows.
+    native!(conn, |c| for row in &events.rows {
         diesel::insert_into(outbox_events::table)
             .values(row)
-            .execute(conn)?;
-    }
-    // Every live event is a change its account's audit log records; test
-    // data stays out of the log of real decisions.
-    let records: Vec<AuditRecord> = events
-        .iter()
-        .filter(|e| !e.test)
-        .map(AuditRecord::of_event)
-        .collect();
-    super::audit::append(conn, &records)
+            .execute(c)?;
+    });
+    super::audit::append(conn, &events.entries)
 }

@@ -2,6 +2,7 @@
 //! behind the lists, the inbox and the timeout sweeper.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -19,10 +20,13 @@ use reviewloop_ports::{
     InboxView, RequestFacts, RequestPage, RequestQuery, RequestSort, RequestStore, StoreError,
 };
 
+use super::audit::NewEntries;
 use super::convert::{corrupt, from_db_time, parse, parse_opt, to_db_time};
+use super::fixed::update;
 use super::models::{BroadcastRow, RequestRow};
+use super::outbox::NewEvents;
 use super::schema::{loop_members, request_broadcasts, request_sweeps, requests, test_clocks};
-use super::{changes, outbox, Conn, DbError, SqlStore};
+use super::{changes, native, outbox, Conn, DbError, SqlStore};
 
 type Backend = <Conn as diesel::Connection>::Backend;
 
@@ -39,12 +43,12 @@ const OPEN_CONDITION_QUALIFIED: &str = "requests.status IN ('pending', 'claimed'
 
 /// One request with its broadcast entries.
 fn one_request(conn: &mut Conn, id: &str) -> Result<Option<ReviewRequest>, DbError> {
-    let row = requests::table
+    // No `LIMIT`: the primary key yields one row at most.
+    let rows: Vec<RequestRow> = native!(conn, |c| requests::table
         .find(id)
         .select(RequestRow::as_select())
-        .first(conn)
-        .optional()?;
-    Ok(with_broadcasts(conn, row.into_iter().collect())?.pop())
+        .load(c)?);
+    Ok(with_broadcasts(conn, rows)?.pop())
 }
 
 /// Writes a changed request, with its events and its change announcement,
@@ -54,48 +58,49 @@ fn one_request(conn: &mut Conn, id: &str) -> Result<Option<ReviewRequest>, DbErr
 fn write_if_unchanged(
     conn: &mut Conn,
     (row, answers): &(RequestRow, Vec<BroadcastRow>),
-    events: &[Event],
-    silent_change: &Option<AuditRecord>,
+    events: &NewEvents,
+    silent_change: &Option<NewEntries>,
 ) -> Result<bool, DbError> {
     let expected = row.version;
-    let changed = diesel::update(
-        requests::table
-            .find(&row.id)
-            .filter(requests::version.eq(expected)),
+    let changed = native!(conn, |c| update(
+        requests::table,
+        requests::id.eq(&row.id).and(requests::version.eq(expected)),
+        (row, requests::version.eq(expected + 1)),
     )
-    .set((row, requests::version.eq(expected + 1)))
-    .execute(conn)?;
+    .execute(c)?);
     if changed == 0 {
         return Ok(false);
     }
     // A reviewer's answer is written once; the version check above already
     // makes sure it was given to the state now stored.
     for answer in answers {
-        diesel::update(
-            request_broadcasts::table
-                .find((&answer.request_id, &answer.user_id))
-                .filter(request_broadcasts::answered_at.is_null()),
+        native!(conn, |c| update(
+            request_broadcasts::table,
+            request_broadcasts::request_id
+                .eq(&answer.request_id)
+                .and(request_broadcasts::user_id.eq(&answer.user_id))
+                .and(request_broadcasts::answered_at.is_null()),
+            (
+                request_broadcasts::answer.eq(&answer.answer),
+                request_broadcasts::answered_at.eq(answer.answered_at),
+            ),
         )
-        .set((
-            request_broadcasts::answer.eq(&answer.answer),
-            request_broadcasts::answered_at.eq(answer.answered_at),
-        ))
-        .execute(conn)?;
+        .execute(c)?);
     }
     changes::request_changed(conn, &row.id)?;
     outbox::append(conn, events)?;
     // A change without an event (a release, an edit, feedback) is logged
     // all the same; one with events is logged by the outbox.
-    if let (true, Some(record)) = (events.is_empty(), silent_change) {
-        super::audit::append(conn, std::slice::from_ref(record))?;
+    if let (true, Some(entry)) = (events.is_empty(), silent_change) {
+        super::audit::append(conn, entry)?;
     }
     Ok(true)
 }
 
 /// The audit entry of a change to `request` that emits no event; none for
 /// test data, which stays out of the log of real decisions.
-fn silent_change_of(request: &ReviewRequest) -> Option<AuditRecord> {
-    (!request.test).then(|| AuditRecord::of_request_change(request))
+fn silent_change_of(request: &ReviewRequest) -> Option<NewEntries> {
+    (!request.test).then(|| NewEntries::of(&[AuditRecord::of_request_change(request)]))
 }
 
 /// A request's row, and the broadcast entries that hold quorum answers.
@@ -121,11 +126,11 @@ pub(super) fn with_broadcasts(
         // One request (the common case): `=` keeps the statement the same
         // every time, so it is prepared once; `IN` with a varying number of
         // values is prepared again on every call.
-        [row] => request_broadcasts::table
+        [row] => native!(conn, |c| request_broadcasts::table
             .filter(request_broadcasts::request_id.eq(&row.id))
             .order(request_broadcasts::position.asc())
             .select(BroadcastRow::as_select())
-            .load(conn)?,
+            .load(c)?),
         _ => {
             let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
             request_broadcasts::table
@@ -331,6 +336,37 @@ fn escalation_query(
         .limit(i64::from(limit))
 }
 
+impl SqlStore {
+    /// Request `id`: its in-memory copy on SQLite, else read (and, on
+    /// SQLite, kept).
+    pub(super) async fn request_copy(
+        &self,
+        id: &RequestId,
+    ) -> Result<Option<Arc<ReviewRequest>>, StoreError> {
+        let read = || {
+            let id = id.to_string();
+            self.db.run(move |conn| one_request(conn, &id))
+        };
+        let Some(cache) = &self.db.cache else {
+            return Ok(read().await?.map(Arc::new));
+        };
+        match cache.requests.get(id) {
+            Ok(copy) => {
+                #[cfg(debug_assertions)]
+                super::cache::check(&cache.requests, *id, &copy, read).await;
+                Ok(Some(copy))
+            }
+            Err(ticket) => {
+                let fresh = read().await?.map(Arc::new);
+                if let Some(request) = &fresh {
+                    cache.requests.fill(*id, request.clone(), ticket);
+                }
+                Ok(fresh)
+            }
+        }
+    }
+}
+
 #[async_trait]
 impl RequestStore for SqlStore {
     async fn insert_request(
@@ -340,33 +376,66 @@ impl RequestStore for SqlStore {
     ) -> Result<(), StoreError> {
         let row = RequestRow::from_domain(request);
         let broadcasts = BroadcastRow::from_domain(request);
-        let events = events.to_vec();
+        let events = NewEvents::of(events);
+        // Kept in memory once written: the dispatcher, and the requester's
+        // first poll, read it next. Taken before the write, the ticket
+        // refuses the copy if anything changed the request meanwhile.
+        let ticket = self
+            .db
+            .cache
+            .as_ref()
+            .map(|cache| (cache.clone(), cache.requests.get(&request.id).err()));
         self.db
             .write(move |conn| {
-                diesel::insert_into(requests::table)
-                    .values(&row)
-                    .execute(conn)?;
-                // One row at a time: the multi-backend connection has no batch insert.
-                for row in &broadcasts {
-                    diesel::insert_into(request_broadcasts::table)
-                        .values(row)
-                        .execute(conn)?;
-                }
+                native!(conn, |c| {
+                    diesel::insert_into(requests::table)
+                        .values(&row)
+                        .execute(c)?;
+                    // One statement (cached once) per row: a batch insert's
+                    // statement differs with its number of rows.
+                    for row in &broadcasts {
+                        diesel::insert_into(request_broadcasts::table)
+                            .values(row)
+                            .execute(c)?;
+                    }
+                });
                 outbox::append(conn, &events)
             })
-            .await
+            .await?;
+        if let Some((cache, Some(ticket))) = ticket {
+            cache
+                .requests
+                .fill(request.id, Arc::new(request.clone()), ticket);
+        }
+        Ok(())
     }
 
     async fn request_by_id(&self, id: &RequestId) -> Result<Option<ReviewRequest>, StoreError> {
-        let id = id.to_string();
-        self.db.run(move |conn| one_request(conn, &id)).await
+        Ok(self.request_copy(id).await?.map(Arc::unwrap_or_clone))
     }
 
     async fn request_for_viewer(
         &self,
         id: &RequestId,
         viewer: &UserId,
-    ) -> Result<Option<(ReviewRequest, bool)>, StoreError> {
+    ) -> Result<Option<(Arc<ReviewRequest>, bool)>, StoreError> {
+        if self.db.cache.is_some() {
+            // From the copies: no trip at all once both are in memory.
+            let Some(request) = self.request_copy(id).await? else {
+                return Ok(None);
+            };
+            let mut active = self
+                .loop_copy(&request.loop_id)
+                .await?
+                .is_some_and(|lp| lp.is_active_member(viewer));
+            if let (false, Some(escalated_to)) = (active, request.escalated_to()) {
+                active = self
+                    .loop_copy(&escalated_to)
+                    .await?
+                    .is_some_and(|lp| lp.is_active_member(viewer));
+            }
+            return Ok(Some((request, active)));
+        }
         let (id, viewer) = (id.to_string(), viewer.to_string());
         self.db
             .run(move |conn| {
@@ -375,18 +444,18 @@ impl RequestStore for SqlStore {
                 };
                 // By primary key: no member list is loaded to answer this.
                 let active_in = |conn: &mut Conn, loop_id: String| -> Result<bool, DbError> {
-                    Ok(diesel::select(diesel::dsl::exists(
+                    Ok(native!(conn, |c| diesel::select(diesel::dsl::exists(
                         loop_members::table
-                            .find((loop_id, &viewer))
+                            .find((&loop_id, &viewer))
                             .filter(loop_members::status.eq("active")),
                     ))
-                    .get_result(conn)?)
+                    .get_result(c)?))
                 };
                 let mut active = active_in(conn, request.loop_id.to_string())?;
                 if let (false, Some(escalated_to)) = (active, request.escalated_to()) {
                     active = active_in(conn, escalated_to.to_string())?;
                 }
-                Ok(Some((request, active)))
+                Ok(Some((Arc::new(request), active)))
             })
             .await
     }
@@ -397,7 +466,7 @@ impl RequestStore for SqlStore {
         events: &[Event],
     ) -> Result<(), StoreError> {
         let row = rows_of(request);
-        let events = events.to_vec();
+        let events = NewEvents::of(events);
         let record = silent_change_of(request);
         self.db
             .write(move |conn| {
@@ -421,11 +490,17 @@ impl RequestStore for SqlStore {
     ) -> Result<Vec<bool>, StoreError> {
         let changes: Vec<(
             (RequestRow, Vec<BroadcastRow>),
-            Vec<Event>,
-            Option<AuditRecord>,
+            NewEvents,
+            Option<NewEntries>,
         )> = changes
             .iter()
-            .map(|(request, events)| (rows_of(request), events.clone(), silent_change_of(request)))
+            .map(|(request, events)| {
+                (
+                    rows_of(request),
+                    NewEvents::of(events),
+                    silent_change_of(request),
+                )
+            })
             .collect();
         self.db
             .write(move |conn| {
@@ -548,7 +623,7 @@ impl RequestStore for SqlStore {
                 (
                     rows_of(request),
                     added,
-                    events.clone(),
+                    NewEvents::of(events),
                     silent_change_of(request),
                 )
             })

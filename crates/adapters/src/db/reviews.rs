@@ -235,7 +235,7 @@ impl ReviewStore for SqlStore {
     async fn insert_review(&self, review: &Review, events: &[Event]) -> Result<(), StoreError> {
         let row = ReviewRow::from_domain(review);
         let assignees = assignee_rows(review);
-        let events = events.to_vec();
+        let events = super::outbox::NewEvents::of(events);
         self.db
             .write(move |conn| {
                 diesel::insert_into(reviews::table)
@@ -267,7 +267,7 @@ impl ReviewStore for SqlStore {
     async fn update_review(&self, review: &Review, events: &[Event]) -> Result<(), StoreError> {
         let row = ReviewRow::from_domain(review);
         let assignees = assignee_rows(review);
-        let events = events.to_vec();
+        let events = super::outbox::NewEvents::of(events);
         self.db
             .write(move |conn| {
                 let changed = diesel::update(

@@ -101,7 +101,7 @@ impl TemplateStore for SqlStore {
         events: &[Event],
     ) -> Result<(), StoreError> {
         let row = TemplateRow::from_domain(template);
-        let events = events.to_vec();
+        let events = super::outbox::NewEvents::of(events);
         self.db
             .write(move |conn| {
                 let changed = diesel::update(templates::table.find(&row.id))

@@ -14,8 +14,9 @@ use reviewloop_ports::{
 };
 
 use super::convert::{corrupt, from_db_time, from_json_text, parse, parse_opt, to_db_time};
+use super::fixed::update;
 use super::schema::{deliveries, delivery_attempts, outbox_events, webhooks};
-use super::{DbConnection, DbError, SqlStore};
+use super::{native, DbConnection, DbError, SqlStore};
 
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = webhooks)]
@@ -490,13 +491,14 @@ impl DeliveryQueue for SqlStore {
                     // Only the dispatcher that marks it writes its
                     // deliveries; a lost race changes no row and raises no
                     // error, so it cannot spoil the rest of the batch.
-                    let claimed = diesel::update(
-                        outbox_events::table
-                            .filter(outbox_events::id.eq(event))
-                            .filter(outbox_events::dispatched_at.is_null()),
+                    let claimed = native!(conn, |c| update(
+                        outbox_events::table,
+                        outbox_events::id
+                            .eq(event)
+                            .and(outbox_events::dispatched_at.is_null()),
+                        outbox_events::dispatched_at.eq(to_db_time(now)),
                     )
-                    .set(outbox_events::dispatched_at.eq(to_db_time(now)))
-                    .execute(conn)?;
+                    .execute(c)?);
                     if claimed == 0 {
                         continue;
                     }
@@ -773,9 +775,12 @@ impl EventFeed for SqlStore {
                     let mut position = last.unwrap_or(0);
                     for seq in &seqs {
                         position += 1;
-                        diesel::update(outbox_events::table.find(seq))
-                            .set(outbox_events::position.eq(position))
-                            .execute(conn)?;
+                        native!(conn, |c| update(
+                            outbox_events::table,
+                            outbox_events::seq.eq(seq),
+                            outbox_events::position.eq(position),
+                        )
+                        .execute(c)?);
                     }
                     super::changes::events_numbered(conn)?;
                     Ok(seqs.len())

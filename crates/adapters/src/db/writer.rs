@@ -25,6 +25,7 @@ use reviewloop_ports::tally::Tally;
 use reviewloop_ports::StoreError;
 use tokio::sync::oneshot;
 
+use super::cache::ReadCache;
 use super::{statements, Conn, DbConnection, DbError};
 
 /// Writes committed together at most.
@@ -175,6 +176,7 @@ impl GroupWriter {
     pub(super) fn start(
         connect: impl Fn() -> Result<DbConnection, String> + Send + 'static,
         wait: std::time::Duration,
+        cache: Arc<ReadCache>,
     ) -> std::io::Result<Self> {
         let (jobs, queue) = mpsc::sync_channel::<Box<dyn Job>>(MAX_QUEUE);
         std::thread::Builder::new()
@@ -182,7 +184,9 @@ impl GroupWriter {
             .spawn(move || {
                 // A panic outside the jobs (they are caught one by one) must
                 // not end SQLite writes for the rest of the process.
-                while catch_unwind(AssertUnwindSafe(|| write_groups(&queue, &connect))).is_err() {
+                while catch_unwind(AssertUnwindSafe(|| write_groups(&queue, &connect, &cache)))
+                    .is_err()
+                {
                     tracing::error!("the SQLite writer panicked; restarting it");
                 }
             })?;
@@ -229,6 +233,7 @@ impl GroupWriter {
 fn write_groups(
     queue: &mpsc::Receiver<Box<dyn Job>>,
     connect: &dyn Fn() -> Result<DbConnection, String>,
+    cache: &ReadCache,
 ) {
     let mut conn: Option<DbConnection> = None;
     while let Ok(first) = queue.recv() {
@@ -253,7 +258,13 @@ fn write_groups(
                 continue;
             }
         };
-        if let Err(error) = commit_group(c, &mut group) {
+        let committed = commit_group(c, &mut group);
+        // Whatever the group changed is no longer what a copy holds (and
+        // if it did not commit, dropping copies costs only a read). This
+        // comes before any caller is answered, so a caller that reads
+        // what it just wrote reads it from the database.
+        cache.settle();
+        if let Err(error) = committed {
             // Nothing of the group landed; the connection may be in any
             // state, so the next group gets a fresh one.
             conn = None;

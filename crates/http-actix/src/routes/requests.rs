@@ -14,7 +14,7 @@ use super::once::once;
 use super::views::{created_json, page_json, request_json};
 use crate::auth::Caller;
 use crate::body::{id, present, Body};
-use crate::envelope::{ok, ok_body};
+use crate::envelope::{ok, ok_body, ok_bytes, ok_made};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -211,11 +211,14 @@ pub(super) async fn get(
             .get_when_settled(&caller.principal, &id, wait)
             .await?
     };
-    Ok(ok(
-        StatusCode::OK,
-        "Request retrieved successfully",
-        request_json(&request, &caller.principal.user_id),
-    ))
+    let viewer = &caller.principal.user_id;
+    let body = state.rendered.body(&request, viewer, || {
+        ok_bytes(
+            "Request retrieved successfully",
+            request_json(&request, viewer),
+        )
+    });
+    Ok(ok_made(StatusCode::OK, body))
 }
 
 /// The longest a client may ask `GET /requests/{id}` to wait.

@@ -14,6 +14,8 @@ pub(crate) mod tests;
 pub use list::ListRequestsInput;
 pub use routing::{Decision, PassedOver, Routing};
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use reviewloop_domain::{
     Event, EventType, FeedbackInput, Loop, LoopId, ObjectId, Permission, RequestId, RequestInput,
@@ -577,13 +579,14 @@ impl RequestService {
         }
     }
 
-    /// One request the caller created or was sent.
+    /// One request the caller created or was sent (shared with other
+    /// readers of the same state, not copied).
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get(
         &self,
         caller: &Principal,
         id: &RequestId,
-    ) -> Result<ReviewRequest, ServiceError> {
+    ) -> Result<Arc<ReviewRequest>, ServiceError> {
         caller.require(Permission::RequestsRead)?;
         self.ports
             .requests
@@ -607,7 +610,7 @@ impl RequestService {
         caller: &Principal,
         id: &RequestId,
         wait: std::time::Duration,
-    ) -> Result<ReviewRequest, ServiceError> {
+    ) -> Result<Arc<ReviewRequest>, ServiceError> {
         let deadline = tokio::time::Instant::now() + wait;
         let watcher = self.ports.changes.watch_request(*id);
         // Listening before the read: a change between the read and the
@@ -639,23 +642,24 @@ impl RequestService {
     async fn newest_for_creator(
         &self,
         watcher: &crate::watch::RequestWatcher,
-        seen: ReviewRequest,
-    ) -> Result<ReviewRequest, ServiceError> {
+        seen: Arc<ReviewRequest>,
+    ) -> Result<Arc<ReviewRequest>, ServiceError> {
         let shared = watcher.shared();
         if let Some(newer) = shared.newer_than(seen.version) {
-            return Ok((*newer).clone());
+            return Ok(newer);
         }
         let _turn = shared.reading().await;
         if let Some(newer) = shared.newer_than(seen.version) {
-            return Ok((*newer).clone());
+            return Ok(newer);
         }
-        let fresh = self
-            .ports
-            .requests
-            .request_by_id(&seen.id)
-            .await?
-            .ok_or(ServiceError::NotFound(messages::REQUEST_NOT_FOUND))?;
-        shared.publish(std::sync::Arc::new(fresh.clone()));
+        let fresh = Arc::new(
+            self.ports
+                .requests
+                .request_by_id(&seen.id)
+                .await?
+                .ok_or(ServiceError::NotFound(messages::REQUEST_NOT_FOUND))?,
+        );
+        shared.publish(fresh.clone());
         Ok(fresh)
     }
 

@@ -163,7 +163,7 @@ async fn reviewers_see_requests_strangers_and_removed_members_do_not() {
     let active = kit.principal(2).user_id;
     kit.requests
         .expect_request_for_viewer()
-        .returning(move |_, viewer| Ok(Some((request.clone(), *viewer == active))));
+        .returning(move |_, viewer| Ok(Some((request.clone().into(), *viewer == active))));
     let (creator, reviewer, removed, stranger) = (
         kit.principal(1),
         kit.principal(2),
@@ -443,7 +443,7 @@ async fn waiting_creators_get_the_written_state_without_reading_again() {
     kit.requests
         .expect_request_for_viewer()
         .times(2)
-        .returning(move |_, _| Ok(Some((pending.clone(), true))));
+        .returning(move |_, _| Ok(Some((pending.clone().into(), true))));
     kit.requests.expect_request_by_id().never();
     let creator = kit.principal(1);
     let reviewer = kit.user_id(2);

@@ -891,3 +891,73 @@ async fn the_escalation_sweep_reads_only_due_rows_through_its_index() {
         "no full scan: {plan:?}"
     );
 }
+
+/// Every write that changes a request says so, and its copy is dropped:
+/// the next read sees the change, with no trip when nothing changed.
+#[tokio::test]
+async fn a_read_after_a_write_sees_the_write_through_the_copies() {
+    let db = TestDb::sqlite();
+    let store = db.store();
+    let (request, _) = fixtures::created_request(&store).await;
+    let viewer = UserId::new(fixtures::oid(2));
+    let (first, active) = store
+        .request_for_viewer(&request.id, &viewer)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(active, "user 2 is an active member");
+    let (again, _) = store
+        .request_for_viewer(&request.id, &viewer)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(Arc::ptr_eq(&first, &again), "the second read is the copy");
+    let mut claimed = (*first).clone();
+    claimed.claim(viewer, fixtures::at(5)).unwrap();
+    store.update_request(&claimed, &[]).await.unwrap();
+    let (after, _) = store
+        .request_for_viewer(&request.id, &viewer)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(after.status, RequestStatus::Claimed);
+    // Removing the member changes what the copy of its loop says.
+    let lp = store.loop_by_id(&request.loop_id).await.unwrap().unwrap();
+    let mut member = lp.member(&viewer).unwrap().clone();
+    member.remove(fixtures::at(6)).unwrap();
+    store
+        .save_member(
+            &member,
+            Some(reviewloop_domain::MemberStatus::Active),
+            &[],
+            &[],
+        )
+        .await
+        .unwrap();
+    let (_, active) = store
+        .request_for_viewer(&request.id, &viewer)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!active, "the removal reached the copy");
+}
+
+/// A write that changes a request without saying so would leave its copy
+/// stale; every test build checks the copies it serves and says so.
+#[tokio::test]
+#[should_panic(expected = "is stale")]
+async fn a_copy_left_stale_by_a_write_is_caught() {
+    let db = TestDb::sqlite();
+    let store = db.store();
+    let (request, _) = fixtures::created_request(&store).await;
+    store.request_by_id(&request.id).await.unwrap();
+    db.db
+        .write(|conn| {
+            diesel::sql_query("UPDATE requests SET request_text = 'edited behind its back'")
+                .execute(conn)?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+    store.request_by_id(&request.id).await.unwrap();
+}

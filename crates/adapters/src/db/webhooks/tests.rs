@@ -680,7 +680,10 @@ async fn an_event_that_commits_late_is_not_skipped_on_postgres() {
     let slow = std::thread::spawn(move || {
         let mut conn = pool.get().unwrap();
         conn.transaction::<_, DbError, _>(|conn| {
-            super::super::outbox::append(conn, std::slice::from_ref(&slow_event))?;
+            super::super::outbox::append(
+                conn,
+                &super::super::outbox::NewEvents::of(std::slice::from_ref(&slow_event)),
+            )?;
             written.send(()).unwrap();
             wait_commit.recv().unwrap();
             Ok(())

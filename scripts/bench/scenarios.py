@@ -13,6 +13,8 @@ import datetime
 import http.server
 import json
 import os
+import select
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -142,40 +144,66 @@ async def read_answer(reader):
     return await reader.readexactly(length)
 
 
-async def longpoll(base, key, reviewer, loop_id, pid, n):
+def longpoll(base, key, reviewer, loop_id, pid, n):
+    """N connections wait on one request; measures the server's CPU while
+    nothing changes, then when each waiter's answer arrives after a
+    reviewer answers. Arrivals are read with epoll in one loop, so the
+    measurement is the server's pace, not the client's."""
     host, port = base.removeprefix("http://").split(":")
     request = api(base, key, "POST", f"/v1/api/loops/{loop_id}/requests", REQUEST)["request"]["id"]
-    woken = []
-
-    async def wait(ready):
-        reader, writer = await asyncio.open_connection(host, int(port))
-        writer.write((f"GET /v1/api/requests/{request}?wait=60 HTTP/1.1\r\nHost: {host}\r\n"
-                      f"Authorization: Bearer {key}\r\n\r\n").encode())
-        await writer.drain()
-        ready.release()
-        body = await read_answer(reader)
-        woken.append((time.perf_counter(), b"completed" in body))
-        writer.close()
-
-    ready = asyncio.Semaphore(0)
-    tasks = []
+    head = (f"GET /v1/api/requests/{request}?wait=60 HTTP/1.1\r\nHost: {host}\r\n"
+            f"Authorization: Bearer {key}\r\n\r\n").encode()
+    socks = []
     for i in range(n):
-        tasks.append(asyncio.create_task(wait(ready)))
+        sock = socket.create_connection((host, int(port)))
+        sock.sendall(head)
+        socks.append(sock)
         if i % 200 == 199:
-            await asyncio.sleep(0.02)
-    for _ in range(n):
-        await ready.acquire()
+            time.sleep(0.02)
     # Let the server finish every waiter's first read before measuring idle.
-    await asyncio.sleep(5)
+    time.sleep(5)
     before, t0 = cpu_seconds(pid), time.perf_counter()
-    await asyncio.sleep(10)
+    time.sleep(10)
     idle_cpu = (cpu_seconds(pid) - before) / (time.perf_counter() - t0)
+    # One-shot epoll: each socket is reported once, its first bytes read
+    # and timed; the rest is checked after every answer has arrived.
+    poller = select.epoll(sizehint=n)
+    by_fd = {}
+    for sock in socks:
+        sock.setblocking(False)
+        by_fd[sock.fileno()] = sock
+        poller.register(sock.fileno(), select.EPOLLIN | select.EPOLLONESHOT)
     answered_at = time.perf_counter()
-    await asyncio.to_thread(api, base, reviewer, "POST", f"/v1/api/requests/{request}/respond",
-                            {"response_data": "approve"})
-    await asyncio.wait_for(asyncio.gather(*tasks), 60)
-    delays = [(t - answered_at) * 1000 for t, _ in woken]
-    completed = sum(1 for _, ok in woken if ok)
+    answer = threading.Thread(target=api, args=(base, reviewer, "POST",
+                              f"/v1/api/requests/{request}/respond", {"response_data": "approve"}))
+    answer.start()
+    arrived, first, deadline = [], {}, time.time() + 60
+    while len(arrived) < n and time.time() < deadline:
+        for fd, _ in poller.poll(1, 1024):
+            arrived.append(time.perf_counter())
+            first[fd] = by_fd[fd].recv(65536)
+    completed = 0
+    for fd, data in first.items():
+        sock = by_fd[fd]
+        sock.setblocking(True)
+        buf = bytearray(data)
+        while True:
+            end = buf.find(b"\r\n\r\n")
+            length = 0
+            for line in bytes(buf[:max(end, 0)]).split(b"\r\n"):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            if end >= 0 and len(buf) >= end + 4 + length:
+                break
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+        completed += b"completed" in buf
+    for sock in socks:
+        sock.close()
+    answer.join()
+    delays = [(t - answered_at) * 1000 for t in arrived]
     print(f"waiters={n} idle_cpu={idle_cpu:.1%} completed={completed} "
           f"wake_p50_ms={percentile(delays, 50):.1f} wake_p99_ms={percentile(delays, 99):.1f}")
 
@@ -329,7 +357,7 @@ def main():
     elif command == "pgbench-script":
         pgbench_script(*args)
     elif command == "longpoll":
-        asyncio.run(longpoll(args[0], args[1], args[2], args[3], int(args[4]), int(args[5])))
+        longpoll(args[0], args[1], args[2], args[3], int(args[4]), int(args[5]))
     elif command == "sweep":
         sweep(args[0], args[1], args[2], args[3], args[4], int(args[5]), int(args[6]), int(args[7]), int(args[8]))
     elif command == "webhooks":

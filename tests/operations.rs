@@ -146,3 +146,43 @@ on_every_backend!(
     ready_and_metrics_tell_an_operator_how_the_instance_does,
     json_logs_are_one_object_per_line,
 );
+
+/// An SQLite database takes one instance: a second `reviewloop serve` on
+/// the same file refuses to start and says why, while the first goes on
+/// and the CLI still works beside it.
+#[test]
+fn a_second_instance_on_one_sqlite_file_refuses_to_start() {
+    common::run_on(common::Backend::Sqlite, || {
+        let server = Server::start();
+        let mut second = std::process::Command::new(common::BIN)
+            .args(["serve", "--bind", "127.0.0.1:0", "--database-url"])
+            .arg(&server.db_url)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start a second reviewloop");
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = second.try_wait().expect("wait") {
+                break status;
+            }
+            if started.elapsed() > Duration::from_secs(20) {
+                let _ = second.kill();
+                panic!("a second instance started on the same SQLite file");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut second.stderr.take().expect("stderr"), &mut stderr)
+            .expect("stderr");
+        assert!(!status.success());
+        assert!(
+            stderr.contains("another reviewloop already serves")
+                && stderr.contains("use PostgreSQL for several"),
+            "{stderr}"
+        );
+        // The first goes on, and the CLI runs beside it.
+        server.get(&server.admin_key, "/v1/test").data(200);
+        assert!(server.key("cli@example.com").starts_with("rl_"));
+    });
+}

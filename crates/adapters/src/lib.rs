@@ -14,8 +14,8 @@ pub mod rate_limit;
 
 pub use clock::SystemClock;
 pub use db::{
-    redacted_url, Change, ChangeListener, Database, DatabaseError, PoolOptions, SharedRateLimiter,
-    SqlStore, RATE_LIMIT_FLUSH_EVERY,
+    claim_sole_instance, redacted_url, Change, ChangeListener, Database, DatabaseError,
+    PoolOptions, SharedRateLimiter, SoleInstance, SqlStore, RATE_LIMIT_FLUSH_EVERY,
 };
 pub use http_client::HttpWebhookClient;
 pub use ids::RandomIds;

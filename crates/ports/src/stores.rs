@@ -235,8 +235,9 @@ pub trait RequestStore: Send + Sync {
         offset: u32,
     ) -> Result<Vec<ReviewRequest>, StoreError>;
     /// Open requests whose `timeout_at` is at or before `now`, soonest
-    /// first, taken for this caller for a few seconds: another instance
-    /// asking at the same time gets other requests.
+    /// first. Where several instances share the store, they are taken for
+    /// this caller for a few seconds: another instance asking at the same
+    /// time gets other requests.
     async fn due_requests(
         &self,
         now: DateTime<Utc>,

@@ -6,7 +6,7 @@ use std::net::TcpListener;
 
 use actix_web::HttpServer;
 use anyhow::Context;
-use reviewloop_adapters::{Change, PrometheusMeter};
+use reviewloop_adapters::{redacted_url, Change, PrometheusMeter};
 use reviewloop_http_actix::{build_app, AppState};
 use reviewloop_service::{
     AccountService, DeliveryService, EventStream, IdempotencyService, NoticeService, Ports,
@@ -58,6 +58,9 @@ fn web_state(api: &AppState, ports: Ports, public_url: &str, config: &Config) ->
 pub async fn serve(config: Config) -> anyhow::Result<()> {
     init_logging(config.log_format);
     let meter = Arc::new(PrometheusMeter::new());
+    // Before anything is read or written: one instance per SQLite file.
+    let _sole = reviewloop_adapters::claim_sole_instance(&config.database_url)
+        .with_context(|| format!("cannot serve {}", redacted_url(&config.database_url)))?;
     let (db, applied) = open_database(&config, meter.clone()).await?;
     for version in &applied {
         tracing::info!(%version, "applied migration");

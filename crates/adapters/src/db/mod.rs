@@ -116,6 +116,19 @@ pub enum DatabaseError {
     /// A migration failed.
     #[error("migration failed: {0}")]
     Migration(String),
+    /// Another process already serves this SQLite database.
+    #[error(
+        "another reviewloop already serves {0}: an SQLite database takes one instance \
+         (use PostgreSQL for several, see docs/operations.md)"
+    )]
+    InUse(String),
+}
+
+/// This process's claim to serve an SQLite database alone; while it is
+/// held, another `reviewloop serve` on the same file refuses to start.
+#[derive(Debug)]
+pub struct SoleInstance {
+    _lock: std::fs::File,
 }
 
 /// A database URL fit to show: its password replaced by `***`. Every
@@ -148,6 +161,32 @@ pub fn redacted_url(url: &str) -> String {
         parsed.query_pairs_mut().clear().extend_pairs(pairs);
     }
     parsed.to_string()
+}
+
+/// On SQLite, claims the database for this process alone (`None` on
+/// PostgreSQL, which any number of instances share). One instance is
+/// all SQLite supports here: instances cannot tell each other what
+/// they changed, so each would keep serving its own copies of
+/// requests and loops, count rate limits alone, and sweep alone. The
+/// claim is a lock on a file beside the database (`PATH.lock`), which
+/// the system drops when the process ends, however it ends.
+pub fn claim_sole_instance(url: &str) -> Result<Option<SoleInstance>, DatabaseError> {
+    let Target::Sqlite(path) = Target::parse(url)? else {
+        return Ok(None);
+    };
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(format!("{path}.lock"))
+        .map_err(|e| DatabaseError::Open(format!("{path}.lock: {e}")))?;
+    match lock.try_lock() {
+        Ok(()) => Ok(Some(SoleInstance { _lock: lock })),
+        Err(std::fs::TryLockError::WouldBlock) => Err(DatabaseError::InUse(path)),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(DatabaseError::Open(format!("{path}.lock: {e}")))
+        }
+    }
 }
 
 /// Which backend a URL names, chosen by its scheme.

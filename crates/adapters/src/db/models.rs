@@ -229,14 +229,10 @@ impl BroadcastRow {
     }
 }
 
-/// A request's row; `version` is left out of the changeset on purpose: the
-/// store sets it from the expected version.
-#[derive(Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(
-    table_name = requests,
-    treat_none_as_null = true,
-    treat_none_as_default_value = false
-)]
+/// A request's row. A change writes only the columns it changed
+/// ([`RequestDiff`]).
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = requests, treat_none_as_default_value = false)]
 pub(crate) struct RequestRow {
     pub id: String,
     pub loop_id: String,
@@ -269,13 +265,12 @@ pub(crate) struct RequestRow {
     pub feedback: Option<String>,
     pub created_at: NaiveDateTime,
     pub updated_at: NaiveDateTime,
-    #[diesel(skip_update)]
+    /// Set by the store from the version a change was read at.
     pub version: i64,
     /// Written from the domain's rule, so the reminder pass finds due
     /// requests by index.
     pub remind_at: Option<NaiveDateTime>,
     /// Set only by the reminder pass, which never rewrites the request.
-    #[diesel(skip_update)]
     pub reminded_at: Option<NaiveDateTime>,
     /// A JSON array of texts; NULL for none.
     pub tags: Option<String>,
@@ -299,6 +294,79 @@ pub(crate) struct RequestRow {
     /// Written from the domain's rule (NULL for live requests and once a
     /// test request ended), so the test sweep finds due ones by index.
     pub test_due_at: Option<NaiveDateTime>,
+}
+
+/// `RequestDiff`: the columns of a request's row that may change after
+/// it is created, each `None` (left as it is) unless a change set it
+/// differently. SQLite updates an index whenever an `UPDATE` assigns one of
+/// its columns, even to the value it had: writing the whole row rewrote
+/// every index of `requests` (and checked its loop's foreign key) on every
+/// claim, answer and timeout.
+macro_rules! request_diff {
+    ($($column:ident: $type:ty,)*) => {
+        /// The columns a change set differently; see `request_diff!`.
+        #[derive(AsChangeset)]
+        #[diesel(table_name = requests)]
+        pub(crate) struct RequestDiff {
+            $($column: Option<$type>,)*
+        }
+
+        impl RequestDiff {
+            /// What `new` sets differently from `stored`.
+            pub fn between(stored: &RequestRow, new: &RequestRow) -> Self {
+                Self {
+                    $($column: (stored.$column != new.$column).then(|| new.$column.clone()),)*
+                }
+            }
+        }
+    };
+}
+
+// Every column but the id, the version (set by the store) and
+// `reminded_at` (the reminder pass's own).
+request_diff! {
+    loop_id: String,
+    creator_id: String,
+    api_key_id: Option<String>,
+    processing_type: String,
+    content_type: String,
+    priority: String,
+    priority_rank: i32,
+    request_text: String,
+    image_url: Option<String>,
+    context: Option<String>,
+    platform: String,
+    platform_version: Option<String>,
+    response_type: String,
+    response_config: String,
+    default_response: Option<String>,
+    timeout_at: NaiveDateTime,
+    callback_url: Option<String>,
+    metadata: Option<String>,
+    broadcasted_at: Option<NaiveDateTime>,
+    status: String,
+    claimed_by: Option<String>,
+    claimed_at: Option<NaiveDateTime>,
+    response_by: Option<String>,
+    response_at: Option<NaiveDateTime>,
+    response_data: Option<String>,
+    response_time_seconds: Option<f64>,
+    cancelled_at: Option<NaiveDateTime>,
+    feedback: Option<String>,
+    created_at: NaiveDateTime,
+    updated_at: NaiveDateTime,
+    remind_at: Option<NaiveDateTime>,
+    tags: Option<String>,
+    receipt: Option<String>,
+    quorum: Option<String>,
+    escalation: Option<String>,
+    escalate_at: Option<NaiveDateTime>,
+    escalated_at: Option<NaiveDateTime>,
+    escalated_to: Option<String>,
+    applied_rules: Option<String>,
+    test: bool,
+    test_answer: Option<String>,
+    test_due_at: Option<NaiveDateTime>,
 }
 
 fn enum_value<T>(

@@ -23,7 +23,7 @@ use reviewloop_ports::{
 use super::audit::NewEntries;
 use super::convert::{corrupt, from_db_time, parse, parse_opt, to_db_time};
 use super::fixed::update;
-use super::models::{BroadcastRow, RequestRow};
+use super::models::{BroadcastRow, RequestDiff, RequestRow};
 use super::outbox::NewEvents;
 use super::schema::{loop_members, request_broadcasts, request_sweeps, requests, test_clocks};
 use super::{changes, native, outbox, Conn, DbError, SqlStore};
@@ -62,10 +62,26 @@ fn write_if_unchanged(
     silent_change: &Option<NewEntries>,
 ) -> Result<bool, DbError> {
     let expected = row.version;
+    // The row as stored, if it is still at the version the change was
+    // read at: what the change sets differently is all that is written.
+    let stored: Option<RequestRow> = native!(conn, |c| requests::table
+        .find(&row.id)
+        .select(RequestRow::as_select())
+        .load(c)?)
+    .pop()
+    .filter(|stored| stored.version == expected);
+    let Some(stored) = stored else {
+        return Ok(false);
+    };
+    // The version check stays in the statement: on PostgreSQL another
+    // transaction may change the row between the read and the write.
     let changed = native!(conn, |c| update(
         requests::table,
         requests::id.eq(&row.id).and(requests::version.eq(expected)),
-        (row, requests::version.eq(expected + 1)),
+        (
+            RequestDiff::between(&stored, row),
+            requests::version.eq(expected + 1),
+        ),
     )
     .execute(c)?);
     if changed == 0 {
@@ -794,6 +810,19 @@ impl RequestStore for SqlStore {
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<ReviewRequest>, StoreError> {
+        if !self.db.is_postgres() {
+            // One instance serves an SQLite database and its sweeper takes
+            // one pass at a time: nobody shares the due requests, so they
+            // are read, not leased.
+            let query = due_query(now, limit);
+            return self
+                .db
+                .run(move |conn| {
+                    let rows = query.load::<RequestRow>(conn)?;
+                    with_broadcasts(conn, rows)
+                })
+                .await;
+        }
         let query = due_query(now, limit.saturating_mul(4));
         let (now_db, until) = (
             to_db_time(now),

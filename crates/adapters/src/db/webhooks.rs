@@ -441,7 +441,10 @@ impl DeliveryQueue for SqlStore {
             .run(move |conn| {
                 outbox_events::table
                     .filter(outbox_events::dispatched_at.is_null())
-                    .order((outbox_events::created_at.asc(), outbox_events::id.asc()))
+                    // In `seq` order, the order numbering locks them in too:
+                    // two transactions that lock rows in different orders
+                    // deadlock on PostgreSQL.
+                    .order(outbox_events::seq.asc())
                     .limit(i64::from(limit))
                     .select(EventRow::as_select())
                     .load(conn)?
@@ -660,25 +663,17 @@ impl DeliveryQueue for SqlStore {
         let attempt = AttemptRow::from_domain(attempt);
         self.db
             .write(move |conn| {
-                // Only the worker that still holds the lease records: one
-                // whose lease ran out was overtaken by another attempt.
-                let mine = deliveries::table
-                    .find(&id)
-                    .filter(deliveries::leased_until.eq(lease));
-                if diesel::update(mine).set(state).execute(conn)? == 0 {
-                    return Err(StoreError::Conflict(
-                        "the lease ran out before the attempt was recorded".into(),
-                    )
-                    .into());
-                }
-                diesel::insert_into(delivery_attempts::table)
-                    .values(&attempt)
-                    .execute(conn)?;
+                // The subscription's row before the delivery's: deleting a
+                // subscription locks its row, then (by cascade) its
+                // deliveries', and taking them in the other order here
+                // deadlocked the two on PostgreSQL. Each update names the
+                // change it makes, so a healthy subscription's row is not
+                // written (nor locked) by every successful attempt.
                 if let Some(health) = health {
                     let webhook_id = health.webhook_id.to_string();
                     let webhook = || webhooks::table.find(webhook_id.clone());
                     if health.success {
-                        diesel::update(webhook())
+                        diesel::update(webhook().filter(webhooks::failing_since.is_not_null()))
                             .set(webhooks::failing_since.eq(None::<NaiveDateTime>))
                             .execute(conn)?;
                     } else {
@@ -700,6 +695,21 @@ impl DeliveryQueue for SqlStore {
                         .execute(conn)?;
                     }
                 }
+                // Only the worker that still holds the lease records: one
+                // whose lease ran out was overtaken by another attempt (and
+                // what it wrote above is rolled back with it).
+                let mine = deliveries::table
+                    .find(&id)
+                    .filter(deliveries::leased_until.eq(lease));
+                if diesel::update(mine).set(state).execute(conn)? == 0 {
+                    return Err(StoreError::Conflict(
+                        "the lease ran out before the attempt was recorded".into(),
+                    )
+                    .into());
+                }
+                diesel::insert_into(delivery_attempts::table)
+                    .values(&attempt)
+                    .execute(conn)?;
                 Ok(())
             })
             .await

@@ -713,6 +713,61 @@ async fn an_event_that_commits_late_is_not_skipped_on_postgres() {
     );
 }
 
+/// Deleting a subscription locks its row and then its deliveries'; an
+/// attempt recorded meanwhile must not hold a delivery while it waits for
+/// the subscription (the two deadlocked). A successful attempt on a
+/// healthy subscription does not touch the subscription's row at all.
+#[tokio::test]
+async fn a_healthy_subscription_is_not_locked_by_its_deliveries_on_postgres() {
+    use diesel::{Connection, RunQueryDsl};
+    let Some(db) = TestDb::postgres() else {
+        eprintln!(
+            "skipped on PostgreSQL: {} is not set",
+            super::super::testdb::POSTGRES_URL_VAR
+        );
+        return;
+    };
+    let store = db.store();
+    let (event, hook) = setup(&store).await;
+    let (d, body) = delivery(40, &event, &hook, 0);
+    dispatch_one(&store, &event.id, &[(d.clone(), body)], fixtures::at(0))
+        .await
+        .unwrap();
+
+    // Another transaction holds the subscription's row.
+    let pool = db.db.pool.clone();
+    let id = hook.id.to_string();
+    let (locked, wait_locked) = std::sync::mpsc::channel();
+    let (release, wait_release) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        let mut conn = pool.get().unwrap();
+        conn.transaction::<_, DbError, _>(|conn| {
+            diesel::sql_query("UPDATE webhooks SET url = url WHERE id = $1")
+                .bind::<diesel::sql_types::Text, _>(&id)
+                .execute(conn)?;
+            locked.send(()).unwrap();
+            wait_release.recv().unwrap();
+            Ok(())
+        })
+        .unwrap();
+    });
+    wait_locked.recv().unwrap();
+    let recorded = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        record(&store, &d, 1, 0, true, Some(health(&hook, true, 0))),
+    )
+    .await;
+    release.send(()).unwrap();
+    holder.join().unwrap();
+    recorded
+        .expect("the attempt was recorded without waiting for the subscription's row")
+        .unwrap();
+    assert_eq!(
+        store.delivery_by_id(&d.id).await.unwrap().unwrap().status,
+        DeliveryStatus::Succeeded
+    );
+}
+
 on_every_backend!(
     history_past_the_horizon_is_purged_and_open_work_is_kept,
     subscriptions_round_trip_and_belong_to_their_account,

@@ -1,0 +1,2 @@
+DROP INDEX outbox_events_undispatched;
+CREATE INDEX outbox_events_undispatched ON outbox_events (created_at) WHERE dispatched_at IS NULL;

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 import uuid
 
@@ -329,24 +330,33 @@ def webhooks(base, key, loop_id, db, rate, seconds):
     deadline = time.time() + 60
     while len(Receiver.received) < created and time.time() < deadline:
         time.sleep(0.2)
-    # Commit to delivery, from the service's own records.
+    # Commit to delivery, from the service's own records: (commit, delivery)
+    # in seconds of some epoch per delivered event.
     if db.startswith("postgres"):
-        rows = sql("postgres", db, "SELECT extract(epoch FROM d.last_attempt_at - e.created_at) FROM deliveries d "
-                                   f"JOIN outbox_events e ON e.id = d.event_id WHERE d.status = 'succeeded' AND d.webhook_id = '{hook}'")
-        delays = [float(r[0]) * 1000 for r in rows]
-        span = sql("postgres", db, "SELECT extract(epoch FROM max(last_attempt_at) - min(last_attempt_at)) "
-                                   f"FROM deliveries WHERE status = 'succeeded' AND webhook_id = '{hook}'")[0][0]
+        times = [(float(c), float(d)) for c, d in sql("postgres", db,
+                 "SELECT extract(epoch FROM e.created_at), extract(epoch FROM d.last_attempt_at) FROM deliveries d "
+                 f"JOIN outbox_events e ON e.id = d.event_id WHERE d.status = 'succeeded' AND d.webhook_id = '{hook}'")]
     else:
-        delays = [r[0] * 1000 for r in sql("sqlite", db,
-                  "SELECT (julianday(d.last_attempt_at) - julianday(e.created_at)) * 86400 FROM deliveries d "
-                  f"JOIN outbox_events e ON e.id = d.event_id WHERE d.status = 'succeeded' AND d.webhook_id = '{hook}'")]
-        span = sql("sqlite", db, "SELECT (julianday(max(last_attempt_at)) - julianday(min(last_attempt_at))) "
-                                 f"* 86400 FROM deliveries WHERE status = 'succeeded' AND webhook_id = '{hook}'")[0][0]
+        times = [(c * 86400, d * 86400) for c, d in sql("sqlite", db,
+                 "SELECT julianday(e.created_at), julianday(d.last_attempt_at) FROM deliveries d "
+                 f"JOIN outbox_events e ON e.id = d.event_id WHERE d.status = 'succeeded' AND d.webhook_id = '{hook}'")]
+    delays = [(d - c) * 1000 for c, d in times]
+    span = max(d for _, d in times) - min(d for _, d in times) if times else 0
+    # The backlog left when the creates stopped, and how fast it drained
+    # once the core was the deliveries' alone.
+    last_commit = max((c for c, _ in times), default=0)
+    after = [d for _, d in times if d > last_commit]
+    drain = f"backlog_at_end={len(after)} drain_per_s={len(after) / max(max(after) - last_commit, 0.001):.0f} " if len(after) >= 100 else f"backlog_at_end={len(after)} "
     print(f"offered_per_s={rate:.0f} created={created} delivered={len(Receiver.received)} "
-          f"deliveries_per_s={len(delays) / max(float(span or 0), 0.001):.0f} "
+          f"deliveries_per_s={len(delays) / max(float(span or 0), 0.001):.0f} {drain}"
           f"commit_to_delivery_p50_ms={percentile(delays, 50):.0f} "
-          f"commit_to_delivery_p99_ms={percentile(delays, 99):.0f}")
-    api(base, key, "DELETE", f"/v1/api/webhooks/{hook}")
+          f"commit_to_delivery_p99_ms={percentile(delays, 99):.0f}", end="")
+    try:
+        api(base, key, "DELETE", f"/v1/api/webhooks/{hook}")
+        print()
+    except urllib.error.HTTPError as e:
+        # A failed clean-up is a finding, not a reason to lose the run.
+        print(f" DELETE_webhook=HTTP_{e.code}")
     server.shutdown()
 
 

@@ -25,7 +25,7 @@ use super::convert::{corrupt, from_db_time, parse, parse_opt, to_db_time};
 use super::fixed::update;
 use super::models::{BroadcastRow, RequestDiff, RequestRow};
 use super::outbox::NewEvents;
-use super::schema::{loop_members, request_broadcasts, request_sweeps, requests, test_clocks};
+use super::schema::{loop_members, request_broadcasts, requests, test_clocks};
 use super::{changes, native, outbox, Conn, DbError, SqlStore};
 
 type Backend = <Conn as diesel::Connection>::Backend;
@@ -287,31 +287,6 @@ fn answered_query(
         .offset(i64::from(offset))
         .select(requests::all_columns)
         .distinct()
-}
-
-/// Creates a sweep lease unless one exists: `ON CONFLICT DO NOTHING` (which
-/// the multi-backend query builder cannot write) makes a lost race a row
-/// count of 0 instead of an error that would abort a PostgreSQL
-/// transaction. Returns whether this call created it.
-fn new_lease(conn: &mut Conn, id: &str, until: chrono::NaiveDateTime) -> Result<bool, DbError> {
-    use diesel::sql_types::{Text, Timestamp};
-    let inserted = match conn {
-        super::DbConnection::Sqlite(c) => diesel::sql_query(
-            "INSERT INTO request_sweeps (request_id, leased_until) VALUES (?, ?) \
-             ON CONFLICT DO NOTHING",
-        )
-        .bind::<Text, _>(id)
-        .bind::<Timestamp, _>(until)
-        .execute(c)?,
-        super::DbConnection::Postgres(c) => diesel::sql_query(
-            "INSERT INTO request_sweeps (request_id, leased_until) VALUES ($1, $2) \
-             ON CONFLICT DO NOTHING",
-        )
-        .bind::<Text, _>(id)
-        .bind::<Timestamp, _>(until)
-        .execute(c)?,
-    };
-    Ok(inserted == 1)
 }
 
 /// Open requests past their timeout, soonest first, through `requests_due`.
@@ -823,46 +798,95 @@ impl RequestStore for SqlStore {
                 })
                 .await;
         }
-        let query = due_query(now, limit.saturating_mul(4));
+        // Instances share the due requests on PostgreSQL, so each pass
+        // leases those it takes: the candidates' ids, then their leases in
+        // one statement, then the rows of those it won.
         let (now_db, until) = (
             to_db_time(now),
             to_db_time(now + chrono::Duration::seconds(SWEEP_LEASE_SECONDS)),
         );
-        let candidates = self
+        let candidates: Vec<String> = self
             .db
-            .run(move |conn| Ok(query.load::<RequestRow>(conn)?))
+            .run(move |conn| {
+                Ok(requests::table
+                    .filter(sql::<Bool>(OPEN_CONDITION))
+                    .filter(requests::timeout_at.le(now_db))
+                    .filter(requests::test_due_at.is_null())
+                    .order((requests::timeout_at.asc(), requests::id.asc()))
+                    .limit(i64::from(limit.saturating_mul(4)))
+                    .select(requests::id)
+                    .load(conn)?)
+            })
             .await?;
         if candidates.is_empty() {
             return Ok(Vec::new());
         }
-        // Every lease of the pass in one transaction. A lease is renewed
-        // only if it ran out, or created if there is none; `ON CONFLICT DO
-        // NOTHING` makes a lost race a row count of 0, not an error that
-        // would abort the transaction on PostgreSQL.
         let taken = self
             .db
             .write(move |conn| {
-                let mut taken = Vec::new();
-                for row in candidates {
-                    if taken.len() >= limit as usize {
-                        break;
-                    }
-                    let renewed = diesel::update(
-                        request_sweeps::table
-                            .find(&row.id)
-                            .filter(request_sweeps::leased_until.lt(now_db)),
-                    )
-                    .set(request_sweeps::leased_until.eq(until))
-                    .execute(conn)?;
-                    let claimed = renewed == 1 || new_lease(conn, &row.id, until)?;
-                    if claimed {
-                        taken.push(row);
-                    }
+                // The first `limit` candidates, then as many more as leases
+                // were lost to another instance, until the pass is full.
+                let (mut taken, mut rest) = (Vec::new(), candidates.as_slice());
+                while taken.len() < limit as usize && !rest.is_empty() {
+                    let (chunk, after) =
+                        rest.split_at((limit as usize - taken.len()).min(rest.len()));
+                    taken.extend(lease_all(conn, chunk, now_db, until)?);
+                    rest = after;
                 }
                 Ok(taken)
             })
             .await?;
-        self.db.run(move |conn| with_broadcasts(conn, taken)).await
+        if taken.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.db
+            .run(move |conn| {
+                let rows = requests::table
+                    .filter(requests::id.eq_any(&taken))
+                    .order((requests::timeout_at.asc(), requests::id.asc()))
+                    .select(RequestRow::as_select())
+                    .load(conn)?;
+                with_broadcasts(conn, rows)
+            })
+            .await
+    }
+}
+
+#[derive(diesel::QueryableByName)]
+struct Leased {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    request_id: String,
+}
+
+/// Leases the sweeps of `ids` (in that order, so two sweepers lock rows in
+/// one order) until `until`, where no lease is held or it ran out before
+/// `now`; returns the ids leased. One statement for them all: a lease lost
+/// to another instance is a row not returned, never an error that would
+/// abort the transaction.
+fn lease_all(
+    conn: &mut Conn,
+    ids: &[String],
+    now: chrono::NaiveDateTime,
+    until: chrono::NaiveDateTime,
+) -> Result<Vec<String>, DbError> {
+    use diesel::sql_types::{Array, Text, Timestamp};
+    match conn {
+        // One instance serves an SQLite file: nobody to share them with.
+        super::DbConnection::Sqlite(_) => Ok(ids.to_vec()),
+        super::DbConnection::Postgres(pg) => Ok(diesel::sql_query(
+            "INSERT INTO request_sweeps (request_id, leased_until) \
+             SELECT id, $2 FROM unnest($1::text[]) WITH ORDINALITY AS c(id, n) ORDER BY n \
+             ON CONFLICT (request_id) DO UPDATE SET leased_until = EXCLUDED.leased_until \
+             WHERE request_sweeps.leased_until < $3 \
+             RETURNING request_id",
+        )
+        .bind::<Array<Text>, _>(ids)
+        .bind::<Timestamp, _>(until)
+        .bind::<Timestamp, _>(now)
+        .load::<Leased>(pg)?
+        .into_iter()
+        .map(|l| l.request_id)
+        .collect()),
     }
 }
 

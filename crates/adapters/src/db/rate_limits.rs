@@ -350,17 +350,6 @@ mod tests {
         ApiKeyId::new(ObjectId::from_parts(1, [n; 8]))
     }
 
-    fn postgres() -> Option<TestDb> {
-        let db = TestDb::postgres();
-        if db.is_none() {
-            eprintln!(
-                "skipped: {} is not set",
-                super::super::testdb::POSTGRES_URL_VAR
-            );
-        }
-        db
-    }
-
     async fn allowed(limiter: &SharedRateLimiter, key: &ApiKeyId, limit: u32, n: usize) -> usize {
         let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
         let mut allowed = 0;
@@ -378,7 +367,7 @@ mod tests {
 
     #[tokio::test]
     async fn instances_share_one_count_per_key_and_hour() {
-        let Some(db) = postgres() else { return };
+        let Some(db) = TestDb::postgres() else { return };
         // Two limiters over two pools stand for two instances.
         let first = SharedRateLimiter::new(db.store());
         let second = SharedRateLimiter::new(SqlStore::new(db.db.clone()));
@@ -446,7 +435,7 @@ mod tests {
     /// what the others admitted since; after a flush nobody admits more.
     #[tokio::test]
     async fn overshoot_is_bounded_by_one_flush_interval_of_the_others() {
-        let Some(db) = postgres() else { return };
+        let Some(db) = TestDb::postgres() else { return };
         let first = SharedRateLimiter::new(db.store());
         let second = SharedRateLimiter::new(SqlStore::new(db.db.clone()));
         let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
@@ -471,7 +460,7 @@ mod tests {
     /// all the time while calls arrive admits exactly the limit.
     #[tokio::test]
     async fn flushing_while_calls_arrive_admits_exactly_the_limit() {
-        let Some(db) = postgres() else { return };
+        let Some(db) = TestDb::postgres() else { return };
         let limiter = std::sync::Arc::new(SharedRateLimiter::new(db.store()));
         let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
         limiter
@@ -508,7 +497,7 @@ mod tests {
 
     #[tokio::test]
     async fn concurrent_calls_on_one_instance_never_exceed_the_limit() {
-        let Some(db) = postgres() else { return };
+        let Some(db) = TestDb::postgres() else { return };
         let limiter = std::sync::Arc::new(SharedRateLimiter::new(db.store()));
         let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
         let calls = (0..20).map(|_| {
@@ -530,7 +519,7 @@ mod tests {
 
     #[tokio::test]
     async fn calls_not_yet_shared_when_an_hour_ends_still_weigh_on_the_next() {
-        let Some(db) = postgres() else { return };
+        let Some(db) = TestDb::postgres() else { return };
         let limiter = SharedRateLimiter::new(db.store());
         let hour_end = DateTime::from_timestamp(1_800_000_000 + 3599, 0).unwrap();
         for _ in 0..3 {
@@ -554,7 +543,7 @@ mod tests {
 
     #[tokio::test]
     async fn minute_counts_are_shared_apart_from_the_hour_and_purged_by_their_own_window() {
-        let Some(db) = postgres() else { return };
+        let Some(db) = TestDb::postgres() else { return };
         let first = SharedRateLimiter::new(db.store());
         let second = SharedRateLimiter::new(SqlStore::new(db.db.clone()));
         let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();

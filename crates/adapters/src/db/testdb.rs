@@ -36,8 +36,9 @@ impl TestDb {
         }
     }
 
-    /// A new PostgreSQL database, or `None` when the variable is not set
-    /// (a failure instead when `REVIEWLOOP_REQUIRE_POSTGRES` is set, as in CI).
+    /// A new PostgreSQL database, or `None` (and a note that the test was
+    /// skipped there) when the variable is not set; a failure instead when
+    /// `REVIEWLOOP_REQUIRE_POSTGRES` is set, as in CI.
     pub fn postgres() -> Option<Self> {
         let Some(admin) = std::env::var(POSTGRES_URL_VAR)
             .ok()
@@ -47,6 +48,7 @@ impl TestDb {
                 std::env::var("REVIEWLOOP_REQUIRE_POSTGRES").is_err(),
                 "REVIEWLOOP_REQUIRE_POSTGRES is set but {POSTGRES_URL_VAR} is not"
             );
+            eprintln!("skipped on PostgreSQL: {POSTGRES_URL_VAR} is not set");
             return None;
         };
         let name = format!("reviewloop_test_{}", crate::ids::RandomIds.secret_hex(8));
@@ -99,9 +101,8 @@ macro_rules! on_every_backend {
             $(
                 #[tokio::test]
                 async fn $name() {
-                    match $crate::db::testdb::TestDb::postgres() {
-                        Some(db) => super::$name(db).await,
-                        None => eprintln!("skipped on PostgreSQL: {} is not set", $crate::db::testdb::POSTGRES_URL_VAR),
+                    if let Some(db) = $crate::db::testdb::TestDb::postgres() {
+                        super::$name(db).await;
                     }
                 }
             )*

@@ -363,17 +363,12 @@ async fn the_inbox_holds_what_a_reviewer_can_still_act_on(db: TestDb) {
         .is_empty());
 
     // A removed member's inbox empties.
-    let mut member = store.member(&lp.id, &u2).await.unwrap().unwrap();
-    member.remove(fixtures::at(10)).unwrap();
-    store
-        .save_member(
-            &member,
-            Some(reviewloop_domain::MemberStatus::Active),
-            &[],
-            &[],
-        )
-        .await
-        .unwrap();
+    remove_member(
+        &store,
+        store.member(&lp.id, &u2).await.unwrap().unwrap(),
+        10,
+    )
+    .await;
     assert!(store
         .inbox(&u2, InboxView::Actionable, 50, 0)
         .await
@@ -852,6 +847,20 @@ async fn test_clocks_add_up_and_due_test_requests_are_found(db: TestDb) {
     assert!(store.accounts_with_open_tests().await.unwrap().is_empty());
 }
 
+/// Removes an active `member` from its loop at second `at`.
+async fn remove_member(store: &SqlStore, mut member: Member, at: i64) {
+    member.remove(fixtures::at(at)).unwrap();
+    store
+        .save_member(
+            &member,
+            Some(reviewloop_domain::MemberStatus::Active),
+            &[],
+            &[],
+        )
+        .await
+        .unwrap();
+}
+
 on_every_backend!(
     quorum_answers_are_kept_per_reviewer_and_leave_their_inbox,
     request_facts_are_the_creators_since_a_time_in_a_loop_or_all,
@@ -928,17 +937,7 @@ async fn a_read_after_a_write_sees_the_write_through_the_copies() {
     assert_eq!(after.status, RequestStatus::Claimed);
     // Removing the member changes what the copy of its loop says.
     let lp = store.loop_by_id(&request.loop_id).await.unwrap().unwrap();
-    let mut member = lp.member(&viewer).unwrap().clone();
-    member.remove(fixtures::at(6)).unwrap();
-    store
-        .save_member(
-            &member,
-            Some(reviewloop_domain::MemberStatus::Active),
-            &[],
-            &[],
-        )
-        .await
-        .unwrap();
+    remove_member(&store, lp.member(&viewer).unwrap().clone(), 6).await;
     let (_, active) = store
         .request_for_viewer(&request.id, &viewer)
         .await

@@ -655,10 +655,6 @@ async fn the_feed_gives_an_accounts_events_in_commit_order_from_a_position(db: T
 async fn an_event_that_commits_late_is_not_skipped_on_postgres() {
     use diesel::Connection;
     let Some(db) = TestDb::postgres() else {
-        eprintln!(
-            "skipped on PostgreSQL: {} is not set",
-            super::super::testdb::POSTGRES_URL_VAR
-        );
         return;
     };
     let store = db.store();
@@ -721,10 +717,6 @@ async fn an_event_that_commits_late_is_not_skipped_on_postgres() {
 async fn a_healthy_subscription_is_not_locked_by_its_deliveries_on_postgres() {
     use diesel::{Connection, RunQueryDsl};
     let Some(db) = TestDb::postgres() else {
-        eprintln!(
-            "skipped on PostgreSQL: {} is not set",
-            super::super::testdb::POSTGRES_URL_VAR
-        );
         return;
     };
     let store = db.store();

@@ -174,19 +174,41 @@ pub fn claim_sole_instance(url: &str) -> Result<Option<SoleInstance>, DatabaseEr
     let Target::Sqlite(path) = Target::parse(url)? else {
         return Ok(None);
     };
+    let at = lock_path(&path).map_err(|e| DatabaseError::Open(format!("{path}: {e}")))?;
+    let shown = at.display().to_string();
     let lock = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(format!("{path}.lock"))
-        .map_err(|e| DatabaseError::Open(format!("{path}.lock: {e}")))?;
+        .open(&at)
+        .map_err(|e| DatabaseError::Open(format!("{shown}: {e}")))?;
     match lock.try_lock() {
         Ok(()) => Ok(Some(SoleInstance { _lock: lock })),
         Err(std::fs::TryLockError::WouldBlock) => Err(DatabaseError::InUse(path)),
-        Err(std::fs::TryLockError::Error(e)) => {
-            Err(DatabaseError::Open(format!("{path}.lock: {e}")))
-        }
+        Err(std::fs::TryLockError::Error(e)) => Err(DatabaseError::Open(format!("{shown}: {e}"))),
     }
+}
+
+/// The lock file of the SQLite database at `path`: beside the file SQLite
+/// opens, named after it, whichever way the URL spells it (a `file:` URI
+/// with a query, a relative path, a directory reached through a link), so
+/// that two spellings of one database take one lock.
+fn lock_path(path: &str) -> std::io::Result<std::path::PathBuf> {
+    let file = match path.strip_prefix("file:") {
+        Some(uri) => uri.split(['?', '#']).next().unwrap_or(uri),
+        None => path,
+    };
+    let file = std::path::Path::new(file);
+    let name = file
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;
+    let dir = match file.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.canonicalize()?,
+        _ => std::env::current_dir()?,
+    };
+    let mut lock = name.to_os_string();
+    lock.push(".lock");
+    Ok(dir.join(lock))
 }
 
 /// Which backend a URL names, chosen by its scheme.
@@ -207,7 +229,11 @@ impl Target {
         // An in-memory database would be a different database on every
         // pooled connection; refuse it rather than lose data between calls.
         match path {
-            Some(path) if !path.is_empty() && !path.contains(":memory:") => {
+            Some(path)
+                if !path.is_empty()
+                    && !path.contains(":memory:")
+                    && !path.contains("mode=memory") =>
+            {
                 Ok(Self::Sqlite(path.to_owned()))
             }
             _ => Err(DatabaseError::UnsupportedUrl(redacted_url(url))),
@@ -531,6 +557,41 @@ mod tests {
     use super::testdb::{on_every_backend, TestDb};
     use super::*;
     use diesel::RunQueryDsl;
+
+    /// However the URL spells one database file, one lock guards it.
+    #[test]
+    fn every_spelling_of_one_sqlite_file_takes_one_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("data");
+        std::fs::create_dir(&real).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let db = |d: &std::path::Path| d.join("x.db").display().to_string();
+        let held = claim_sole_instance(&format!("sqlite://{}", db(&real)))
+            .unwrap()
+            .expect("a lock on SQLite");
+        for other in [
+            format!("sqlite://{}", db(&link)),
+            format!("sqlite://file:{}?cache=shared", db(&real)),
+            format!("sqlite:{}/../data/x.db", real.display()),
+        ] {
+            assert!(
+                matches!(claim_sole_instance(&other), Err(DatabaseError::InUse(_))),
+                "{other} is the same file"
+            );
+        }
+        assert!(
+            claim_sole_instance(&format!("sqlite://{}", real.join("y.db").display()))
+                .unwrap()
+                .is_some()
+        );
+        drop(held);
+        assert!(claim_sole_instance(&format!("sqlite://{}", db(&link)))
+            .unwrap()
+            .is_some());
+        assert!(claim_sole_instance("sqlite://file:x.db?mode=memory").is_err());
+        assert!(claim_sole_instance("postgres://u@h/db").unwrap().is_none());
+    }
 
     fn count_windows(conn: &mut Conn) -> Result<i64, DbError> {
         #[derive(diesel::QueryableByName)]

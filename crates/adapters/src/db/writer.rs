@@ -258,12 +258,15 @@ fn write_groups(
                 continue;
             }
         };
-        let committed = commit_group(c, &mut group);
         // Whatever the group changed is no longer what a copy holds (and
         // if it did not commit, dropping copies costs only a read). This
         // comes before any caller is answered, so a caller that reads
-        // what it just wrote reads it from the database.
-        cache.settle();
+        // what it just wrote reads it from the database; and the guard
+        // does it even if the commit panics after it landed.
+        let committed = {
+            let _settle = Settle(cache);
+            commit_group(c, &mut group)
+        };
         if let Err(error) = committed {
             // Nothing of the group landed; the connection may be in any
             // state, so the next group gets a fresh one.
@@ -276,6 +279,16 @@ fn write_groups(
         for job in group {
             job.finish(None);
         }
+    }
+}
+
+/// Drops the copies of what this thread's writes changed when it goes out
+/// of scope, on the way out of a panic too.
+struct Settle<'a>(&'a ReadCache);
+
+impl Drop for Settle<'_> {
+    fn drop(&mut self) {
+        self.0.settle();
     }
 }
 

@@ -146,6 +146,53 @@ impl ReadCache {
             self.loops.forget(id);
         }
     }
+
+    /// Settles when the guard goes out of scope: after the work it
+    /// guards, and on the way out of a panic too.
+    pub(crate) fn settle_on_drop(&self) -> SettleOnDrop<'_> {
+        SettleOnDrop(self)
+    }
+}
+
+/// See [`ReadCache::settle_on_drop`].
+pub(crate) struct SettleOnDrop<'a>(&'a ReadCache);
+
+impl Drop for SettleOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.settle();
+    }
+}
+
+/// `key`'s copy in `table`, or else what `read` finds, kept there as its
+/// copy; with no table (PostgreSQL), always what `read` finds.
+pub(crate) async fn copy_or_read<K, T, F, Fut>(
+    table: Option<&Table<K, Arc<T>>>,
+    key: K,
+    read: F,
+) -> Result<Option<Arc<T>>, reviewloop_ports::StoreError>
+where
+    K: Hash + Eq + Copy + std::fmt::Debug,
+    T: PartialEq + std::fmt::Debug,
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>, reviewloop_ports::StoreError>>,
+{
+    let Some(table) = table else {
+        return Ok(read().await?.map(Arc::new));
+    };
+    match table.get(&key) {
+        Ok(copy) => {
+            #[cfg(debug_assertions)]
+            check(table, key, &copy, read).await;
+            Ok(Some(copy))
+        }
+        Err(ticket) => {
+            let fresh = read().await?.map(Arc::new);
+            if let Some(value) = &fresh {
+                table.fill(key, value.clone(), ticket);
+            }
+            Ok(fresh)
+        }
+    }
 }
 
 /// In builds with debug assertions (every test run), checks a copy just
@@ -155,7 +202,7 @@ impl ReadCache {
 /// write that committed has not yet dropped it; only one still served
 /// after that moment, and still unlike the row, counts.
 #[cfg(debug_assertions)]
-pub(crate) async fn check<K, T, F, Fut>(table: &Table<K, Arc<T>>, key: K, copy: &Arc<T>, read: F)
+async fn check<K, T, F, Fut>(table: &Table<K, Arc<T>>, key: K, copy: &Arc<T>, read: F)
 where
     K: Hash + Eq + Copy + std::fmt::Debug,
     T: PartialEq + std::fmt::Debug,

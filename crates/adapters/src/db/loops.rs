@@ -149,23 +149,8 @@ impl SqlStore {
                 one_loop(conn, rows.into_iter().next())
             })
         };
-        let Some(cache) = &self.db.cache else {
-            return Ok(read().await?.map(Arc::new));
-        };
-        match cache.loops.get(id) {
-            Ok(copy) => {
-                #[cfg(debug_assertions)]
-                super::cache::check(&cache.loops, *id, &copy, read).await;
-                Ok(Some(copy))
-            }
-            Err(ticket) => {
-                let fresh = read().await?.map(Arc::new);
-                if let Some(lp) = &fresh {
-                    cache.loops.fill(*id, lp.clone(), ticket);
-                }
-                Ok(fresh)
-            }
-        }
+        let copies = self.db.cache.as_ref().map(|cache| &cache.loops);
+        super::cache::copy_or_read(copies, *id, read).await
     }
 }
 

@@ -329,6 +329,41 @@ pub struct Database {
     _checkpointer: Option<Arc<checkpoint::Checkpointer>>,
 }
 
+/// What one process serving an SQLite file runs beside its pool: the
+/// group writer, the copies it keeps up to date, and the WAL checkpoints.
+fn sqlite_workers(
+    target: &Target,
+    wait: Duration,
+) -> Result<
+    (
+        writer::GroupWriter,
+        Arc<cache::ReadCache>,
+        Arc<checkpoint::Checkpointer>,
+    ),
+    DatabaseError,
+> {
+    let cache = Arc::new(cache::ReadCache::new());
+    let manager = Manager(target.clone());
+    let connect = move || {
+        let mut conn = manager.connect().map_err(|e| e.to_string())?;
+        // The checkpoint thread copies the WAL back; the writer only does
+        // if that thread falls far behind.
+        conn.batch_execute(&format!(
+            "PRAGMA wal_autocheckpoint = {}",
+            checkpoint::WRITER_CHECKPOINT_PAGES
+        ))
+        .map_err(|e| e.to_string())?;
+        Ok(conn)
+    };
+    let writer = writer::GroupWriter::start(connect, wait, cache.clone())
+        .map_err(|e| DatabaseError::Open(e.to_string()))?;
+    let manager = Manager(target.clone());
+    let checkpointer =
+        checkpoint::Checkpointer::start(move || manager.connect().map_err(|e| e.to_string()))
+            .map_err(|e| DatabaseError::Open(e.to_string()))?;
+    Ok((writer, cache, Arc::new(checkpointer)))
+}
+
 impl Database {
     /// Opens the database at `url` (`sqlite://PATH` or `postgres://...`),
     /// creating an SQLite file if needed, and runs pending migrations.
@@ -381,38 +416,12 @@ impl Database {
             .event_handler(Box::new(PoolWaits(meter)))
             .build(Manager(target.clone()))
             .map_err(|e| DatabaseError::Open(e.to_string()))?;
-        let cache = (!postgres).then(|| Arc::new(cache::ReadCache::new()));
-        let writer = match &cache {
-            None => None,
-            Some(cache) => {
-                let manager = Manager(target.clone());
-                let connect = move || {
-                    let mut conn = manager.connect().map_err(|e| e.to_string())?;
-                    // The checkpoint thread copies the WAL back; the writer
-                    // only does if that thread falls far behind.
-                    conn.batch_execute(&format!(
-                        "PRAGMA wal_autocheckpoint = {}",
-                        checkpoint::WRITER_CHECKPOINT_PAGES
-                    ))
-                    .map_err(|e| e.to_string())?;
-                    Ok(conn)
-                };
-                Some(
-                    writer::GroupWriter::start(connect, options.connection_timeout, cache.clone())
-                        .map_err(|e| DatabaseError::Open(e.to_string()))?,
-                )
-            }
-        };
-        let checkpointer = if postgres {
-            None
+        let (writer, cache, checkpointer) = if postgres {
+            (None, None, None)
         } else {
-            let manager = Manager(target.clone());
-            Some(Arc::new(
-                checkpoint::Checkpointer::start(move || {
-                    manager.connect().map_err(|e| e.to_string())
-                })
-                .map_err(|e| DatabaseError::Open(e.to_string()))?,
-            ))
+            let (writer, cache, checkpointer) =
+                sqlite_workers(&target, options.connection_timeout)?;
+            (Some(writer), Some(cache), Some(checkpointer))
         };
         Ok((
             Self {
@@ -445,13 +454,11 @@ impl Database {
             let mut conn = pool
                 .get()
                 .map_err(|e| StoreError::Unavailable(e.to_string()))?;
-            let result = statements::counted(tally.as_deref(), || f(&mut conn));
             // A write run here (not through the writer) has committed or
-            // failed by now: drop the copies of what it changed.
-            if let Some(cache) = cache {
-                cache.settle();
-            }
-            result.map_err(StoreError::from)
+            // failed when `f` returns (or panics): drop the copies of what
+            // it changed.
+            let _settle = cache.as_deref().map(cache::ReadCache::settle_on_drop);
+            statements::counted(tally.as_deref(), || f(&mut conn)).map_err(StoreError::from)
         })
         .await;
         match outcome {

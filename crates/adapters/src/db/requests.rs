@@ -338,23 +338,8 @@ impl SqlStore {
             let id = id.to_string();
             self.db.run(move |conn| one_request(conn, &id))
         };
-        let Some(cache) = &self.db.cache else {
-            return Ok(read().await?.map(Arc::new));
-        };
-        match cache.requests.get(id) {
-            Ok(copy) => {
-                #[cfg(debug_assertions)]
-                super::cache::check(&cache.requests, *id, &copy, read).await;
-                Ok(Some(copy))
-            }
-            Err(ticket) => {
-                let fresh = read().await?.map(Arc::new);
-                if let Some(request) = &fresh {
-                    cache.requests.fill(*id, request.clone(), ticket);
-                }
-                Ok(fresh)
-            }
-        }
+        let copies = self.db.cache.as_ref().map(|cache| &cache.requests);
+        super::cache::copy_or_read(copies, *id, read).await
     }
 }
 

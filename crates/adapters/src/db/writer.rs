@@ -264,7 +264,7 @@ fn write_groups(
         // what it just wrote reads it from the database; and the guard
         // does it even if the commit panics after it landed.
         let committed = {
-            let _settle = Settle(cache);
+            let _settle = cache.settle_on_drop();
             commit_group(c, &mut group)
         };
         if let Err(error) = committed {
@@ -279,16 +279,6 @@ fn write_groups(
         for job in group {
             job.finish(None);
         }
-    }
-}
-
-/// Drops the copies of what this thread's writes changed when it goes out
-/// of scope, on the way out of a panic too.
-struct Settle<'a>(&'a ReadCache);
-
-impl Drop for Settle<'_> {
-    fn drop(&mut self) {
-        self.0.settle();
     }
 }
 

@@ -84,6 +84,17 @@ async fn setup(store: &SqlStore) -> (Event, Webhook) {
     (event, hook)
 }
 
+/// A subscription and one delivery of the set-up event to it, dispatched
+/// and due at second 0.
+async fn one_dispatched(store: &SqlStore) -> (Webhook, Delivery) {
+    let (event, hook) = setup(store).await;
+    let (d, body) = delivery(40, &event, &hook, 0);
+    dispatch_one(store, &event.id, &[(d.clone(), body)], fixtures::at(0))
+        .await
+        .unwrap();
+    (hook, d)
+}
+
 async fn subscriptions_round_trip_and_belong_to_their_account(db: TestDb) {
     let store = db.store();
     let (_, hook) = setup(&store).await;
@@ -271,11 +282,7 @@ fn health(hook: &Webhook, success: bool, at: i64) -> WebhookHealth {
 
 async fn attempts_are_recorded_and_five_failing_days_disable_the_subscription(db: TestDb) {
     let store = db.store();
-    let (event, hook) = setup(&store).await;
-    let (d, body) = delivery(40, &event, &hook, 0);
-    dispatch_one(&store, &event.id, &[(d.clone(), body)], fixtures::at(0))
-        .await
-        .unwrap();
+    let (hook, d) = one_dispatched(&store).await;
     let day = 24 * 3600;
     for (n, at) in [(1u32, 0i64), (2, 4 * day), (3, 5 * day)] {
         record(&store, &d, n, at, false, Some(health(&hook, false, at)))
@@ -358,11 +365,7 @@ async fn record(
 
 async fn a_success_ends_the_failing_streak(db: TestDb) {
     let store = db.store();
-    let (event, hook) = setup(&store).await;
-    let (d, body) = delivery(40, &event, &hook, 0);
-    dispatch_one(&store, &event.id, &[(d.clone(), body)], fixtures::at(0))
-        .await
-        .unwrap();
+    let (hook, d) = one_dispatched(&store).await;
     let day = 24 * 3600;
     record(&store, &d, 1, 0, false, Some(health(&hook, false, 0)))
         .await
@@ -406,11 +409,7 @@ async fn a_success_ends_the_failing_streak(db: TestDb) {
 
 async fn a_worker_whose_lease_ran_out_cannot_record(db: TestDb) {
     let store = db.store();
-    let (event, hook) = setup(&store).await;
-    let (d, body) = delivery(40, &event, &hook, 0);
-    dispatch_one(&store, &event.id, &[(d.clone(), body)], fixtures::at(0))
-        .await
-        .unwrap();
+    let (_, d) = one_dispatched(&store).await;
     let first = store
         .lease_due(fixtures::at(0), fixtures::at(60), 10, 10, &HashMap::new())
         .await
@@ -527,11 +526,7 @@ async fn a_backlog_at_one_receiver_does_not_starve_another(db: TestDb) {
 
 async fn redelivery_puts_a_delivery_back_in_the_queue(db: TestDb) {
     let store = db.store();
-    let (event, hook) = setup(&store).await;
-    let (d, body) = delivery(40, &event, &hook, 0);
-    dispatch_one(&store, &event.id, &[(d.clone(), body)], fixtures::at(0))
-        .await
-        .unwrap();
+    let (hook, d) = one_dispatched(&store).await;
     assert!(
         matches!(store.redeliver(&d).await, Err(StoreError::Conflict(_))),
         "still pending"
@@ -720,11 +715,7 @@ async fn a_healthy_subscription_is_not_locked_by_its_deliveries_on_postgres() {
         return;
     };
     let store = db.store();
-    let (event, hook) = setup(&store).await;
-    let (d, body) = delivery(40, &event, &hook, 0);
-    dispatch_one(&store, &event.id, &[(d.clone(), body)], fixtures::at(0))
-        .await
-        .unwrap();
+    let (hook, d) = one_dispatched(&store).await;
 
     // Another transaction holds the subscription's row.
     let pool = db.db.pool.clone();

@@ -314,6 +314,10 @@ macro_rules! request_diff {
         impl RequestDiff {
             /// What `new` sets differently from `stored`.
             pub fn between(stored: &RequestRow, new: &RequestRow) -> Self {
+                // Names every field of the row: a column added to
+                // `RequestRow` but not here stops the build instead of
+                // going unwritten.
+                let RequestRow { id: _, version: _, reminded_at: _, $($column: _,)* } = new;
                 Self {
                     $($column: (stored.$column != new.$column).then(|| new.$column.clone()),)*
                 }

@@ -185,12 +185,15 @@ impl NoticeQueue for SqlStore {
                     .load(conn)?;
                 let mut leased = Vec::with_capacity(due.len());
                 for row in due {
-                    // Another instance may have taken it since the read: the
-                    // update then changes nothing and it is left to them.
+                    // Another instance may have taken it since the read, or
+                    // taken it, tried it and freed it again: the update then
+                    // changes nothing and it is left as they recorded it.
                     let mine = diesel::update(
                         notices::table
                             .find(&row.id)
                             .filter(notices::status.eq(NoticeStatus::Pending.as_str()))
+                            .filter(notices::attempts.eq(row.attempts))
+                            .filter(notices::next_attempt_at.le(now))
                             .filter(free()),
                     )
                     .set(notices::leased_until.eq(until))

@@ -74,6 +74,70 @@ impl TestDb {
     }
 }
 
+impl TestDb {
+    /// On PostgreSQL, the interleaving of two instances in which one reads
+    /// a row, the other changes it, and the first then writes it: `work`
+    /// runs while another connection holds row `id` of `table`; once `work`
+    /// waits on that row, the other connection applies `set` (an SQL SET
+    /// list) to it and commits, and `work` goes on against the changed row.
+    pub async fn changed_under<T: Send + 'static>(
+        &self,
+        table: &'static str,
+        id: String,
+        set: &'static str,
+        work: impl std::future::Future<Output = T> + Send + 'static,
+    ) -> T {
+        use diesel::sql_types::Text;
+        use diesel::RunQueryDsl;
+        let pool = self.db.pool.clone();
+        let (locked, wait_locked) = std::sync::mpsc::channel();
+        let (change, wait_change) = std::sync::mpsc::channel::<()>();
+        let other = std::thread::spawn(move || {
+            let mut conn = pool.get().expect("a connection");
+            conn.transaction::<_, diesel::result::Error, _>(|conn| {
+                diesel::sql_query(format!("UPDATE {table} SET id = id WHERE id = $1"))
+                    .bind::<Text, _>(&id)
+                    .execute(conn)?;
+                locked.send(()).expect("the test waits");
+                wait_change.recv().expect("the test goes on");
+                diesel::sql_query(format!("UPDATE {table} SET {set} WHERE id = $1"))
+                    .bind::<Text, _>(&id)
+                    .execute(conn)?;
+                Ok(())
+            })
+            .expect("the other instance's change");
+        });
+        wait_locked.recv().expect("the row is held");
+        let work = tokio::spawn(work);
+        let mut conn = self.db.pool.get().expect("a connection");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            #[derive(diesel::QueryableByName)]
+            struct Waiting {
+                #[diesel(sql_type = diesel::sql_types::BigInt)]
+                n: i64,
+            }
+            let waiting: Waiting = diesel::sql_query(
+                "SELECT COUNT(*) AS n FROM pg_stat_activity \
+                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+            .get_result(&mut conn)
+            .expect("pg_stat_activity");
+            if waiting.n > 0 {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the work never reached the held row"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        change.send(()).expect("the other instance waits");
+        other.join().expect("the other instance");
+        work.await.expect("the work")
+    }
+}
+
 impl Drop for TestDb {
     fn drop(&mut self) {
         if let Some((admin, name)) = &self.postgres {

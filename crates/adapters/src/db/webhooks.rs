@@ -554,13 +554,23 @@ impl DeliveryQueue for SqlStore {
                     if *count >= per_target {
                         continue;
                     }
-                    // Taken only if nobody took it meanwhile (another instance).
+                    // Taken only if it is still as it was read. Between
+                    // the read and this update another instance may have
+                    // leased it, attempted it and recorded the attempt,
+                    // which frees the lease again: a free lease alone would
+                    // let this instance send an answered delivery twice. Any
+                    // recorded attempt moves `attempts`.
                     let taken = diesel::update(
-                        deliveries::table.find(&row.id).filter(
-                            deliveries::leased_until
-                                .is_null()
-                                .or(deliveries::leased_until.lt(now_db)),
-                        ),
+                        deliveries::table
+                            .find(&row.id)
+                            .filter(deliveries::status.eq(DeliveryStatus::Pending.as_str()))
+                            .filter(deliveries::attempts.eq(row.attempts))
+                            .filter(deliveries::next_attempt_at.le(now_db))
+                            .filter(
+                                deliveries::leased_until
+                                    .is_null()
+                                    .or(deliveries::leased_until.lt(now_db)),
+                            ),
                     )
                     .set(deliveries::leased_until.eq(until))
                     .execute(conn)?;

@@ -255,6 +255,46 @@ async fn finished_notices_are_purged_after_the_horizon(db: TestDb) {
     );
 }
 
+/// A notice another instance tried, failed and gave back while this one
+/// was leasing waits out its pause: it is not sent again at once.
+#[tokio::test]
+async fn a_notice_tried_since_it_was_read_waits_for_its_retry_on_postgres() {
+    let Some(db) = TestDb::postgres() else {
+        return;
+    };
+    let store = db.store();
+    let (request, _) = fixtures::created_request(&store).await;
+    let notice = email_to(&request, 40, 0);
+    store.enqueue(std::slice::from_ref(&notice)).await.unwrap();
+
+    let leasing = store.clone();
+    let leased = db
+        .changed_under(
+            "notices",
+            notice.id.to_string(),
+            // One failed attempt recorded: retried in ten minutes.
+            "attempts = 1, next_attempt_at = next_attempt_at + INTERVAL '10 minutes', \
+             leased_until = NULL, last_error = 'connection refused'",
+            async move {
+                leasing
+                    .lease_due_notices(fixtures::at(1), fixtures::at(61), 10)
+                    .await
+            },
+        )
+        .await
+        .unwrap();
+    assert!(leased.is_empty(), "sent again before its pause");
+    let later = store
+        .lease_due_notices(fixtures::at(601), fixtures::at(661), 10)
+        .await
+        .unwrap();
+    assert_eq!(later.len(), 1);
+    assert_eq!(
+        later[0].notice.attempts, 1,
+        "leased as the other recorded it"
+    );
+}
+
 on_every_backend!(
     finished_notices_are_purged_after_the_horizon,
     notices_dispatched_with_their_event_are_leased_once,

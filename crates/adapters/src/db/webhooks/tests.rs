@@ -751,6 +751,45 @@ async fn a_healthy_subscription_is_not_locked_by_its_deliveries_on_postgres() {
     );
 }
 
+/// An instance reads the due deliveries, then leases them one by one. If
+/// meanwhile another instance leased one, sent it and recorded the answer,
+/// the lease is free again but the delivery is done: leasing it would send
+/// it a second time (seen in the cluster test as an event delivered twice
+/// with no failed attempt).
+#[tokio::test]
+async fn a_delivery_answered_since_it_was_read_is_not_leased_again_on_postgres() {
+    let Some(db) = TestDb::postgres() else {
+        return;
+    };
+    let store = db.store();
+    let (_, d) = one_dispatched(&store).await;
+
+    let store2 = store.clone();
+    let leased = db
+        .changed_under(
+            "deliveries",
+            d.id.to_string(),
+            // Sent, answered and recorded: the lease is given back.
+            "status = 'succeeded', attempts = 1, leased_until = NULL",
+            async move {
+                store2
+                    .lease_due(fixtures::at(5), fixtures::at(65), 10, 10, &HashMap::new())
+                    .await
+            },
+        )
+        .await
+        .unwrap();
+    assert!(
+        leased.is_empty(),
+        "an answered delivery was leased again: {:?}",
+        leased.iter().map(|l| l.delivery.id).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        store.delivery_by_id(&d.id).await.unwrap().unwrap().status,
+        DeliveryStatus::Succeeded
+    );
+}
+
 on_every_backend!(
     history_past_the_horizon_is_purged_and_open_work_is_kept,
     subscriptions_round_trip_and_belong_to_their_account,

@@ -126,6 +126,12 @@ impl TestDb {
             if waiting.n > 0 {
                 break;
             }
+            // Ending without waiting would make the test pass without
+            // the interleaving it is about.
+            assert!(
+                !work.is_finished(),
+                "the work ended without waiting on the held row"
+            );
             assert!(
                 std::time::Instant::now() < deadline,
                 "the work never reached the held row"

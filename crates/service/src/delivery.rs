@@ -22,10 +22,15 @@ use crate::signing::delivery_headers;
 
 /// How long a worker holds a delivery: the 10 s a receiver has, plus up to
 /// 10 s waiting for a database connection, plus recording, with room to
-/// spare. A live worker does not lose its lease mid-attempt (and if it
-/// does, its record is refused); a dead worker's deliveries are taken up
-/// again this long after it died.
+/// spare. A dead worker's deliveries are taken up again this long after it
+/// died.
 const LEASE_SECONDS: i64 = 30;
+/// What must be left of the lease when the request goes out: the
+/// receiver's 10 s and time to record. A worker that waited longer for the
+/// database (the pool's wait is configurable) leaves the delivery to the
+/// next lease rather than send it while another instance may take it over
+/// and send it too.
+const SEND_WINDOW_SECONDS: i64 = 15;
 /// Deliveries in flight to one URL at most, so a receiver that is slow or
 /// down holds a few slots, never all of them.
 const PER_TARGET: u32 = 4;
@@ -229,8 +234,15 @@ impl DeliveryService {
             payload,
             leased_until,
         } = leased;
-        let started = self.ports.clock.now();
         let receiver = self.receiver(&delivery).await?;
+        let started = self.ports.clock.now();
+        if leased_until - started < Duration::seconds(SEND_WINDOW_SECONDS) {
+            tracing::warn!(
+                delivery = %delivery.id,
+                "the lease is nearly over before the attempt; left to the next lease"
+            );
+            return Ok(DeliveryStatus::Pending);
+        }
         let outcome = match &receiver {
             Some((url, secret)) => {
                 let event_id = delivery.event_id.to_string();

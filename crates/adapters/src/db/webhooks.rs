@@ -359,6 +359,7 @@ impl WebhookStore for SqlStore {
 
     async fn redeliver(&self, delivery: &Delivery) -> Result<(), StoreError> {
         let id = delivery.id.to_string();
+        let attempts = i32::try_from(delivery.attempts).unwrap_or(i32::MAX);
         let state = (
             deliveries::status.eq(delivery.status.as_str()),
             deliveries::schedule_start
@@ -368,9 +369,13 @@ impl WebhookStore for SqlStore {
         );
         self.db
             .write(move |conn| {
+                // Ended, and not attempted since it was read: two
+                // redeliveries at once, with an attempt in between, would
+                // otherwise restart the schedule a second time.
                 let ended = deliveries::table
                     .find(&id)
-                    .filter(deliveries::status.ne(DeliveryStatus::Pending.as_str()));
+                    .filter(deliveries::status.ne(DeliveryStatus::Pending.as_str()))
+                    .filter(deliveries::attempts.eq(attempts));
                 if diesel::update(ended).set(state).execute(conn)? == 1 {
                     return Ok(());
                 }

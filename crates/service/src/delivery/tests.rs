@@ -342,6 +342,34 @@ async fn an_overtaken_attempt_is_not_an_error() {
     );
 }
 
+/// A worker that waited so long that its lease is nearly over does not
+/// send: another instance may lease the delivery the moment it runs out and
+/// send it too. The delivery waits for the next lease, with no attempt.
+#[tokio::test]
+async fn a_lease_nearly_over_sends_nothing() {
+    // With `left` seconds of the lease left: where the delivery stands, and
+    // how many requests went out.
+    async fn attempt_with(left: i64, records: usize) -> (DeliveryStatus, usize) {
+        let mut kit = Kit::new();
+        let sent = answering(&mut kit, Some(200));
+        kit.deliveries
+            .expect_record_attempt()
+            .times(records)
+            .returning(|_, _, _, _| Ok(()));
+        let mut lease = leased(&kit, 0);
+        lease.leased_until = kit.now + Duration::seconds(left);
+        let status = DeliveryService::new(kit.ports())
+            .attempt(lease)
+            .await
+            .unwrap();
+        let count = sent.lock().unwrap().len();
+        (status, count)
+    }
+    assert_eq!(attempt_with(14, 0).await, (DeliveryStatus::Pending, 0));
+    // The receiver's ten seconds and time to record are left: it sends.
+    assert_eq!(attempt_with(15, 1).await, (DeliveryStatus::Succeeded, 1));
+}
+
 #[tokio::test]
 async fn history_is_purged_in_batches_until_nothing_is_left() {
     let mut kit = Kit::new();

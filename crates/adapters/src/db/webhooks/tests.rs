@@ -590,6 +590,16 @@ async fn redelivery_puts_a_delivery_back_in_the_queue(db: TestDb) {
     let listed = store.deliveries_of(&hook.id, 10).await.unwrap();
     assert_eq!(listed[0].1.len(), 2);
     assert_eq!(listed[0].0.status, DeliveryStatus::Succeeded);
+    // A second redelivery made from the same read, after that attempt,
+    // does not restart the schedule again.
+    assert!(matches!(
+        store.redeliver(&again).await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert_eq!(
+        store.delivery_by_id(&d.id).await.unwrap().unwrap().status,
+        DeliveryStatus::Succeeded
+    );
     let unknown = moved(&again, |d| d.id = DeliveryId::new(fixtures::oid(99)));
     assert!(matches!(
         store.redeliver(&unknown).await,

@@ -68,7 +68,7 @@ pub trait NoticeQueue: Send + Sync {
     ) -> Result<Vec<ReviewRequest>, StoreError>;
     /// Marks the reminder of `request` handled at `at` and queues its
     /// `notices`, in one transaction; `false` (and nothing written) when
-    /// it was handled already.
+    /// it was handled already or the request is no longer open.
     async fn record_reminder(
         &self,
         request: &RequestId,

@@ -138,10 +138,13 @@ impl NoticeQueue for SqlStore {
         let list = list.to_vec();
         self.db
             .write(move |conn| {
+                // Still open: a request answered since it was read needs
+                // no reminder.
                 let marked = diesel::update(
                     requests::table
                         .find(&id)
-                        .filter(requests::reminded_at.is_null()),
+                        .filter(requests::reminded_at.is_null())
+                        .filter(sql::<Bool>(OPEN_CONDITION)),
                 )
                 .set(requests::reminded_at.eq(at))
                 .execute(conn)?;

@@ -200,7 +200,7 @@ async fn each_request_is_reminded_of_once_when_its_reminder_falls_due(db: TestDb
         .unwrap();
     assert_eq!(
         queued.into_iter().map(|l| l.notice).collect::<Vec<_>>(),
-        vec![reminder]
+        vec![reminder.clone()]
     );
     assert_eq!(
         ids(store
@@ -209,11 +209,28 @@ async fn each_request_is_reminded_of_once_when_its_reminder_falls_due(db: TestDb
             .unwrap()),
         [longer.id]
     );
+    // Answered after the reminder worker read it: no reminder goes out.
     let mut answered = store.request_by_id(&longer.id).await.unwrap().unwrap();
     answered
         .respond(lp.creator_id, serde_json::json!(7), fixtures::at(200))
         .unwrap();
     store.update_request(&answered, &[]).await.unwrap();
+    assert!(
+        !store
+            .record_reminder(&longer.id, fixtures::at(300), &[email_to(&longer, 42, 0)])
+            .await
+            .unwrap(),
+        "a request answered since it was read is not reminded of"
+    );
+    let queued = store
+        .lease_due_notices(fixtures::at(300), fixtures::at(360), 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        queued.iter().map(|l| l.notice.id).collect::<Vec<_>>(),
+        [reminder.id],
+        "only the first reminder, whose lease ran out, is queued"
+    );
     assert!(
         store
             .requests_to_remind(fixtures::at(300), 10)

@@ -409,32 +409,57 @@ fn fair_turns(
     per_target: i64,
     limit: i64,
 ) -> Result<Vec<String>, DbError> {
-    let sql = |now: &str, per_target: &str, limit: &str| {
-        format!(
+    use diesel::sql_types::{BigInt, Timestamp};
+    let turns: Vec<Turn> = match conn {
+        // SQLite ranks every due delivery: one writer, and the queue it
+        // ranks is the one it keeps short.
+        DbConnection::Sqlite(c) => diesel::sql_query(
             "SELECT id FROM ( \
                SELECT deliveries.id, deliveries.next_attempt_at, ROW_NUMBER() OVER ( \
                  PARTITION BY deliveries.url \
                  ORDER BY deliveries.next_attempt_at, deliveries.id) AS turn \
                FROM deliveries LEFT JOIN webhooks ON webhooks.id = deliveries.webhook_id \
-               WHERE deliveries.status = 'pending' AND deliveries.next_attempt_at <= {now} \
-                 AND (deliveries.leased_until IS NULL OR deliveries.leased_until < {now}) \
+               WHERE deliveries.status = 'pending' AND deliveries.next_attempt_at <= ?1 \
+                 AND (deliveries.leased_until IS NULL OR deliveries.leased_until < ?1) \
                  AND (deliveries.webhook_id IS NULL OR webhooks.active) \
-             ) AS due WHERE turn <= {per_target} \
-             ORDER BY turn, next_attempt_at, id LIMIT {limit}"
+             ) AS due WHERE turn <= ?2 \
+             ORDER BY turn, next_attempt_at, id LIMIT ?3",
         )
-    };
-    use diesel::sql_types::{BigInt, Timestamp};
-    let turns: Vec<Turn> = match conn {
-        DbConnection::Sqlite(c) => diesel::sql_query(sql("?1", "?2", "?3"))
-            .bind::<Timestamp, _>(now)
-            .bind::<BigInt, _>(per_target)
-            .bind::<BigInt, _>(limit)
-            .load(c)?,
-        DbConnection::Postgres(c) => diesel::sql_query(sql("$1", "$2", "$3"))
-            .bind::<Timestamp, _>(now)
-            .bind::<BigInt, _>(per_target)
-            .bind::<BigInt, _>(limit)
-            .load(c)?,
+        .bind::<Timestamp, _>(now)
+        .bind::<BigInt, _>(per_target)
+        .bind::<BigInt, _>(limit)
+        .load(c)?,
+        // PostgreSQL reads only what it hands out: the URLs with pending
+        // deliveries, one index probe each (a skip scan), then each URL's
+        // first `per_target` due ones through (url, next_attempt_at).
+        // Ranking every due delivery instead cost a sort of the whole
+        // backlog on every lease pass, and with one pass per finished
+        // attempt a backlog of thousands drained at 70 a second.
+        DbConnection::Postgres(c) => diesel::sql_query(
+            "WITH RECURSIVE urls(url) AS ( \
+               (SELECT url FROM deliveries WHERE status = 'pending' ORDER BY url LIMIT 1) \
+               UNION ALL \
+               SELECT (SELECT d.url FROM deliveries d \
+                       WHERE d.status = 'pending' AND d.url > urls.url ORDER BY d.url LIMIT 1) \
+               FROM urls WHERE urls.url IS NOT NULL \
+             ) \
+             SELECT id FROM ( \
+               SELECT due.id, due.next_attempt_at, ROW_NUMBER() OVER ( \
+                 PARTITION BY urls.url ORDER BY due.next_attempt_at, due.id) AS turn \
+               FROM urls CROSS JOIN LATERAL ( \
+                 SELECT d.id, d.next_attempt_at \
+                 FROM deliveries d LEFT JOIN webhooks w ON w.id = d.webhook_id \
+                 WHERE d.url = urls.url AND d.status = 'pending' AND d.next_attempt_at <= $1 \
+                   AND (d.leased_until IS NULL OR d.leased_until < $1) \
+                   AND (d.webhook_id IS NULL OR w.active) \
+                 ORDER BY d.next_attempt_at, d.id LIMIT $2) AS due \
+             ) AS turns \
+             ORDER BY turn, next_attempt_at, id LIMIT $3",
+        )
+        .bind::<Timestamp, _>(now)
+        .bind::<BigInt, _>(per_target)
+        .bind::<BigInt, _>(limit)
+        .load(c)?,
     };
     Ok(turns.into_iter().map(|t| t.id).collect())
 }

@@ -429,9 +429,11 @@ fn fair_turns(
         .bind::<BigInt, _>(per_target)
         .bind::<BigInt, _>(limit)
         .load(c)?,
-        // PostgreSQL reads only what it hands out: the URLs with pending
-        // deliveries, one index probe each (a skip scan), then each URL's
-        // first `per_target` due ones through (url, next_attempt_at).
+        // PostgreSQL reads little more than it hands out: the URLs with
+        // pending deliveries, one index probe each (a skip scan), then each
+        // URL's first `per_target` due ones through (url, next_attempt_at).
+        // A disabled subscription's due deliveries are still stepped over
+        // at the front of their URL, as the ranking query read them too.
         // The inner order is the index's alone, so the scan stops after
         // `per_target` rows whatever the planner thinks of the table (with
         // an id tie-break and stale statistics it read and sorted a whole

@@ -172,16 +172,19 @@ impl NoticeQueue for SqlStore {
         let (now, until) = (to_db_time(now), to_db_time(lease_until));
         self.db
             .write(move |conn| {
-                // Never leased, or the lease has run out.
-                let free = || {
-                    notices::leased_until
-                        .is_null()
-                        .or(notices::leased_until.lt(now))
+                // Pending, due, and never leased or its lease run out.
+                let leasable = || {
+                    notices::status
+                        .eq(NoticeStatus::Pending.as_str())
+                        .and(notices::next_attempt_at.le(now))
+                        .and(
+                            notices::leased_until
+                                .is_null()
+                                .or(notices::leased_until.lt(now)),
+                        )
                 };
                 let due: Vec<NoticeRow> = notices::table
-                    .filter(notices::status.eq(NoticeStatus::Pending.as_str()))
-                    .filter(notices::next_attempt_at.le(now))
-                    .filter(free())
+                    .filter(leasable())
                     .order((notices::next_attempt_at.asc(), notices::id.asc()))
                     .limit(i64::from(limit))
                     .select(NoticeRow::as_select())
@@ -194,10 +197,8 @@ impl NoticeQueue for SqlStore {
                     let mine = diesel::update(
                         notices::table
                             .find(&row.id)
-                            .filter(notices::status.eq(NoticeStatus::Pending.as_str()))
-                            .filter(notices::attempts.eq(row.attempts))
-                            .filter(notices::next_attempt_at.le(now))
-                            .filter(free()),
+                            .filter(leasable())
+                            .filter(notices::attempts.eq(row.attempts)),
                     )
                     .set(notices::leased_until.eq(until))
                     .execute(conn)?;

@@ -74,7 +74,51 @@ impl TestDb {
     }
 }
 
+/// Another connection's open transaction holding one row, as another
+/// instance in the middle of a change would; see [`TestDb::hold_row`].
+pub(crate) struct HeldRow {
+    finish: std::sync::mpsc::Sender<Option<&'static str>>,
+    holder: std::thread::JoinHandle<()>,
+}
+
+impl HeldRow {
+    /// Applies `set` (an SQL SET list), if any, to the held row and
+    /// commits, which lets whatever waits on the row go on.
+    pub fn release(self, set: Option<&'static str>) {
+        self.finish.send(set).expect("the holder waits");
+        self.holder.join().expect("the holder's change");
+    }
+}
+
 impl TestDb {
+    /// On PostgreSQL, row `id` of `table` locked by another connection's
+    /// transaction until [`HeldRow::release`].
+    pub fn hold_row(&self, table: &'static str, id: String) -> HeldRow {
+        use diesel::sql_types::Text;
+        use diesel::RunQueryDsl;
+        let pool = self.db.pool.clone();
+        let (locked, wait_locked) = std::sync::mpsc::channel();
+        let (finish, wait_finish) = std::sync::mpsc::channel::<Option<&'static str>>();
+        let holder = std::thread::spawn(move || {
+            let mut conn = pool.get().expect("a connection");
+            conn.transaction::<_, diesel::result::Error, _>(|conn| {
+                diesel::sql_query(format!("UPDATE {table} SET id = id WHERE id = $1"))
+                    .bind::<Text, _>(&id)
+                    .execute(conn)?;
+                locked.send(()).expect("the test waits");
+                if let Some(set) = wait_finish.recv().expect("the test goes on") {
+                    diesel::sql_query(format!("UPDATE {table} SET {set} WHERE id = $1"))
+                        .bind::<Text, _>(&id)
+                        .execute(conn)?;
+                }
+                Ok(())
+            })
+            .expect("the holder's transaction");
+        });
+        wait_locked.recv().expect("the row is held");
+        HeldRow { finish, holder }
+    }
+
     /// On PostgreSQL, the interleaving of two instances in which one reads
     /// a row, the other changes it, and the first then writes it: `work`
     /// runs while another connection holds row `id` of `table`; once `work`
@@ -87,27 +131,8 @@ impl TestDb {
         set: &'static str,
         work: impl std::future::Future<Output = T> + Send + 'static,
     ) -> T {
-        use diesel::sql_types::Text;
         use diesel::RunQueryDsl;
-        let pool = self.db.pool.clone();
-        let (locked, wait_locked) = std::sync::mpsc::channel();
-        let (change, wait_change) = std::sync::mpsc::channel::<()>();
-        let other = std::thread::spawn(move || {
-            let mut conn = pool.get().expect("a connection");
-            conn.transaction::<_, diesel::result::Error, _>(|conn| {
-                diesel::sql_query(format!("UPDATE {table} SET id = id WHERE id = $1"))
-                    .bind::<Text, _>(&id)
-                    .execute(conn)?;
-                locked.send(()).expect("the test waits");
-                wait_change.recv().expect("the test goes on");
-                diesel::sql_query(format!("UPDATE {table} SET {set} WHERE id = $1"))
-                    .bind::<Text, _>(&id)
-                    .execute(conn)?;
-                Ok(())
-            })
-            .expect("the other instance's change");
-        });
-        wait_locked.recv().expect("the row is held");
+        let held = self.hold_row(table, id);
         let work = tokio::spawn(work);
         let mut conn = self.db.pool.get().expect("a connection");
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -138,8 +163,7 @@ impl TestDb {
             );
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
-        change.send(()).expect("the other instance waits");
-        other.join().expect("the other instance");
+        held.release(Some(set));
         work.await.expect("the work")
     }
 }

@@ -720,7 +720,6 @@ async fn an_event_that_commits_late_is_not_skipped_on_postgres() {
 /// healthy subscription does not touch the subscription's row at all.
 #[tokio::test]
 async fn a_healthy_subscription_is_not_locked_by_its_deliveries_on_postgres() {
-    use diesel::{Connection, RunQueryDsl};
     let Some(db) = TestDb::postgres() else {
         return;
     };
@@ -728,30 +727,13 @@ async fn a_healthy_subscription_is_not_locked_by_its_deliveries_on_postgres() {
     let (hook, d) = one_dispatched(&store).await;
 
     // Another transaction holds the subscription's row.
-    let pool = db.db.pool.clone();
-    let id = hook.id.to_string();
-    let (locked, wait_locked) = std::sync::mpsc::channel();
-    let (release, wait_release) = std::sync::mpsc::channel::<()>();
-    let holder = std::thread::spawn(move || {
-        let mut conn = pool.get().unwrap();
-        conn.transaction::<_, DbError, _>(|conn| {
-            diesel::sql_query("UPDATE webhooks SET url = url WHERE id = $1")
-                .bind::<diesel::sql_types::Text, _>(&id)
-                .execute(conn)?;
-            locked.send(()).unwrap();
-            wait_release.recv().unwrap();
-            Ok(())
-        })
-        .unwrap();
-    });
-    wait_locked.recv().unwrap();
+    let held = db.hold_row("webhooks", hook.id.to_string());
     let recorded = tokio::time::timeout(
         std::time::Duration::from_secs(10),
         record(&store, &d, 1, 0, true, Some(health(&hook, true, 0))),
     )
     .await;
-    release.send(()).unwrap();
-    holder.join().unwrap();
+    held.release(None);
     recorded
         .expect("the attempt was recorded without waiting for the subscription's row")
         .unwrap();

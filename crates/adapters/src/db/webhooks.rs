@@ -432,14 +432,14 @@ fn fair_turns(
         // PostgreSQL reads little more than it hands out: the URLs with
         // pending deliveries, one index probe each (a skip scan), then each
         // URL's first `per_target` due ones through (url, next_attempt_at).
+        // Ranking every due delivery, as SQLite does, sorted the whole
+        // backlog on every lease pass, one pass per finished attempt: a
+        // backlog of thousands drained at 70 a second. The inner order is
+        // the index's alone, so the scan stops after `per_target` rows
+        // whatever the planner thinks of the table (with an id tie-break
+        // and stale statistics it read and sorted a whole URL's backlog).
         // A disabled subscription's due deliveries are still stepped over
         // at the front of their URL, as the ranking query read them too.
-        // The inner order is the index's alone, so the scan stops after
-        // `per_target` rows whatever the planner thinks of the table (with
-        // an id tie-break and stale statistics it read and sorted a whole
-        // URL's backlog). Ranking every due delivery instead cost a sort
-        // of the whole backlog on every lease pass, and with one pass per
-        // finished attempt a backlog of thousands drained at 70 a second.
         DbConnection::Postgres(c) => diesel::sql_query(
             "WITH RECURSIVE urls(url) AS ( \
                (SELECT url FROM deliveries WHERE status = 'pending' ORDER BY url LIMIT 1) \

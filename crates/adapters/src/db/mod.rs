@@ -306,8 +306,8 @@ impl std::fmt::Debug for PoolWaits {
     }
 }
 
-impl r2d2::HandleEvent for PoolWaits {
-    fn handle_checkout(&self, event: r2d2::event::CheckoutEvent) {
+impl diesel::r2d2::HandleEvent for PoolWaits {
+    fn handle_checkout(&self, event: diesel::r2d2::event::CheckoutEvent) {
         self.0.pool_wait(event.duration().as_secs_f64());
     }
 }

@@ -9,7 +9,7 @@ use reviewloop_ports::StoreError;
 use sha2::{Digest, Sha256};
 
 use crate::auth::KeyCache;
-use crate::error::ServiceError;
+use crate::error::{Missing, ServiceError};
 use crate::ports::Ports;
 use crate::principal::Principal;
 
@@ -42,7 +42,7 @@ pub(crate) async fn existing_user(ports: &Ports, email: &Email) -> Result<User, 
         .accounts
         .user_by_email(email)
         .await?
-        .ok_or(ServiceError::NotFound("User not found"))
+        .ok_or(ServiceError::NotFound(Missing::User))
 }
 
 /// The account of `email`, created if it has none yet.
@@ -198,7 +198,7 @@ impl AccountService {
             .accounts
             .revoke_api_key(&id, now)
             .await?
-            .ok_or(ServiceError::NotFound("API key not found"))?;
+            .ok_or(ServiceError::NotFound(Missing::ApiKey))?;
         if let Some(keys) = &self.keys {
             keys.forget_key(&key.id);
         }
@@ -244,10 +244,10 @@ impl AccountService {
         id: &str,
     ) -> Result<ApiKey, ServiceError> {
         Self::require_person(caller)?;
-        let mine = ApiKeyId::parse(id).map_err(|_| ServiceError::NotFound("API key not found"))?;
+        let mine = ApiKeyId::parse(id).map_err(|_| ServiceError::NotFound(Missing::ApiKey))?;
         let keys = self.ports.accounts.api_keys_of(&caller.user_id).await?;
         if !keys.iter().any(|k| k.id == mine) {
-            return Err(ServiceError::NotFound("API key not found"));
+            return Err(ServiceError::NotFound(Missing::ApiKey));
         }
         self.revoke_key(id).await
     }
@@ -289,7 +289,7 @@ impl AccountService {
             .accounts
             .user_by_id(user)
             .await?
-            .ok_or(ServiceError::NotFound("User not found"))?;
+            .ok_or(ServiceError::NotFound(Missing::User))?;
         Ok(user.into_record().signing_secret)
     }
 
@@ -297,7 +297,7 @@ impl AccountService {
         let secret = crate::signing::new_secret(&self.ports.ids.secret_hex(24));
         match self.ports.accounts.set_signing_secret(user, &secret).await {
             Ok(()) => Ok(secret),
-            Err(StoreError::NotFound) => Err(ServiceError::NotFound("User not found")),
+            Err(StoreError::NotFound) => Err(ServiceError::NotFound(Missing::User)),
             Err(e) => Err(e.into()),
         }
     }

@@ -7,7 +7,7 @@ use chrono::{Duration, NaiveDate};
 use reviewloop_domain::{Email, LoopId, Permission, RequestStatus, UserId, ValidationError};
 use reviewloop_ports::RequestFacts;
 
-use crate::error::{messages, ServiceError};
+use crate::error::{Missing, ServiceError};
 use crate::ports::Ports;
 use crate::principal::Principal;
 
@@ -137,7 +137,7 @@ impl AnalyticsService {
         let loops = self.ports.loops.loops_created_by(&caller.user_id).await?;
         if let Some(id) = loop_id {
             if !loops.iter().any(|l| l.id == id) {
-                return Err(ServiceError::NotFound(messages::LOOP_NOT_FOUND));
+                return Err(ServiceError::NotFound(Missing::Loop));
             }
         }
         let now = self.ports.clock.now();

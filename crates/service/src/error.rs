@@ -7,10 +7,6 @@ use reviewloop_ports::{RateLimitStatus, StoreError};
 /// Messages the specification fixes word for word, and a few of our own
 /// that several use cases share.
 pub mod messages {
-    /// The loop does not exist or the caller may not see it.
-    pub const LOOP_NOT_FOUND: &str = "Loop not found";
-    /// The request does not exist or the caller may not see it.
-    pub const REQUEST_NOT_FOUND: &str = "Request not found";
     /// A member tried a creator-only operation.
     pub const LOOP_ACCESS_DENIED: &str = "Access denied to this loop";
     /// Someone other than the requester tried a requester-only operation.
@@ -19,12 +15,8 @@ pub mod messages {
     pub const ONLY_CREATOR_REMOVES: &str = "Only loop creator can remove members";
     /// The creator tried to remove itself.
     pub const CREATOR_CANNOT_REMOVE_SELF: &str = "Loop creator cannot remove themselves";
-    /// The member to remove is not in the loop.
-    pub const MEMBER_NOT_FOUND: &str = "Member not found in this loop";
     /// Deleting a loop that still has open requests, without `force`.
     pub const LOOP_HAS_ACTIVE_REQUESTS: &str = "Cannot delete loop with active requests";
-    /// No live loop has this code.
-    pub const INVALID_INVITE_CODE: &str = "Invalid invite code";
     /// The Authorization header is absent or not a Bearer token.
     pub const MISSING_KEY: &str = "Missing API key: send Authorization: Bearer <key>";
     /// The key is unknown or revoked.
@@ -33,6 +25,62 @@ pub mod messages {
     pub const ACCOUNT_SUSPENDED: &str = "Account suspended";
     /// The key used up its hourly allowance.
     pub const RATE_LIMITED: &str = "Rate limit exceeded";
+}
+
+/// What a use case looked for and did not find, or found but may not show
+/// the caller (the two are one answer, so nobody learns what exists). The
+/// kind, not its message, is what the surfaces tell apart: the alternate
+/// surface gives templates, reviews and teams codes of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    /// A loop (a team on the alternate surface).
+    Loop,
+    /// A review request.
+    Request,
+    /// A member of a loop.
+    Member,
+    /// A loop's invite code.
+    InviteCode,
+    /// An account.
+    User,
+    /// An API key.
+    ApiKey,
+    /// A template.
+    Template,
+    /// A review.
+    Review,
+    /// A webhook subscription.
+    Webhook,
+    /// A webhook delivery.
+    Delivery,
+    /// A password or sign-in link that is unknown, expired or used.
+    Link,
+}
+
+impl Missing {
+    /// The message the client reads (the specification fixes some of them
+    /// word for word).
+    pub fn message(self) -> &'static str {
+        match self {
+            Self::Loop => "Loop not found",
+            Self::Request => "Request not found",
+            Self::Member => "Member not found in this loop",
+            Self::InviteCode => "Invalid invite code",
+            Self::User => "User not found",
+            Self::ApiKey => "API key not found",
+            Self::Template => "Template not found",
+            Self::Review => "Review not found",
+            Self::Webhook => "Webhook not found",
+            Self::Delivery => "Delivery not found",
+            Self::Link => "This link is invalid, expired or already used",
+        }
+    }
+}
+
+impl std::fmt::Display for Missing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.message())
+    }
 }
 
 /// Why a use case did not succeed.
@@ -52,7 +100,7 @@ pub enum ServiceError {
     Forbidden(String),
     /// Absent, or invisible to the caller. (404)
     #[error("{0}")]
-    NotFound(&'static str),
+    NotFound(Missing),
     /// Lost to the resource's state or to another writer. (409)
     #[error("{0}")]
     Conflict(String),

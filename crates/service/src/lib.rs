@@ -36,7 +36,7 @@ pub use audit::{
 };
 pub use auth::{Allowance, Authenticator, KeyCache};
 pub use delivery::DeliveryService;
-pub use error::{messages, ServiceError};
+pub use error::{messages, Missing, ServiceError};
 pub use events::EventStream;
 pub use idempotency::{IdempotencyService, IdempotencyTicket, Idempotent};
 pub use loops::{LoopInvite, LoopPatch, LoopService, RemovedMember};
@@ -44,7 +44,7 @@ pub use notices::NoticeService;
 pub use operations::OperationsService;
 pub use people::{
     PeopleService, SignInThrottle, SignedIn, SignedUp, SignupPolicy, WebSession, ACCOUNT_EXISTS,
-    BAD_LINK, SESSION_DAYS, SETUP_LINK_DAYS, WRONG_CREDENTIALS,
+    SESSION_DAYS, SETUP_LINK_DAYS, WRONG_CREDENTIALS,
 };
 pub use ports::Ports;
 pub use principal::Principal;
@@ -52,7 +52,7 @@ pub use receipts::{PublicKey, ReceiptKeys, REFRESH as RECEIPT_KEY_REFRESH};
 pub use requests::{
     CreatedRequest, Decision, ListRequestsInput, PassedOver, RequestService, Routing, TestClock,
 };
-pub use reviews::{ListReviewsInput, ReviewService, MAX_REVIEW_PAGE, REVIEW_NOT_FOUND};
-pub use templates::{TemplateService, TEMPLATE_NOT_FOUND};
+pub use reviews::{ListReviewsInput, ReviewService, MAX_REVIEW_PAGE};
+pub use templates::TemplateService;
 pub use watch::{ChangeHub, RequestWatcher};
 pub use webhooks::{WebhookInput, WebhookPatch, WebhookService, WebhookView, TEST_EVENT};

@@ -8,7 +8,7 @@ use reviewloop_domain::{
 use reviewloop_ports::StoreError;
 
 use crate::accounts::find_or_create_user;
-use crate::error::{messages, ServiceError};
+use crate::error::{messages, Missing, ServiceError};
 use crate::notices;
 use crate::ports::Ports;
 use crate::principal::Principal;
@@ -22,7 +22,7 @@ const WRITE_ATTEMPTS: usize = 5;
 /// A write that found its loop gone (deleted meanwhile) is a 404.
 fn loop_gone(error: StoreError) -> ServiceError {
     match error {
-        StoreError::NotFound => ServiceError::NotFound(messages::LOOP_NOT_FOUND),
+        StoreError::NotFound => ServiceError::NotFound(Missing::Loop),
         other => other.into(),
     }
 }
@@ -97,7 +97,7 @@ pub(crate) async fn visible_loop(
         .loop_by_id(id)
         .await?
         .filter(|lp| lp.is_visible_to(&caller.user_id))
-        .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))
+        .ok_or(ServiceError::NotFound(Missing::Loop))
 }
 
 /// Whether `caller` may send requests to loop `id` (its creator or an
@@ -432,7 +432,7 @@ impl LoopService {
             Err(StoreError::Conflict(_)) => Err(ServiceError::Refused(
                 messages::LOOP_HAS_ACTIVE_REQUESTS.into(),
             )),
-            Err(StoreError::NotFound) => Err(ServiceError::NotFound(messages::LOOP_NOT_FOUND)),
+            Err(StoreError::NotFound) => Err(ServiceError::NotFound(Missing::Loop)),
             Err(e) => Err(e.into()),
         }
     }
@@ -468,7 +468,7 @@ impl LoopService {
             let mut member = lp
                 .member(user)
                 .cloned()
-                .ok_or(ServiceError::NotFound(messages::MEMBER_NOT_FOUND))?;
+                .ok_or(ServiceError::NotFound(Missing::Member))?;
             let previous = member.status;
             member.remove(now)?;
             let event = wire::loop_event(
@@ -593,7 +593,7 @@ impl LoopService {
                 }
                 Err(StoreError::Conflict(_)) => continue,
                 Err(StoreError::NotFound) => {
-                    return Err(ServiceError::NotFound(messages::INVALID_INVITE_CODE))
+                    return Err(ServiceError::NotFound(Missing::InviteCode))
                 }
                 Err(e) => return Err(e.into()),
             }
@@ -681,7 +681,7 @@ impl LoopService {
                 .member(&caller.user_id)
                 .filter(|m| m.status == MemberStatus::Active)
                 .cloned()
-                .ok_or(ServiceError::NotFound(messages::MEMBER_NOT_FOUND))?;
+                .ok_or(ServiceError::NotFound(Missing::Member))?;
             if member.notify == level {
                 return Ok(member);
             }
@@ -741,13 +741,12 @@ impl LoopService {
     /// The loop behind a live invite code, for the public join page.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn loop_for_code(&self, code: &str) -> Result<Loop, ServiceError> {
-        let code =
-            InviteCode::parse(code).ok_or(ServiceError::NotFound(messages::INVALID_INVITE_CODE))?;
+        let code = InviteCode::parse(code).ok_or(ServiceError::NotFound(Missing::InviteCode))?;
         self.ports
             .loops
             .loop_by_invite_code(&code)
             .await?
-            .ok_or(ServiceError::NotFound(messages::INVALID_INVITE_CODE))
+            .ok_or(ServiceError::NotFound(Missing::InviteCode))
     }
 }
 

@@ -13,14 +13,11 @@ use reviewloop_ports::{ReviewPage, ReviewQuery, ReviewScope, StoreError};
 use serde_json::{json, Value};
 
 use crate::accounts::find_or_create_user;
-use crate::error::{messages, ServiceError};
+use crate::error::{Missing, ServiceError};
 use crate::ports::Ports;
 use crate::principal::Principal;
-use crate::templates::TEMPLATE_NOT_FOUND;
 use crate::wire::event_review_json;
 
-/// The message of every review the caller cannot see.
-pub const REVIEW_NOT_FOUND: &str = "Review not found";
 /// The most reviews one page lists.
 pub const MAX_REVIEW_PAGE: u32 = 200;
 const WRITE_ATTEMPTS: usize = 5;
@@ -156,7 +153,7 @@ impl ReviewService {
             .await?
             .filter(|lp| lp.is_visible_to(&caller.user_id))
             .map(drop)
-            .ok_or(ServiceError::NotFound(messages::LOOP_NOT_FOUND))
+            .ok_or(ServiceError::NotFound(Missing::Loop))
     }
 
     /// Whether `user` may start and complete `review`: a named assignee, or
@@ -183,11 +180,11 @@ impl ReviewService {
             .reviews
             .review_by_id(id)
             .await?
-            .ok_or(ServiceError::NotFound(REVIEW_NOT_FOUND))?;
+            .ok_or(ServiceError::NotFound(Missing::Review))?;
         if review.is_sent_by(&caller.user_id) || self.may_answer(&review, &caller.user_id).await? {
             Ok(review)
         } else {
-            Err(ServiceError::NotFound(REVIEW_NOT_FOUND))
+            Err(ServiceError::NotFound(Missing::Review))
         }
     }
 
@@ -209,7 +206,7 @@ impl ReviewService {
             .template_by_id(&parsed.template_id)
             .await?
             .filter(|t| t.account_id() == caller.user_id)
-            .ok_or(ServiceError::NotFound(TEMPLATE_NOT_FOUND))?;
+            .ok_or(ServiceError::NotFound(Missing::Template))?;
         if let Some(team) = &parsed.team_id {
             self.usable_team(caller, team).await?;
         }
@@ -370,7 +367,7 @@ impl ReviewService {
                     return Ok(review);
                 }
                 Err(StoreError::Conflict(_)) => continue,
-                Err(StoreError::NotFound) => return Err(ServiceError::NotFound(REVIEW_NOT_FOUND)),
+                Err(StoreError::NotFound) => return Err(ServiceError::NotFound(Missing::Review)),
                 Err(e) => return Err(e.into()),
             }
         }

@@ -8,13 +8,10 @@ use reviewloop_domain::{
 use reviewloop_ports::StoreError;
 use serde_json::json;
 
-use crate::error::ServiceError;
+use crate::error::{Missing, ServiceError};
 use crate::ports::Ports;
 use crate::principal::Principal;
 use crate::wire::template_json;
-
-/// The message of every template the caller cannot see.
-pub const TEMPLATE_NOT_FOUND: &str = "Template not found";
 
 /// Template use cases.
 #[derive(Clone)]
@@ -35,7 +32,7 @@ impl TemplateService {
             .template_by_id(id)
             .await?
             .filter(|t| t.account_id() == caller.user_id)
-            .ok_or(ServiceError::NotFound(TEMPLATE_NOT_FOUND))
+            .ok_or(ServiceError::NotFound(Missing::Template))
     }
 
     /// Creates a template for the caller.
@@ -101,7 +98,7 @@ impl TemplateService {
                 self.ports.changes.outbox_written();
                 Ok(template)
             }
-            Err(StoreError::NotFound) => Err(ServiceError::NotFound(TEMPLATE_NOT_FOUND)),
+            Err(StoreError::NotFound) => Err(ServiceError::NotFound(Missing::Template)),
             Err(e) => Err(e.into()),
         }
     }

@@ -7,7 +7,7 @@ use reviewloop_domain::{
 };
 use reviewloop_ports::{Outgoing, SendOutcome, StoreError};
 
-use crate::error::ServiceError;
+use crate::error::{Missing, ServiceError};
 use crate::ports::Ports;
 use crate::principal::Principal;
 use crate::signing::{delivery_headers, new_secret};
@@ -15,8 +15,6 @@ use crate::signing::{delivery_headers, new_secret};
 /// The event name of a test delivery (never stored, never in the outbox).
 pub const TEST_EVENT: &str = "webhook.test";
 
-const NOT_FOUND: &str = "Webhook not found";
-const DELIVERY_NOT_FOUND: &str = "Delivery not found";
 /// Deliveries listed per subscription.
 const DELIVERIES_LISTED: u32 = 100;
 
@@ -83,7 +81,7 @@ impl WebhookService {
             .webhook_by_id(id)
             .await?
             .filter(|w| w.account_id == caller.user_id && w.test == caller.test)
-            .ok_or(ServiceError::NotFound(NOT_FOUND))
+            .ok_or(ServiceError::NotFound(Missing::Webhook))
     }
 
     /// Creates a subscription for the caller's events.
@@ -200,7 +198,7 @@ impl WebhookService {
                 webhook,
                 secret: shown,
             }),
-            Err(StoreError::NotFound) => Err(ServiceError::NotFound(NOT_FOUND)),
+            Err(StoreError::NotFound) => Err(ServiceError::NotFound(Missing::Webhook)),
             Err(e) => Err(e.into()),
         }
     }
@@ -289,7 +287,7 @@ impl WebhookService {
             .delivery_by_id(delivery)
             .await?
             .filter(|d| d.webhook_id == Some(*id))
-            .ok_or(ServiceError::NotFound(DELIVERY_NOT_FOUND))?;
+            .ok_or(ServiceError::NotFound(Missing::Delivery))?;
         if !webhook.active {
             return Err(ServiceError::Conflict(
                 "Webhook is disabled; turn it on (active: true) first".into(),
@@ -300,7 +298,7 @@ impl WebhookService {
         match self.ports.webhooks.redeliver(&found).await {
             Ok(()) => Ok(found),
             Err(StoreError::Conflict(_)) => Err(TransitionError::StillPending.into()),
-            Err(StoreError::NotFound) => Err(ServiceError::NotFound(DELIVERY_NOT_FOUND)),
+            Err(StoreError::NotFound) => Err(ServiceError::NotFound(Missing::Delivery)),
             Err(e) => Err(e.into()),
         }
     }

@@ -41,7 +41,7 @@ impl From<ServiceError> for PageError {
             ServiceError::Invalid(_) | ServiceError::Refused(_) => StatusCode::BAD_REQUEST,
             ServiceError::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
             ServiceError::Forbidden(_) => StatusCode::FORBIDDEN,
-            ServiceError::NotFound(m) => return Self::NotFound((*m).to_owned()),
+            ServiceError::NotFound(m) => return Self::NotFound(m.to_string()),
             ServiceError::Conflict(_) => StatusCode::CONFLICT,
             ServiceError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ServiceError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,

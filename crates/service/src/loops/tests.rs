@@ -104,7 +104,7 @@ async fn strangers_and_pending_members_get_404_active_members_see_the_loop() {
     assert!(svc.get(&member, &id).await.is_ok());
     for caller in [pending, stranger] {
         let err = svc.get(&caller, &id).await.unwrap_err();
-        assert!(matches!(err, ServiceError::NotFound("Loop not found")));
+        assert!(matches!(err, ServiceError::NotFound(Missing::Loop)));
     }
 }
 
@@ -296,10 +296,7 @@ async fn member_removal_rules() {
         matches!(err, ServiceError::Refused(m) if m == "Loop creator cannot remove themselves")
     );
     let err = svc.remove_member(&creator, &id, &u9).await.unwrap_err();
-    assert!(matches!(
-        err,
-        ServiceError::NotFound("Member not found in this loop")
-    ));
+    assert!(matches!(err, ServiceError::NotFound(Missing::Member)));
     let out = svc.remove_member(&creator, &id, &u3).await.unwrap();
     assert_eq!((out.loop_id, out.user_id), (id, u3));
 }
@@ -351,7 +348,7 @@ async fn unknown_or_malformed_codes_are_invalid() {
     for code in ["ZZZZZZ", "0", ""] {
         let err = svc.join(&caller, code).await.unwrap_err();
         assert!(
-            matches!(err, ServiceError::NotFound("Invalid invite code")),
+            matches!(err, ServiceError::NotFound(Missing::InviteCode)),
             "{code}"
         );
     }

@@ -14,7 +14,7 @@ use reviewloop_domain::{
 use reviewloop_ports::{Session, StoreError};
 
 use crate::accounts::{hash_key, new_user};
-use crate::error::{messages, ServiceError};
+use crate::error::{messages, Missing, ServiceError};
 use crate::loops::LoopService;
 use crate::notices;
 use crate::ports::Ports;
@@ -34,8 +34,6 @@ pub const NO_EMAIL: &str =
 /// The answer to every failed sign-in, whether the email is unknown, has
 /// no password or the password is wrong: no account enumeration.
 pub const WRONG_CREDENTIALS: &str = "Email or password is incorrect";
-/// A link that is unknown, expired or used.
-pub const BAD_LINK: &str = "This link is invalid, expired or already used";
 /// Sign-up with an email that already has an account.
 pub const ACCOUNT_EXISTS: &str =
     "An account with this email already exists: sign in with it instead";
@@ -254,7 +252,7 @@ impl PeopleService {
             .accounts
             .user_by_id(id)
             .await?
-            .ok_or(ServiceError::NotFound("User not found"))
+            .ok_or(ServiceError::NotFound(Missing::User))
     }
 
     /// Sets an account's password from the command line (ends its sessions).
@@ -333,7 +331,7 @@ impl PeopleService {
             .people
             .password_token(&hash_key(token), now)
             .await?
-            .ok_or(ServiceError::NotFound(BAD_LINK))?;
+            .ok_or(ServiceError::NotFound(Missing::Link))?;
         self.user(&user).await
     }
 
@@ -354,7 +352,7 @@ impl PeopleService {
             .people
             .redeem_password_token(&hash_key(token), &hash, now)
             .await?
-            .ok_or(ServiceError::NotFound(BAD_LINK))?;
+            .ok_or(ServiceError::NotFound(Missing::Link))?;
         let user = self.user(&user).await?;
         self.start_session(user).await
     }

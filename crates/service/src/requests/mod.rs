@@ -24,7 +24,7 @@ use reviewloop_domain::{
 use reviewloop_ports::{InboxView, RequestPage, RequestQuery, StoreError};
 use serde_json::Value;
 
-use crate::error::{messages, ServiceError};
+use crate::error::{messages, Missing, ServiceError};
 use crate::loops::LoopCache;
 use crate::ports::Ports;
 use crate::principal::Principal;
@@ -126,7 +126,7 @@ impl RequestService {
         id: &RequestId,
         actor: Actor,
     ) -> Result<(ReviewRequest, Loops), ServiceError> {
-        let not_found = || ServiceError::NotFound(messages::REQUEST_NOT_FOUND);
+        let not_found = || ServiceError::NotFound(Missing::Request);
         let request = self
             .ports
             .requests
@@ -217,9 +217,7 @@ impl RequestService {
                     return Ok(request);
                 }
                 Err(StoreError::Conflict(_)) => continue,
-                Err(StoreError::NotFound) => {
-                    return Err(ServiceError::NotFound(messages::REQUEST_NOT_FOUND))
-                }
+                Err(StoreError::NotFound) => return Err(ServiceError::NotFound(Missing::Request)),
                 Err(e) => return Err(e.into()),
             }
         }
@@ -334,9 +332,7 @@ impl RequestService {
                 self.ports.changes.outbox_written();
             }
             // The loop was deleted between reading it and writing the request.
-            Err(StoreError::NotFound) => {
-                return Err(ServiceError::NotFound(messages::LOOP_NOT_FOUND))
-            }
+            Err(StoreError::NotFound) => return Err(ServiceError::NotFound(Missing::Loop)),
             Err(StoreError::Conflict(cause)) => {
                 // An earlier attempt under the same idempotency key got here first.
                 return match self.ports.requests.request_by_id(&request.id).await? {
@@ -596,7 +592,7 @@ impl RequestService {
                 request.test == caller.test && request.is_readable_by(&caller.user_id, *active)
             })
             .map(|(request, _)| request)
-            .ok_or(ServiceError::NotFound(messages::REQUEST_NOT_FOUND))
+            .ok_or(ServiceError::NotFound(Missing::Request))
     }
 
     /// [`RequestService::get`], but while the request is still open, waits
@@ -657,7 +653,7 @@ impl RequestService {
                 .requests
                 .request_by_id(&seen.id)
                 .await?
-                .ok_or(ServiceError::NotFound(messages::REQUEST_NOT_FOUND))?,
+                .ok_or(ServiceError::NotFound(Missing::Request))?,
         );
         shared.publish(fresh.clone());
         Ok(fresh)

@@ -120,7 +120,7 @@ async fn create_refuses_invisible_loops_and_invalid_bodies() {
             .create(&caller, &loop_id, input(), None)
             .await
             .unwrap_err();
-        assert!(matches!(err, ServiceError::NotFound("Loop not found")));
+        assert!(matches!(err, ServiceError::NotFound(Missing::Loop)));
     }
     let bad = RequestInput {
         priority: Some("urgent".into()),
@@ -176,7 +176,7 @@ async fn reviewers_see_requests_strangers_and_removed_members_do_not() {
     for caller in [removed, stranger] {
         assert!(matches!(
             svc.get(&caller, &id).await,
-            Err(ServiceError::NotFound("Request not found"))
+            Err(ServiceError::NotFound(Missing::Request))
         ));
     }
 }

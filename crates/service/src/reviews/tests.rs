@@ -104,7 +104,7 @@ async fn another_accounts_template_is_not_found_and_nothing_is_written() {
     let service = ReviewService::new(kit.ports());
     assert!(matches!(
         service.create(&caller, input).await,
-        Err(ServiceError::NotFound(TEMPLATE_NOT_FOUND))
+        Err(ServiceError::NotFound(Missing::Template))
     ));
 }
 
@@ -142,11 +142,11 @@ async fn only_assignees_and_active_team_members_answer() {
     let result = json!({"approve": true});
     assert!(matches!(
         service.complete(&stranger, &id, &result).await,
-        Err(ServiceError::NotFound(REVIEW_NOT_FOUND))
+        Err(ServiceError::NotFound(Missing::Review))
     ));
     assert!(matches!(
         service.complete(&pending, &id, &result).await,
-        Err(ServiceError::NotFound(REVIEW_NOT_FOUND))
+        Err(ServiceError::NotFound(Missing::Review))
     ));
     let done = service.complete(&member, &id, &result).await.unwrap();
     assert_eq!(

@@ -95,7 +95,7 @@ async fn another_accounts_template_is_not_found() {
             .map(drop),
     ] {
         assert!(
-            matches!(result, Err(ServiceError::NotFound(TEMPLATE_NOT_FOUND))),
+            matches!(result, Err(ServiceError::NotFound(Missing::Template))),
             "{result:?}"
         );
     }

@@ -105,7 +105,7 @@ async fn another_accounts_subscription_is_not_found() {
     let service = WebhookService::new(kit.ports());
     assert!(matches!(
         service.get(&caller, &id).await,
-        Err(ServiceError::NotFound("Webhook not found"))
+        Err(ServiceError::NotFound(Missing::Webhook))
     ));
     assert!(matches!(
         service.delete(&caller, &id).await,
@@ -182,7 +182,7 @@ async fn redelivery_needs_a_delivery_of_that_subscription() {
         )
         .await
         .unwrap_err();
-    assert!(matches!(err, ServiceError::NotFound("Delivery not found")));
+    assert!(matches!(err, ServiceError::NotFound(Missing::Delivery)));
 }
 
 #[tokio::test]

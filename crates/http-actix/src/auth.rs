@@ -8,7 +8,7 @@ use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION};
 use actix_web::middleware::Next;
-use actix_web::{web, Error, FromRequest, HttpMessage, HttpRequest, ResponseError};
+use actix_web::{web, Error, FromRequest, HttpMessage, HttpRequest};
 use reviewloop_ports::RateLimitStatus;
 use reviewloop_service::{messages, Allowance, Principal, ServiceError};
 
@@ -35,13 +35,10 @@ pub(crate) async fn authenticate(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, Error> {
-    let surface = Surface::of(req.path());
+    let surface = Surface::of(req.request());
     let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
-        let error = ApiError::new(
-            ServiceError::Unexpected("application state missing".into()),
-            surface,
-        );
-        return Ok(req.into_response(error.error_response()));
+        let error = ApiError::from(ServiceError::Unexpected("application state missing".into()));
+        return Ok(req.error_response(error));
     };
     let header = req
         .headers()
@@ -65,7 +62,8 @@ pub(crate) async fn authenticate(
             rate_limit_headers(response.headers_mut(), &status);
             Ok(response.map_into_boxed_body())
         }
-        Err(error) => Ok(req.into_response(ApiError::new(error, surface).error_response())),
+        // Kept as the error it is, so the scope renders it in its envelope.
+        Err(error) => Ok(req.error_response(ApiError::from(error))),
     }
 }
 
@@ -82,11 +80,6 @@ impl FromRequest for Caller {
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let caller = req.extensions().get::<Caller>().cloned();
-        ready(caller.ok_or_else(|| {
-            ApiError::new(
-                ServiceError::Unauthenticated(messages::MISSING_KEY),
-                Surface::of(req.path()),
-            )
-        }))
+        ready(caller.ok_or_else(|| ServiceError::Unauthenticated(messages::MISSING_KEY).into()))
     }
 }

@@ -10,18 +10,16 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
-use crate::envelope::Surface;
 use crate::error::ApiError;
 use crate::{BODY_READ_TIMEOUT, MAX_BODY_BYTES};
 
 pub(crate) fn json_config() -> web::JsonConfig {
     web::JsonConfig::default()
         .limit(MAX_BODY_BYTES)
-        .error_handler(|error, req| json_error(&error, req).into())
+        .error_handler(|error, _| json_error(&error).into())
 }
 
-fn json_error(error: &JsonPayloadError, req: &HttpRequest) -> ApiError {
-    let surface = Surface::of(req.path());
+fn json_error(error: &JsonPayloadError) -> ApiError {
     let message = match error {
         JsonPayloadError::Overflow { .. } | JsonPayloadError::OverflowKnownLength { .. } => {
             format!("Request body too large: the limit is {MAX_BODY_BYTES} bytes")
@@ -38,48 +36,32 @@ fn json_error(error: &JsonPayloadError, req: &HttpRequest) -> ApiError {
         JsonPayloadError::ContentType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
         _ => StatusCode::BAD_REQUEST,
     };
-    ApiError::invalid(status, "body", message, surface)
+    ApiError::invalid(status, "body", message)
 }
 
 pub(crate) fn query_config() -> web::QueryConfig {
-    web::QueryConfig::default().error_handler(|error, req| {
+    web::QueryConfig::default().error_handler(|error, _| {
         let message = match &error {
             QueryPayloadError::Deserialize(e) => format!("Invalid query string: {e}"),
             other => format!("Invalid query string: {other}"),
         };
-        ApiError::invalid(
-            StatusCode::BAD_REQUEST,
-            "query",
-            message,
-            Surface::of(req.path()),
-        )
-        .into()
+        ApiError::invalid(StatusCode::BAD_REQUEST, "query", message).into()
     })
 }
 
 pub(crate) fn path_config() -> web::PathConfig {
-    web::PathConfig::default().error_handler(|_, req| invalid_id(Surface::of(req.path())).into())
+    web::PathConfig::default().error_handler(|_, _| invalid_id().into())
 }
 
 /// A path id that is not 24 hexadecimal characters: 400 `Invalid ID
 /// format`, whose `details` name `id` on the alternate surface.
-pub(crate) fn invalid_id(surface: Surface) -> ApiError {
-    ApiError::invalid(
-        StatusCode::BAD_REQUEST,
-        "id",
-        "Invalid ID format".into(),
-        surface,
-    )
+pub(crate) fn invalid_id() -> ApiError {
+    ApiError::invalid(StatusCode::BAD_REQUEST, "id", "Invalid ID format".into())
 }
 
-/// Parses a path id of the request surface.
+/// Parses a path id.
 pub(crate) fn id<T: std::str::FromStr>(raw: &str) -> Result<T, ApiError> {
-    id_in(raw, Surface::Request)
-}
-
-/// Parses a path id, refusing it in the envelope of `surface`.
-pub(crate) fn id_in<T: std::str::FromStr>(raw: &str, surface: Surface) -> Result<T, ApiError> {
-    raw.parse().map_err(|_| invalid_id(surface))
+    raw.parse().map_err(|_| invalid_id())
 }
 
 /// For `Option<Value>` fields where an explicit `null` means "clear it":
@@ -96,14 +78,13 @@ pub(crate) fn present_text<'de, D: Deserializer<'de>>(
 }
 
 /// The 408 of a body that did not arrive within [`BODY_READ_TIMEOUT`].
-pub(crate) fn too_slow(surface: Surface) -> ApiError {
+pub(crate) fn too_slow() -> ApiError {
     ApiError::with_status(
         StatusCode::REQUEST_TIMEOUT,
         format!(
             "Request body not received within {} seconds",
             BODY_READ_TIMEOUT.as_secs()
         ),
-        surface,
     )
 }
 
@@ -119,13 +100,12 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let object = web::Json::<Map<String, Value>>::from_request(req, payload);
-        let surface = Surface::of(req.path());
         Box::pin(async move {
             // A client that sends its headers and then trickles the body
             // would hold its connection (and this task) for as long as it
             // liked; the unread rest makes actix close the connection.
             let Ok(object) = actix_web::rt::time::timeout(BODY_READ_TIMEOUT, object).await else {
-                return Err(too_slow(surface).into());
+                return Err(too_slow().into());
             };
             let object = Value::Object(object?.into_inner());
             // The path names the field at fault (`fields[1].name`).
@@ -138,7 +118,6 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
                         StatusCode::BAD_REQUEST,
                         &field,
                         format!("Invalid request body: {}", e.inner()),
-                        surface,
                     )
                     .into()
                 })

@@ -1,13 +1,25 @@
-//! The two response envelopes. The request surface answers
-//! `{"error", "msg", "data"}`; the alternate surface (reviews, templates,
-//! webhooks, teams) answers `{"success", "data", "meta"}` and, on failure,
+//! The two response envelopes, and the one place that chooses between
+//! them. The request surface answers `{"error", "msg", "data"}`; the
+//! alternate surface (reviews, templates, webhooks, teams) answers
+//! `{"success", "data", "meta"}` and, on failure,
 //! `{"success": false, "error": {"code", "message", "details"}}`.
+//!
+//! The route table mounts every scope with its surface ([`request_surface`]
+//! or [`alternate_surface`]); a handler returns a [`Reply`] or an
+//! [`ApiError`](crate::error::ApiError) and never names an envelope.
 
+use actix_web::body::BoxBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{ContentType, CONTENT_LENGTH, CONTENT_TYPE};
 use actix_web::http::StatusCode;
-use actix_web::HttpResponse;
+use actix_web::middleware::Next;
+use actix_web::web::Bytes;
+use actix_web::{body::MessageBody, Error, HttpMessage, HttpRequest, HttpResponse, Responder};
 use chrono::{SecondsFormat, Utc};
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
+
+use crate::error::ApiError;
 
 tokio::task_local! {
     static REQUEST_ID: String;
@@ -31,7 +43,7 @@ fn meta(request_id: Option<String>) -> Value {
     })
 }
 
-/// Which envelope a path answers in.
+/// Which envelope a route answers in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Surface {
     /// `/v1/api/...`, `/v1/loops`, `/v1/requests`, `/v1/test`, everything else.
@@ -41,81 +53,240 @@ pub enum Surface {
 }
 
 impl Surface {
-    /// The surface a path belongs to.
-    pub fn of(path: &str) -> Self {
-        const ALTERNATE: [&str; 4] = ["/v1/reviews", "/v1/templates", "/v1/webhooks", "/v1/teams"];
-        let alternate = ALTERNATE.iter().any(|prefix| {
-            path.strip_prefix(prefix)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-        });
-        if alternate {
-            Self::Alternate
-        } else {
-            Self::Request
-        }
+    /// The surface of the scope that routed `req`. Outside the API's
+    /// scopes (`/health`, `/mcp`, the web application) it is the request
+    /// surface.
+    pub(crate) fn of(req: &HttpRequest) -> Self {
+        req.extensions()
+            .get::<Surface>()
+            .copied()
+            .unwrap_or(Surface::Request)
     }
 }
 
-/// The body of a success in envelope A.
-pub fn ok_body(msg: &str, data: impl Serialize) -> Value {
-    json!({"error": false, "msg": msg, "data": data})
+/// Middleware of a request-surface scope.
+pub(crate) async fn request_surface(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, Error> {
+    answer_in(Surface::Request, req, next).await
 }
 
-/// A success in the alternate envelope: `{"success", "data", "meta"}`.
-pub fn ok_alternate(status: StatusCode, data: impl Serialize) -> HttpResponse {
-    HttpResponse::build(status).json(json!({
-        "success": true,
-        "data": data,
-        "meta": meta(None),
-    }))
+/// Middleware of an alternate-surface scope.
+pub(crate) async fn alternate_surface(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, Error> {
+    answer_in(Surface::Alternate, req, next).await
 }
 
-/// A page of a list in the alternate envelope: `meta` also carries
-/// `pagination`.
-pub(crate) fn ok_alternate_paged(data: impl Serialize, pagination: Value) -> HttpResponse {
-    let mut meta = meta(None);
-    meta["pagination"] = pagination;
-    HttpResponse::Ok().json(json!({"success": true, "data": data, "meta": meta}))
+/// Marks the request with `surface` for everything inside the scope
+/// (extractors, authentication, [`Reply`]) and renders an [`ApiError`] in
+/// it. An error renders itself in envelope A; only the alternate surface
+/// has to render it again.
+async fn answer_in(
+    surface: Surface,
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, Error> {
+    req.extensions_mut().insert(surface);
+    let response = next.call(req).await?.map_into_boxed_body();
+    if surface == Surface::Request {
+        return Ok(response);
+    }
+    let Some(rendered) = response
+        .response()
+        .error()
+        .and_then(|e| e.as_error::<ApiError>())
+        .map(|error| error.render(surface))
+    else {
+        return Ok(response);
+    };
+    let (req, old) = response.into_parts();
+    Ok(ServiceResponse::new(req, keep_headers(&old, rendered)))
 }
 
-/// Envelope A around typed data, serialized in one pass.
-#[derive(Serialize)]
-struct Success<'a, T> {
-    error: bool,
-    msg: &'a str,
-    data: T,
+/// `new` with the headers `old` carried (rate-limit headers, `Allow`,
+/// `Retry-After`), but its own body's type and length.
+pub(crate) fn keep_headers<B>(old: &HttpResponse<B>, mut new: HttpResponse) -> HttpResponse {
+    for (name, value) in old.headers() {
+        if name != CONTENT_TYPE && name != CONTENT_LENGTH {
+            new.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    new
 }
 
-/// A success in envelope A.
-pub fn ok(status: StatusCode, msg: &str, data: impl Serialize) -> HttpResponse {
-    HttpResponse::build(status).json(Success {
-        error: false,
-        msg,
-        data,
-    })
+/// The data of a success, shaped for either envelope.
+enum Shape {
+    /// The same data in both.
+    Same(Bytes),
+    /// Data of each envelope's own shape: A's, then B's.
+    Each(Bytes, Bytes),
+    /// One object: `{key: object}` in envelope A, the object itself in B.
+    Named(&'static str, Bytes),
+    /// A list: `{...extra, "count", key: [...]}` in A, the list itself in B.
+    List {
+        key: &'static str,
+        items: Vec<Value>,
+        extra: Map<String, Value>,
+    },
 }
 
-/// Envelope A around typed data, serialized into bytes to send now and
-/// perhaps again ([`ok_made`]).
-pub(crate) fn ok_bytes(msg: &str, data: impl Serialize) -> actix_web::web::Bytes {
+/// A success: its status, the message envelope A carries and its data. The
+/// route's surface chooses the envelope when it is sent.
+pub(crate) struct Reply {
+    status: StatusCode,
+    msg: &'static str,
+    shape: Shape,
+    pagination: Option<Value>,
+}
+
+/// `data` as JSON text.
+pub(crate) fn json_bytes(data: &impl Serialize) -> Bytes {
     // Our views always serialize (no map has keys that are not strings);
-    // were one not to, the answer says so rather than sending nothing.
-    serde_json::to_vec(&Success {
-        error: false,
-        msg,
-        data,
-    })
-    .map(Into::into)
-    .unwrap_or_else(|e| {
-        tracing::error!(error = %e, "an answer could not be serialized");
-        actix_web::web::Bytes::from_static(br#"{"error":true,"msg":"Internal server error"}"#)
-    })
+    // were one not to, the data says so rather than the answer being lost.
+    serde_json::to_vec(data)
+        .map(Into::into)
+        .unwrap_or_else(|e| {
+            tracing::error!(error = %e, "an answer could not be serialized");
+            Bytes::from_static(b"null")
+        })
 }
 
-/// A success in envelope A whose body [`ok_bytes`] made.
-pub(crate) fn ok_made(status: StatusCode, body: actix_web::web::Bytes) -> HttpResponse {
+impl Reply {
+    /// `data`, the same in both envelopes.
+    pub(crate) fn new(status: StatusCode, msg: &'static str, data: impl Serialize) -> Self {
+        Self::made(status, msg, json_bytes(&data))
+    }
+
+    /// Data serialized before (kept by [`crate::rendered`]).
+    pub(crate) fn made(status: StatusCode, msg: &'static str, data: Bytes) -> Self {
+        Self {
+            status,
+            msg,
+            shape: Shape::Same(data),
+            pagination: None,
+        }
+    }
+
+    /// `a` in envelope A, `b` in envelope B.
+    pub(crate) fn each(
+        status: StatusCode,
+        msg: &'static str,
+        a: impl Serialize,
+        b: impl Serialize,
+    ) -> Self {
+        Self {
+            status,
+            msg,
+            shape: Shape::Each(json_bytes(&a), json_bytes(&b)),
+            pagination: None,
+        }
+    }
+
+    /// One object, named `key` in envelope A.
+    pub(crate) fn named(
+        status: StatusCode,
+        msg: &'static str,
+        key: &'static str,
+        data: impl Serialize,
+    ) -> Self {
+        Self {
+            status,
+            msg,
+            shape: Shape::Named(key, json_bytes(&data)),
+            pagination: None,
+        }
+    }
+
+    /// A list named `key` in envelope A, beside `extra` and its `count`.
+    pub(crate) fn list(
+        msg: &'static str,
+        key: &'static str,
+        items: Vec<Value>,
+        extra: Map<String, Value>,
+    ) -> Self {
+        Self {
+            status: StatusCode::OK,
+            msg,
+            shape: Shape::List { key, items, extra },
+            pagination: None,
+        }
+    }
+
+    /// Paging facts, which envelope B carries in `meta.pagination`.
+    pub(crate) fn paged(mut self, pagination: Value) -> Self {
+        self.pagination = Some(pagination);
+        self
+    }
+
+    /// The status it answers with.
+    pub(crate) fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The whole body in the envelope of `surface`.
+    pub(crate) fn body(self, surface: Surface) -> Bytes {
+        let data = match (self.shape, surface) {
+            (Shape::Same(data), _)
+            | (Shape::Each(data, _), Surface::Request)
+            | (Shape::Each(_, data), Surface::Alternate)
+            | (Shape::Named(_, data), Surface::Alternate) => data,
+            (Shape::Named(key, data), Surface::Request) => {
+                let mut named = Vec::with_capacity(data.len() + key.len() + 5);
+                named.extend_from_slice(b"{");
+                named.extend_from_slice(&json_bytes(&key));
+                named.extend_from_slice(b":");
+                named.extend_from_slice(&data);
+                named.extend_from_slice(b"}");
+                named.into()
+            }
+            (Shape::List { items, .. }, Surface::Alternate) => json_bytes(&items),
+            (Shape::List { key, items, extra }, Surface::Request) => {
+                let mut data = extra;
+                data.insert("count".into(), json!(items.len()));
+                data.insert(key.into(), Value::Array(items));
+                json_bytes(&data)
+            }
+        };
+        let mut body = Vec::with_capacity(data.len() + 64);
+        match surface {
+            Surface::Request => {
+                body.extend_from_slice(br#"{"error":false,"msg":"#);
+                body.extend_from_slice(&json_bytes(&self.msg));
+                body.extend_from_slice(br#","data":"#);
+                body.extend_from_slice(&data);
+            }
+            Surface::Alternate => {
+                let mut meta = meta(None);
+                if let Some(pagination) = self.pagination {
+                    meta["pagination"] = pagination;
+                }
+                body.extend_from_slice(br#"{"success":true,"data":"#);
+                body.extend_from_slice(&data);
+                body.extend_from_slice(br#","meta":"#);
+                body.extend_from_slice(&json_bytes(&meta));
+            }
+        }
+        body.extend_from_slice(b"}");
+        body.into()
+    }
+}
+
+impl Responder for Reply {
+    type Body = BoxBody;
+
+    fn respond_to(self, req: &HttpRequest) -> HttpResponse {
+        let status = self.status;
+        json_response(status, self.body(Surface::of(req)))
+    }
+}
+
+/// A JSON answer made of `body`.
+pub(crate) fn json_response(status: StatusCode, body: Bytes) -> HttpResponse {
     HttpResponse::build(status)
-        .content_type(actix_web::http::header::ContentType::json())
+        .content_type(ContentType::json())
         .body(body)
 }
 
@@ -134,29 +305,21 @@ pub(crate) fn alternate_code(status: StatusCode) -> &'static str {
     }
 }
 
-/// A failure in the envelope of `surface`.
-pub fn failure(
+/// A failure the framework gives (no route, wrong method), in the envelope
+/// of `surface`.
+pub(crate) fn failure(
     surface: Surface,
     status: StatusCode,
     message: &str,
     request_id: Option<String>,
 ) -> HttpResponse {
-    HttpResponse::build(status).json(failure_body(surface, status, message, request_id))
-}
-
-/// The body of a failure in the envelope of `surface`.
-pub fn failure_body(
-    surface: Surface,
-    status: StatusCode,
-    message: &str,
-    request_id: Option<String>,
-) -> Value {
-    match surface {
+    let body = match surface {
         Surface::Request => json!({"error": true, "msg": message}),
         Surface::Alternate => {
             alternate_failure(alternate_code(status), message, Value::Null, request_id)
         }
-    }
+    };
+    HttpResponse::build(status).json(body)
 }
 
 /// A failure body of the alternate envelope: `details` lists the fields at
@@ -178,26 +341,40 @@ pub(crate) fn alternate_failure(
 mod tests {
     use super::*;
 
+    fn parsed(body: Bytes) -> Value {
+        serde_json::from_slice(&body).unwrap()
+    }
+
     #[test]
-    fn paths_pick_their_surface() {
-        for path in [
-            "/v1/webhooks",
-            "/v1/webhooks/abc",
-            "/v1/reviews",
-            "/v1/teams/x/members",
-            "/v1/templates",
-        ] {
-            assert_eq!(Surface::of(path), Surface::Alternate, "{path}");
-        }
-        for path in [
-            "/v1/api/webhooks",
-            "/v1/loops",
-            "/v1/test",
-            "/",
-            "/v1/reviewsx",
-            "/join/ABC",
-        ] {
-            assert_eq!(Surface::of(path), Surface::Request, "{path}");
-        }
+    fn one_reply_takes_the_envelope_of_its_surface() {
+        let reply = || Reply::named(StatusCode::CREATED, "Made", "thing", json!({"id": 1}));
+        assert_eq!(
+            parsed(reply().body(Surface::Request)),
+            json!({"error": false, "msg": "Made", "data": {"thing": {"id": 1}}})
+        );
+        let b = parsed(reply().body(Surface::Alternate));
+        assert_eq!(b["success"], true);
+        assert_eq!(b["data"], json!({"id": 1}));
+        assert!(b["meta"]["timestamp"].is_string());
+    }
+
+    #[test]
+    fn a_list_is_counted_in_envelope_a_and_bare_in_b() {
+        let mut extra = Map::new();
+        extra.insert("webhook_id".into(), json!("w"));
+        let reply = || Reply::list("Listed", "items", vec![json!(1), json!(2)], extra.clone());
+        assert_eq!(
+            parsed(reply().body(Surface::Request))["data"],
+            json!({"webhook_id": "w", "count": 2, "items": [1, 2]})
+        );
+        let b = parsed(reply().paged(json!({"total": 2})).body(Surface::Alternate));
+        assert_eq!(b["data"], json!([1, 2]));
+        assert_eq!(b["meta"]["pagination"], json!({"total": 2}));
+    }
+
+    #[test]
+    fn messages_are_escaped() {
+        let body = Reply::new(StatusCode::OK, "say \"hi\"", json!(null)).body(Surface::Request);
+        assert_eq!(parsed(body)["msg"], "say \"hi\"");
     }
 }

@@ -1,69 +1,68 @@
 //! The error policy, in one place: every service outcome gets one status
-//! code and a message in the envelope of the path's surface. Anything
-//! unexpected is logged in full and shown as a bare 500.
+//! code and a body in each envelope. Anything unexpected is logged in full
+//! and shown as a bare 500. Which envelope an error is sent in is the
+//! route's surface ([`crate::envelope`]), never the handler's choice.
 
 use actix_web::http::header::{HeaderValue, RETRY_AFTER};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use chrono::Utc;
-use reviewloop_service::ServiceError;
-
-use crate::auth::rate_limit_headers;
-use crate::envelope::{alternate_code, alternate_failure, failure_body, Surface};
-use reviewloop_service::{REVIEW_NOT_FOUND, TEMPLATE_NOT_FOUND};
+use reviewloop_service::{Missing, ServiceError};
 use serde_json::{json, Value};
 
-/// What the alternate surface calls a loop it cannot find.
-pub const TEAM_NOT_FOUND: &str = "Team not found";
+use crate::auth::rate_limit_headers;
+use crate::envelope::{alternate_code, alternate_failure, Surface};
 
-/// A failed request: what went wrong and which envelope to answer in.
+/// A failed request: what went wrong.
 #[derive(Debug)]
 pub struct ApiError {
     error: ServiceError,
-    surface: Surface,
     /// For failures of the HTTP layer itself that have a status of their
-    /// own (413, 415) but no counterpart among the service outcomes.
+    /// own (408, 413, 415) but no counterpart among the service outcomes.
     status: Option<StatusCode>,
 }
 
 impl ApiError {
-    /// An error answered in the envelope of `surface`.
-    pub fn new(error: impl Into<ServiceError>, surface: Surface) -> Self {
-        Self {
-            error: error.into(),
-            surface,
-            status: None,
-        }
-    }
-
     /// A client error about one part of the request (`field`: a path in the
     /// body, or `body`, `id`, `query`), with its own status: on the
     /// alternate surface `details` names the part.
-    pub fn invalid(status: StatusCode, field: &str, message: String, surface: Surface) -> Self {
+    pub fn invalid(status: StatusCode, field: &str, message: String) -> Self {
         Self {
             error: ServiceError::Invalid(reviewloop_domain::ValidationError::field(field, message)),
-            surface,
             status: Some(status),
         }
     }
 
     /// A client error with its own status and message.
-    pub fn with_status(status: StatusCode, message: String, surface: Surface) -> Self {
+    pub fn with_status(status: StatusCode, message: impl Into<String>) -> Self {
         Self {
-            error: ServiceError::Refused(message),
-            surface,
+            error: ServiceError::Refused(message.into()),
             status: Some(status),
         }
     }
 
-    /// The failure body this error is answered with. On the alternate
+    /// A 400 with `message`.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        ServiceError::Refused(message.into()).into()
+    }
+
+    /// The message the client reads. The alternate surface calls loops
+    /// teams.
+    fn message(&self, surface: Surface) -> String {
+        match (&self.error, surface) {
+            (ServiceError::NotFound(Missing::Loop), Surface::Alternate) => "Team not found".into(),
+            (error, _) => error.to_string(),
+        }
+    }
+
+    /// The failure body in the envelope of `surface`. On the alternate
     /// surface a validation error lists every field at fault in `details`,
     /// and a missing resource has the code of its kind.
-    pub fn body(&self) -> Value {
+    pub fn body(&self, surface: Surface) -> Value {
         let status = self.status_code();
-        let message = self.error.to_string();
-        if self.surface == Surface::Request {
-            let mut body = failure_body(self.surface, status, &message, None);
+        let message = self.message(surface);
+        if surface == Surface::Request {
+            let mut body = json!({"error": true, "msg": message});
             // Where the key stands, as HITL.sh's clients read it.
             if let ServiceError::RateLimited(limit) = &self.error {
                 body["data"] = json!({
@@ -76,9 +75,9 @@ impl ApiError {
             return body;
         }
         let code = match &self.error {
-            ServiceError::NotFound(TEMPLATE_NOT_FOUND) => "template_not_found",
-            ServiceError::NotFound(REVIEW_NOT_FOUND) => "review_not_found",
-            ServiceError::NotFound(TEAM_NOT_FOUND) => "team_not_found",
+            ServiceError::NotFound(Missing::Template) => "template_not_found",
+            ServiceError::NotFound(Missing::Review) => "review_not_found",
+            ServiceError::NotFound(Missing::Loop) => "team_not_found",
             _ => alternate_code(status),
         };
         let details = match &self.error {
@@ -94,15 +93,27 @@ impl ApiError {
         alternate_failure(code, &message, details, None)
     }
 
-    /// A 400 with `message`.
-    pub fn bad_request(message: impl Into<String>) -> Self {
-        Self::new(ServiceError::Refused(message.into()), Surface::Request)
+    /// The whole answer in the envelope of `surface`, with the headers
+    /// its kind carries (rate-limit state and `Retry-After` on a 429).
+    pub(crate) fn render(&self, surface: Surface) -> HttpResponse {
+        let mut response = HttpResponse::build(self.status_code()).json(self.body(surface));
+        if let ServiceError::RateLimited(status) = &self.error {
+            rate_limit_headers(response.headers_mut(), status);
+            let wait = (status.reset_at - Utc::now()).num_seconds().max(1);
+            if let Ok(value) = HeaderValue::from_str(&wait.to_string()) {
+                response.headers_mut().insert(RETRY_AFTER, value);
+            }
+        }
+        response
     }
 }
 
 impl From<ServiceError> for ApiError {
     fn from(error: ServiceError) -> Self {
-        Self::new(error, Surface::Request)
+        Self {
+            error,
+            status: None,
+        }
     }
 }
 
@@ -130,6 +141,9 @@ impl ResponseError for ApiError {
         }
     }
 
+    /// Envelope A; an alternate-surface scope renders the error again in
+    /// its own ([`crate::envelope`]). Called once per failed request, so
+    /// the cause is logged here.
     fn error_response(&self) -> HttpResponse {
         match &self.error {
             ServiceError::Unexpected(cause) => {
@@ -138,14 +152,6 @@ impl ResponseError for ApiError {
             ServiceError::Unavailable(cause) => tracing::warn!(%cause, "store unavailable"),
             _ => {}
         }
-        let mut response = HttpResponse::build(self.status_code()).json(self.body());
-        if let ServiceError::RateLimited(status) = &self.error {
-            rate_limit_headers(response.headers_mut(), status);
-            let wait = (status.reset_at - Utc::now()).num_seconds().max(1);
-            if let Ok(value) = HeaderValue::from_str(&wait.to_string()) {
-                response.headers_mut().insert(RETRY_AFTER, value);
-            }
-        }
-        response
+        self.render(Surface::Request)
     }
 }

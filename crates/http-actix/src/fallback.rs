@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::http::header::{HeaderName, HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
+use actix_web::http::header::{HeaderName, HeaderValue, CONTENT_TYPE};
 use actix_web::http::StatusCode;
 use actix_web::middleware::{ErrorHandlerResponse, Next};
 use actix_web::{web, Error, HttpMessage, HttpRequest, HttpResponse};
@@ -14,7 +14,7 @@ use reviewloop_ports::tally::{self, Tally};
 use tracing::Span;
 use tracing_actix_web::{RequestId, RootSpanBuilder};
 
-use crate::envelope::{failure, Surface};
+use crate::envelope::{failure, keep_headers, Surface};
 use crate::state::AppState;
 
 pub(crate) fn request_id(req: &HttpRequest) -> Option<String> {
@@ -24,7 +24,7 @@ pub(crate) fn request_id(req: &HttpRequest) -> Option<String> {
 /// The default service: no route matched.
 pub(crate) async fn not_found(req: HttpRequest) -> HttpResponse {
     failure(
-        Surface::of(req.path()),
+        Surface::of(&req),
         StatusCode::NOT_FOUND,
         "Not found",
         request_id(&req),
@@ -66,17 +66,15 @@ pub(crate) fn into_envelope<B: MessageBody>(
             tracing::error!(%error, "unhandled error");
         }
     }
-    let mut new = failure(
-        Surface::of(req.path()),
-        status,
-        &message_for(status),
-        request_id(&req),
+    let new = keep_headers(
+        &old,
+        failure(
+            Surface::of(&req),
+            status,
+            &message_for(status),
+            request_id(&req),
+        ),
     );
-    for (name, value) in old.headers() {
-        if name != CONTENT_TYPE && name != CONTENT_LENGTH {
-            new.headers_mut().insert(name.clone(), value.clone());
-        }
-    }
     let response: ServiceResponse<EitherBody<B, BoxBody>> =
         ServiceResponse::new(req, new).map_into_right_body();
     Ok(ErrorHandlerResponse::Response(response))

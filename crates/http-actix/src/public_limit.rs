@@ -11,9 +11,9 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderValue, RETRY_AFTER};
 use actix_web::http::StatusCode;
 use actix_web::middleware::Next;
-use actix_web::{web, Error};
+use actix_web::{web, Error, HttpResponse};
 
-use crate::envelope::{failure, Surface};
+use crate::error::ApiError;
 use crate::state::AppState;
 
 /// Calls per client address per minute on the public routes.
@@ -71,12 +71,10 @@ pub(crate) async fn limit(
     match verdict {
         Ok(()) => Ok(next.call(req).await?.map_into_boxed_body()),
         Err(wait) => {
-            let mut response = failure(
-                Surface::of(req.path()),
+            let mut response = HttpResponse::from_error(ApiError::with_status(
                 StatusCode::TOO_MANY_REQUESTS,
                 "Rate limit exceeded",
-                None,
-            );
+            ));
             if let Ok(value) = HeaderValue::from_str(&wait.to_string()) {
                 response.headers_mut().insert(RETRY_AFTER, value);
             }

@@ -269,6 +269,35 @@ async fn missing_and_invalid_keys_are_401_without_rate_limit_headers() {
 }
 
 #[actix_web::test]
+async fn failures_before_the_handler_take_the_envelope_of_the_route() {
+    // No key, and a key over its limit: refused by the key middleware,
+    // answered in the envelope of the scope around it.
+    let (status, _, body) = call(all(), TestRequest::get().uri("/v1/templates")).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(body["success"], false);
+    assert_eq!(body["error"]["code"], "unauthorized");
+    let (status, headers, body) = call(
+        ports(Permission::ALL.to_vec(), false),
+        authed(TestRequest::get().uri("/v1/webhooks")),
+    )
+    .await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(body["error"]["code"], "rate_limit_exceeded");
+    assert!(headers.contains_key("retry-after"));
+    // The same resource under `/v1/api` is the request surface's.
+    let (status, _, body) = call(all(), TestRequest::get().uri("/v1/api/webhooks")).await;
+    assert_eq!(
+        (status, body["error"].as_bool()),
+        (StatusCode::UNAUTHORIZED, Some(true))
+    );
+    // A bad id of either surface.
+    let (_, _, body) = call(all(), authed(TestRequest::get().uri("/v1/teams/xyz"))).await;
+    assert_eq!(body["error"]["details"][0]["field"], "id");
+    let (_, _, body) = call(all(), authed(TestRequest::get().uri("/v1/loops/xyz"))).await;
+    assert_eq!(body["msg"], "Invalid ID format");
+}
+
+#[actix_web::test]
 async fn over_the_limit_is_429_with_retry_after() {
     let (status, headers, body) = call(
         ports(Permission::ALL.to_vec(), false),

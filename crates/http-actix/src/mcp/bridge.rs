@@ -6,14 +6,14 @@
 use std::sync::Arc;
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
+use actix_web::{web, HttpRequest, HttpResponse};
 use http_body_util::{BodyExt, Full};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use super::tools::Tools;
 use crate::auth::Caller;
-use crate::envelope::{failure, Surface};
+use crate::error::ApiError;
 use crate::state::AppState;
 
 /// The MCP service of one worker (stateless, so workers share nothing).
@@ -65,7 +65,7 @@ pub(crate) async fn handle(
     payload: web::Payload,
     caller: Caller,
     mcp: web::Data<McpService>,
-) -> HttpResponse {
+) -> Result<HttpResponse, ApiError> {
     // As for every API body: a client that trickles it is cut off.
     let body = match actix_web::rt::time::timeout(
         crate::BODY_READ_TIMEOUT,
@@ -74,31 +74,17 @@ pub(crate) async fn handle(
     .await
     {
         Ok(Ok(Ok(body))) => body,
-        Ok(Ok(Err(_))) => {
-            return failure(
-                Surface::Request,
-                StatusCode::BAD_REQUEST,
-                "The request body could not be read",
-                None,
-            )
-        }
+        Ok(Ok(Err(_))) => return Err(ApiError::bad_request("The request body could not be read")),
         Ok(Err(_)) => {
-            return failure(
-                Surface::Request,
+            return Err(ApiError::with_status(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "Request body is larger than 1 MiB",
-                None,
-            )
+            ))
         }
-        Err(_) => return crate::body::too_slow(Surface::Request).error_response(),
+        Err(_) => return Err(crate::body::too_slow()),
     };
     let Some(request) = to_http(&req, body, caller) else {
-        return failure(
-            Surface::Request,
-            StatusCode::BAD_REQUEST,
-            "The request could not be read",
-            None,
-        );
+        return Err(ApiError::bad_request("The request could not be read"));
     };
     let (parts, body) = mcp.0.handle(request).await.into_parts();
     let status =
@@ -107,5 +93,5 @@ pub(crate) async fn handle(
     for (name, value) in &parts.headers {
         response.append_header((name.as_str(), value.as_bytes()));
     }
-    response.streaming(body.into_data_stream())
+    Ok(response.streaming(body.into_data_stream()))
 }

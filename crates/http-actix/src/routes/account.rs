@@ -1,20 +1,20 @@
 //! The caller's own account: the secret that signs its callbacks.
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpResponse};
+use actix_web::web;
 use serde_json::json;
 
 use crate::auth::Caller;
-use crate::envelope::ok;
+use crate::envelope::Reply;
 use crate::error::ApiError;
 use crate::state::AppState;
 
 pub(super) async fn signing_secret(
     state: web::Data<AppState>,
     caller: Caller,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Reply, ApiError> {
     let secret = state.accounts.signing_secret(&caller.principal).await?;
-    Ok(ok(
+    Ok(Reply::new(
         StatusCode::OK,
         "Signing secret retrieved successfully",
         json!({"signing_secret": secret}),
@@ -24,12 +24,12 @@ pub(super) async fn signing_secret(
 pub(super) async fn rotate_signing_secret(
     state: web::Data<AppState>,
     caller: Caller,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Reply, ApiError> {
     let secret = state
         .accounts
         .rotate_signing_secret(&caller.principal)
         .await?;
-    Ok(ok(
+    Ok(Reply::new(
         StatusCode::OK,
         "Signing secret rotated successfully",
         json!({"signing_secret": secret}),

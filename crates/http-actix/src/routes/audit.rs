@@ -2,14 +2,14 @@
 
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, Either, HttpRequest, HttpResponse};
 use reviewloop_service::wire::audit_entry_json;
 use serde::Deserialize;
 use serde_json::json;
 
 use super::reviewer::whole;
 use crate::auth::Caller;
-use crate::envelope::ok;
+use crate::envelope::Reply;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -38,7 +38,7 @@ pub(super) async fn list(
     caller: Caller,
     http: HttpRequest,
     page: web::Query<Page>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Either<HttpResponse, Reply>, ApiError> {
     let limit = whole("limit", page.limit.as_deref())?;
     let offset = whole("offset", page.offset.as_deref())?;
     let found = state
@@ -51,10 +51,12 @@ pub(super) async fn list(
             body.push_str(&audit_entry_json(entry).to_string());
             body.push('\n');
         }
-        return Ok(HttpResponse::Ok().content_type(NDJSON).body(body));
+        return Ok(Either::Left(
+            HttpResponse::Ok().content_type(NDJSON).body(body),
+        ));
     }
     let entries: Vec<_> = found.entries.iter().map(audit_entry_json).collect();
-    Ok(ok(
+    Ok(Either::Right(Reply::new(
         StatusCode::OK,
         "Audit log retrieved successfully",
         json!({
@@ -63,5 +65,5 @@ pub(super) async fn list(
             "limit": limit.unwrap_or(reviewloop_service::AUDIT_DEFAULT_LIMIT),
             "offset": offset.unwrap_or(0),
         }),
-    ))
+    )))
 }

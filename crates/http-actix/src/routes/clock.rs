@@ -2,14 +2,14 @@
 //! a workflow's timeout branch can be tried in milliseconds.
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpResponse};
+use actix_web::web;
 use reviewloop_service::TestClock;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::auth::Caller;
 use crate::body::Body;
-use crate::envelope::ok;
+use crate::envelope::Reply;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -22,12 +22,9 @@ fn clock_json(clock: &TestClock) -> Value {
     })
 }
 
-pub(super) async fn get(
-    state: web::Data<AppState>,
-    caller: Caller,
-) -> Result<HttpResponse, ApiError> {
+pub(super) async fn get(state: web::Data<AppState>, caller: Caller) -> Result<Reply, ApiError> {
     let clock = state.requests.test_clock(&caller.principal).await?;
-    Ok(ok(StatusCode::OK, "Test clock", clock_json(&clock)))
+    Ok(Reply::new(StatusCode::OK, "Test clock", clock_json(&clock)))
 }
 
 #[derive(Deserialize)]
@@ -39,12 +36,12 @@ pub(super) async fn advance(
     state: web::Data<AppState>,
     caller: Caller,
     Body(body, _): Body<Advance>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Reply, ApiError> {
     let clock = state
         .requests
         .advance_test_clock(&caller.principal, body.advance_seconds)
         .await?;
-    Ok(ok(
+    Ok(Reply::new(
         StatusCode::OK,
         "Test clock advanced",
         clock_json(&clock),

@@ -1,13 +1,12 @@
 //! `GET /v1/test`: who am I, and how much of my hourly allowance is left.
 
 use actix_web::http::StatusCode;
-use actix_web::HttpResponse;
 use serde_json::json;
 
 use crate::auth::Caller;
-use crate::envelope::ok;
+use crate::envelope::Reply;
 
-pub(super) async fn check(caller: Caller) -> HttpResponse {
+pub(super) async fn check(caller: Caller) -> Reply {
     let p = &caller.principal;
     let data = json!({
         "api_key_id": p.api_key_id,
@@ -26,5 +25,5 @@ pub(super) async fn check(caller: Caller) -> HttpResponse {
         "test": p.test,
         "plan_rate_limit": {"per_minute": p.plan.per_minute()},
     });
-    ok(StatusCode::OK, "API key is valid", data)
+    Reply::new(StatusCode::OK, "API key is valid", data)
 }

@@ -1,26 +1,26 @@
 //! Loop handlers: list, create, read, update, delete.
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpRequest};
 use reviewloop_domain::LoopId;
 use reviewloop_service::LoopPatch;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::once::once;
+use super::once::{once, Answer};
 use super::views::{invite_json, loop_json};
 use crate::auth::Caller;
 use crate::body::{id, present, present_text, Body};
-use crate::envelope::{ok, ok_body};
+use crate::envelope::Reply;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-type Result = std::result::Result<HttpResponse, ApiError>;
+type Result = std::result::Result<Reply, ApiError>;
 
 pub(super) async fn list(state: web::Data<AppState>, caller: Caller) -> Result {
     let loops = state.loops.list(&caller.principal).await?;
     let rendered: Vec<_> = loops.iter().map(loop_json).collect();
-    Ok(ok(
+    Ok(Reply::new(
         StatusCode::OK,
         "Loops retrieved successfully",
         json!({"loops": rendered, "count": loops.len()}),
@@ -39,7 +39,7 @@ pub(super) async fn create(
     caller: Caller,
     req: HttpRequest,
     Body(body, raw): Body<CreateLoop>,
-) -> Result {
+) -> Answer {
     let (app, principal) = (state.clone(), caller.principal.clone());
     once(&state, &caller, &req, &raw, move |id| async move {
         let (name, description, icon) = (
@@ -51,9 +51,10 @@ pub(super) async fn create(
             .loops
             .create(&principal, name, description, icon, id)
             .await?;
-        Ok((
+        Ok(Reply::new(
             StatusCode::CREATED,
-            ok_body("Loop created successfully", invite_json(&invite)),
+            "Loop created successfully",
+            invite_json(&invite),
         ))
     })
     .await
@@ -68,7 +69,7 @@ pub(super) async fn get(
         .loops
         .get(&caller.principal, &id::<LoopId>(&path)?)
         .await?;
-    Ok(ok(
+    Ok(Reply::new(
         StatusCode::OK,
         "Loop retrieved successfully",
         json!({"loop": loop_json(&lp)}),
@@ -112,7 +113,7 @@ pub(super) async fn update(
         .loops
         .update(&caller.principal, &id::<LoopId>(&path)?, patch)
         .await?;
-    Ok(ok(
+    Ok(Reply::new(
         StatusCode::OK,
         "Loop updated successfully",
         json!({"loop": loop_json(&lp)}),
@@ -144,7 +145,7 @@ pub(super) async fn test_rules(
             body.rules,
         )
         .await?;
-    Ok(ok(
+    Ok(Reply::new(
         StatusCode::OK,
         "Rules tested",
         reviewloop_service::wire::routing_json(&routing),
@@ -171,7 +172,7 @@ pub(super) async fn delete(
         .loops
         .delete(&caller.principal, &id::<LoopId>(&path)?, force)
         .await?;
-    Ok(ok(
+    Ok(Reply::new(
         StatusCode::OK,
         "Loop deleted successfully",
         json!({"loop_id": loop_id}),

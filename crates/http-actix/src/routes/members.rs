@@ -1,7 +1,7 @@
 //! Membership handlers: list, invite, remove, join, new invite code.
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpResponse};
+use actix_web::web;
 use reviewloop_domain::{LoopId, UserId};
 use reviewloop_service::wire::MemberView;
 use serde::Deserialize;
@@ -10,11 +10,11 @@ use serde_json::json;
 use super::views::{invite_json, loop_json};
 use crate::auth::Caller;
 use crate::body::{id, Body};
-use crate::envelope::ok;
+use crate::envelope::Reply;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-type Result = std::result::Result<HttpResponse, ApiError>;
+type Result = std::result::Result<Reply, ApiError>;
 
 pub(super) async fn list(
     state: web::Data<AppState>,
@@ -34,7 +34,11 @@ pub(super) async fn list(
         "active_count": lp.active_count(),
         "pending_count": lp.pending_count(),
     });
-    Ok(ok(StatusCode::OK, "Members retrieved successfully", data))
+    Ok(Reply::new(
+        StatusCode::OK,
+        "Members retrieved successfully",
+        data,
+    ))
 }
 
 #[derive(Deserialize)]
@@ -53,7 +57,7 @@ pub(super) async fn invite(
         .loops
         .invite(&caller.principal, &loop_id, body.email.as_deref())
         .await?;
-    Ok(ok(
+    Ok(Reply::new(
         StatusCode::CREATED,
         "Member invited successfully",
         json!({"loop_id": loop_id, "member": MemberView::of(&member)}),
@@ -77,7 +81,7 @@ pub(super) async fn notifications(
         .loops
         .set_notify(&caller.principal, &loop_id, body.notify.as_deref())
         .await?;
-    Ok(ok(
+    Ok(Reply::new(
         StatusCode::OK,
         "Notification preference saved",
         json!({"loop_id": loop_id, "member": MemberView::of(&member)}),
@@ -99,7 +103,11 @@ pub(super) async fn remove(
         )
         .await?;
     let data = json!({"loop_id": removed.loop_id, "user_id": removed.user_id, "removed_at": removed.removed_at});
-    Ok(ok(StatusCode::OK, "Member removed successfully", data))
+    Ok(Reply::new(
+        StatusCode::OK,
+        "Member removed successfully",
+        data,
+    ))
 }
 
 #[derive(Deserialize)]
@@ -116,7 +124,7 @@ pub(super) async fn join(
         .invite_code
         .ok_or_else(|| ApiError::bad_request("invite_code is required"))?;
     let (lp, member) = state.loops.join(&caller.principal, &code).await?;
-    Ok(ok(
+    Ok(Reply::new(
         StatusCode::OK,
         "Joined loop successfully",
         json!({"loop": loop_json(&lp), "member": MemberView::of(&member)}),
@@ -132,7 +140,7 @@ pub(super) async fn new_invite_code(
         .loops
         .regenerate_code(&caller.principal, &id::<LoopId>(&path)?)
         .await?;
-    Ok(ok(
+    Ok(Reply::new(
         StatusCode::OK,
         "Invite code regenerated successfully",
         invite_json(&invite),

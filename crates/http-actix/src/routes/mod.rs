@@ -2,7 +2,6 @@
 //! mounted under both `/v1/api` and `/v1`, so the two path forms cannot drift.
 
 mod account;
-mod alternate;
 mod audit;
 mod clock;
 mod events;
@@ -23,7 +22,7 @@ use actix_web::http::Method;
 use actix_web::middleware::from_fn;
 use actix_web::web;
 
-use crate::{auth, public_limit};
+use crate::{auth, envelope, public_limit};
 
 /// One entry of the route table: a full path pattern and its methods.
 // Read only by the document test; serving only records it.
@@ -141,42 +140,60 @@ fn register(cfg: &mut web::ServiceConfig, seen: &mut Vec<Route>) {
             .wrap(from_fn(auth::authenticate))
             .route(web::post().to(crate::mcp::handle)),
     );
+    // Each scope answers in one envelope, chosen here by its surface and
+    // nowhere else. The alternate surface's resources are scopes of their
+    // own, before `/v1`, so that what falls under them (an unknown id's
+    // route, a wrong method) answers in envelope B too.
     cfg.service(
         web::scope("/v1/api")
             .wrap(from_fn(auth::authenticate))
+            .wrap(from_fn(envelope::request_surface))
             .configure(|cfg| {
                 let mut t = Table::scoped(cfg, "/v1/api", seen);
-                webhooks::routes::<webhooks::EnvelopeA>(&mut t);
+                webhooks::routes(&mut t);
                 operations(&mut t);
             }),
     );
+    for (prefix, routes) in ALTERNATE {
+        cfg.service(
+            web::scope(prefix)
+                .wrap(from_fn(auth::authenticate))
+                .wrap(from_fn(envelope::alternate_surface))
+                .configure(|cfg| routes(&mut Table::scoped(cfg, prefix, seen))),
+        );
+    }
     cfg.service(
         web::scope("/v1")
             .wrap(from_fn(auth::authenticate))
-            .configure(|cfg| {
-                let mut t = Table::scoped(cfg, "/v1", seen);
-                alternate_only(&mut t);
-                webhooks::routes::<webhooks::EnvelopeB>(&mut t);
-                operations(&mut t);
-            }),
+            .wrap(from_fn(envelope::request_surface))
+            .configure(|cfg| operations(&mut Table::scoped(cfg, "/v1", seen))),
     );
 }
 
-/// The alternate surface's own resources, mounted under `/v1` only; they
-/// answer in envelope B whatever happens.
-fn alternate_only(t: &mut Table) {
-    resource!(t, "/templates", get => templates::list, post => templates::create);
-    resource!(t, "/templates/{id}",
-        get => templates::get, patch => templates::update, delete => templates::delete);
-    resource!(t, "/reviews", get => reviews::list, post => reviews::create);
-    resource!(t, "/reviews/{id}",
-        get => reviews::get, patch => reviews::update, delete => reviews::cancel);
-    resource!(t, "/reviews/{id}/start", post => reviews::start);
-    resource!(t, "/reviews/{id}/complete", post => reviews::complete);
-    resource!(t, "/teams", get => teams::list, post => teams::create);
-    resource!(t, "/teams/{id}", get => teams::get);
-    resource!(t, "/teams/{id}/members", get => teams::members, post => teams::invite);
-}
+/// Registers a scope's resources, relative to its prefix.
+type Resources = fn(&mut Table);
+
+/// The alternate surface's resources, mounted under `/v1` only.
+const ALTERNATE: [(&str, Resources); 4] = [
+    ("/v1/templates", |t| {
+        resource!(t, "", get => templates::list, post => templates::create);
+        resource!(t, "/{id}",
+            get => templates::get, patch => templates::update, delete => templates::delete);
+    }),
+    ("/v1/reviews", |t| {
+        resource!(t, "", get => reviews::list, post => reviews::create);
+        resource!(t, "/{id}",
+            get => reviews::get, patch => reviews::update, delete => reviews::cancel);
+        resource!(t, "/{id}/start", post => reviews::start);
+        resource!(t, "/{id}/complete", post => reviews::complete);
+    }),
+    ("/v1/teams", |t| {
+        resource!(t, "", get => teams::list, post => teams::create);
+        resource!(t, "/{id}", get => teams::get);
+        resource!(t, "/{id}/members", get => teams::members, post => teams::invite);
+    }),
+    ("/v1/webhooks", |t| webhooks::resources(t)),
+];
 
 fn operations(t: &mut Table) {
     resource!(t, "/events", get => events::stream);

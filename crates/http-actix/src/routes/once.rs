@@ -4,7 +4,6 @@
 
 use std::future::Future;
 
-use actix_web::http::header::ContentType;
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
@@ -13,17 +12,16 @@ use reviewloop_service::{Idempotent, ServiceError};
 use serde_json::Value;
 
 use crate::auth::Caller;
+use crate::envelope::{json_response, Reply, Surface};
 use crate::error::ApiError;
 use crate::state::AppState;
 
 const HEADER: &str = "idempotency-key";
 const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 
-fn json(status: StatusCode, body: String) -> HttpResponse {
-    HttpResponse::build(status)
-        .content_type(ContentType::json())
-        .body(body)
-}
+/// What a handler that runs through [`once`] answers: the first answer, or
+/// the one recorded for a retry, already in its envelope.
+pub(super) type Answer = Result<HttpResponse, ApiError>;
 
 /// Runs `call` at most once per idempotency key and body; without the
 /// header it simply runs it. `call` gets the id the created resource must
@@ -34,15 +32,18 @@ pub(super) async fn once<F, Fut>(
     req: &HttpRequest,
     body: &Value,
     call: F,
-) -> Result<HttpResponse, ApiError>
+) -> Answer
 where
     F: FnOnce(Option<ObjectId>) -> Fut + 'static,
-    Fut: Future<Output = Result<(StatusCode, Value), ApiError>> + 'static,
+    Fut: Future<Output = Result<Reply, ApiError>> + 'static,
 {
+    // The answer is recorded as sent, so it is put in its envelope here.
+    let surface = Surface::of(req);
     let Some(header) = req.headers().get(HEADER) else {
-        return call(None)
-            .await
-            .map(|(status, value)| json(status, value.to_string()));
+        return call(None).await.map(|reply| {
+            let status = reply.status();
+            json_response(status, reply.body(surface))
+        });
     };
     let key = header
         .to_str()
@@ -60,7 +61,7 @@ where
     {
         Idempotent::Replay { status, body } => {
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
-            let mut response = json(status, body);
+            let mut response = json_response(status, body.into());
             response
                 .headers_mut()
                 .insert(REPLAYED, HeaderValue::from_static("true"));
@@ -74,18 +75,25 @@ where
     // the record of its outcome run in their own task so that cannot
     // happen between creating the resource and recording it.
     let task = actix_web::rt::spawn(async move {
-        let outcome = call(Some(resource_id)).await;
-        let (status, value) = match &outcome {
-            Ok((status, value)) => (*status, value.clone()),
-            Err(error) => (error.status_code(), error.body()),
+        let (status, text, outcome) = match call(Some(resource_id)).await {
+            Ok(reply) => {
+                let status = reply.status();
+                let body = reply.body(surface);
+                let text = String::from_utf8_lossy(&body).into_owned();
+                (status, text, Ok(body))
+            }
+            Err(error) => (
+                error.status_code(),
+                error.body(surface).to_string(),
+                Err(error),
+            ),
         };
-        let text = value.to_string();
         if let Err(error) = idempotency.finish(ticket, status.as_u16(), &text).await {
             // Only the replay record is missing: a retry runs the call
             // again, and the resource id makes it find what was created.
             tracing::warn!(%error, "could not record the idempotent outcome");
         }
-        outcome.map(|_| json(status, text))
+        outcome.map(|body| json_response(status, body))
     });
     task.await.map_err(|e| {
         ApiError::from(ServiceError::Unexpected(format!(

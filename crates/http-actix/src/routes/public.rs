@@ -9,18 +9,22 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use serde_json::json;
 
-use crate::envelope::ok;
+use crate::envelope::Reply;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-pub(super) async fn health() -> HttpResponse {
-    ok(StatusCode::OK, "ok", json!({"status": "ok"}))
+pub(super) async fn health() -> Reply {
+    Reply::new(StatusCode::OK, "ok", json!({"status": "ok"}))
 }
 
 /// `GET /ready`: 200 while the database answers, 503 otherwise.
-pub(super) async fn ready(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+pub(super) async fn ready(state: web::Data<AppState>) -> Result<Reply, ApiError> {
     state.operations.ready().await?;
-    Ok(ok(StatusCode::OK, "ready", json!({"status": "ready"})))
+    Ok(Reply::new(
+        StatusCode::OK,
+        "ready",
+        json!({"status": "ready"}),
+    ))
 }
 
 /// `GET /metrics`: Prometheus' text format (OpenMetrics 1.0).
@@ -40,9 +44,13 @@ pub(super) async fn openapi() -> HttpResponse {
 }
 
 /// `GET /v1/receipts/keys`: every key that ever signed a receipt.
-pub(super) async fn receipt_keys(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+pub(super) async fn receipt_keys(state: web::Data<AppState>) -> Result<Reply, ApiError> {
     let keys = state.receipts.public_keys().await?;
-    Ok(ok(StatusCode::OK, "Receipt keys", json!({"keys": keys})))
+    Ok(Reply::new(
+        StatusCode::OK,
+        "Receipt keys",
+        json!({"keys": keys}),
+    ))
 }
 
 pub(super) async fn qr_png(

@@ -3,22 +3,22 @@
 use std::time::Duration;
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpRequest};
 use reviewloop_domain::{FeedbackInput, LoopId, RequestId, RequestInput, RequestPatch};
 use reviewloop_service::wire::FeedbackView;
 use reviewloop_service::{CreatedRequest, ListRequestsInput};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::once::once;
+use super::once::{once, Answer};
 use super::views::{created_json, page_json, request_json};
 use crate::auth::Caller;
 use crate::body::{id, present, Body};
-use crate::envelope::{ok, ok_body, ok_bytes, ok_made};
+use crate::envelope::{json_bytes, Reply};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-type Result = std::result::Result<HttpResponse, ApiError>;
+type Result = std::result::Result<Reply, ApiError>;
 
 /// A create-request body, loosely typed so that validation can name
 /// every problem; `loop_id` is read only where the path has none.
@@ -77,11 +77,11 @@ impl CreateRequest {
     }
 }
 
-fn created(created: CreatedRequest) -> (StatusCode, Value) {
-    let data = created_json(&created);
-    (
+fn created(created: CreatedRequest) -> Reply {
+    Reply::new(
         StatusCode::CREATED,
-        ok_body("Request created successfully", data),
+        "Request created successfully",
+        created_json(&created),
     )
 }
 
@@ -99,7 +99,7 @@ pub(super) async fn create(
     caller: Caller,
     req: HttpRequest,
     Body(body, raw): Body<CreateRequest>,
-) -> Result {
+) -> Answer {
     let (app, principal) = (state.clone(), caller.principal.clone());
     once(&state, &caller, &req, &raw, move |id| async move {
         let loop_id = body_loop_id(body.loop_id.as_deref())?
@@ -120,7 +120,7 @@ pub(super) async fn create_in_loop(
     req: HttpRequest,
     path: web::Path<String>,
     Body(body, raw): Body<CreateRequest>,
-) -> Result {
+) -> Answer {
     let loop_id = id::<LoopId>(&path)?;
     let (app, principal) = (state.clone(), caller.principal.clone());
     once(&state, &caller, &req, &raw, move |id| async move {
@@ -170,7 +170,7 @@ pub(super) async fn list(
         .requests
         .list(&caller.principal, query.into_inner().into_input())
         .await?;
-    Ok(ok(
+    Ok(Reply::new(
         StatusCode::OK,
         "Requests retrieved successfully",
         page_json(&page, query.limit, query.offset),
@@ -192,7 +192,11 @@ pub(super) async fn list_in_loop(
     if let Some(map) = data.as_object_mut() {
         map.insert("loop_id".into(), json!(loop_id));
     }
-    Ok(ok(StatusCode::OK, "Requests retrieved successfully", data))
+    Ok(Reply::new(
+        StatusCode::OK,
+        "Requests retrieved successfully",
+        data,
+    ))
 }
 
 pub(super) async fn get(
@@ -212,13 +216,14 @@ pub(super) async fn get(
             .await?
     };
     let viewer = &caller.principal.user_id;
-    let body = state.rendered.body(&request, viewer, || {
-        ok_bytes(
-            "Request retrieved successfully",
-            request_json(&request, viewer),
-        )
+    let data = state.rendered.body(&request, viewer, || {
+        json_bytes(&request_json(&request, viewer))
     });
-    Ok(ok_made(StatusCode::OK, body))
+    Ok(Reply::made(
+        StatusCode::OK,
+        "Request retrieved successfully",
+        data,
+    ))
 }
 
 /// The longest a client may ask `GET /requests/{id}` to wait.
@@ -280,7 +285,7 @@ pub(super) async fn update(
         platform: body.platform,
     };
     let request = state.requests.update(&caller.principal, &id, patch).await?;
-    Ok(ok(
+    Ok(Reply::new(
         StatusCode::OK,
         "Request updated successfully",
         request_json(&request, &caller.principal.user_id),
@@ -297,7 +302,11 @@ pub(super) async fn cancel(
         .cancel(&caller.principal, &id::<RequestId>(&path)?)
         .await?;
     let data = json!({"request_id": request.id, "status": request.status.as_str()});
-    Ok(ok(StatusCode::OK, "Request cancelled successfully", data))
+    Ok(Reply::new(
+        StatusCode::OK,
+        "Request cancelled successfully",
+        data,
+    ))
 }
 
 #[derive(Deserialize, Default)]
@@ -352,5 +361,9 @@ pub(super) async fn feedback(
         .await?;
     let data =
         json!({"request_id": request.id, "feedback": request.feedback.as_ref().map(FeedbackView)});
-    Ok(ok(StatusCode::OK, "Feedback recorded successfully", data))
+    Ok(Reply::new(
+        StatusCode::OK,
+        "Feedback recorded successfully",
+        data,
+    ))
 }

@@ -1,7 +1,7 @@
 //! The reviewer's handlers: inbox, claim, release, respond.
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpResponse};
+use actix_web::web;
 use reviewloop_domain::RequestId;
 use serde::Deserialize;
 use serde_json::Value;
@@ -9,11 +9,11 @@ use serde_json::Value;
 use super::views::{inbox_json, request_json};
 use crate::auth::Caller;
 use crate::body::{id, Body};
-use crate::envelope::ok;
+use crate::envelope::Reply;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-type Result = std::result::Result<HttpResponse, ApiError>;
+type Result = std::result::Result<Reply, ApiError>;
 
 #[derive(Deserialize)]
 pub(super) struct Page {
@@ -46,7 +46,7 @@ pub(super) async fn inbox(
             offset,
         )
         .await?;
-    Ok(ok(
+    Ok(Reply::new(
         StatusCode::OK,
         "Inbox retrieved successfully",
         inbox_json(&requests, &caller.principal.user_id),
@@ -62,7 +62,7 @@ pub(super) async fn claim(
         .requests
         .claim(&caller.principal, &id::<RequestId>(&path)?)
         .await?;
-    Ok(ok(
+    Ok(Reply::new(
         StatusCode::OK,
         "Request claimed successfully",
         request_json(&request, &caller.principal.user_id),
@@ -78,7 +78,7 @@ pub(super) async fn release(
         .requests
         .release(&caller.principal, &id::<RequestId>(&path)?)
         .await?;
-    Ok(ok(
+    Ok(Reply::new(
         StatusCode::OK,
         "Request released successfully",
         request_json(&request, &caller.principal.user_id),
@@ -102,7 +102,7 @@ pub(super) async fn respond(
         .requests
         .respond(&caller.principal, &id, answer)
         .await?;
-    Ok(ok(
+    Ok(Reply::new(
         StatusCode::OK,
         "Response submitted successfully",
         request_json(&request, &caller.principal.user_id),

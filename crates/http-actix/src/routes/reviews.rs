@@ -9,10 +9,13 @@ use reviewloop_service::{ListReviewsInput, ServiceError};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::alternate::{as_team, parse_id, Result};
+use crate::body::id;
+use crate::envelope::Reply;
+use crate::error::ApiError;
+
+type Result = std::result::Result<Reply, ApiError>;
 use crate::auth::Caller;
 use crate::body::{present, Body};
-use crate::envelope::{ok_alternate, ok_alternate_paged};
 use crate::state::AppState;
 
 #[derive(Deserialize)]
@@ -41,12 +44,12 @@ pub(super) async fn create(
         due_date: body.due_date,
         callback_url: body.callback_url,
     };
-    let review = state
-        .reviews
-        .create(&caller.principal, input)
-        .await
-        .map_err(as_team)?;
-    Ok(ok_alternate(StatusCode::CREATED, review_json(&review)))
+    let review = state.reviews.create(&caller.principal, input).await?;
+    Ok(Reply::new(
+        StatusCode::CREATED,
+        "Review created successfully",
+        review_json(&review),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -88,7 +91,7 @@ pub(super) async fn list(
         "offset": offset,
         "has_more": u64::from(offset) + shown < page.total,
     });
-    Ok(ok_alternate_paged(data, pagination))
+    Ok(Reply::new(StatusCode::OK, "Reviews retrieved successfully", data).paged(pagination))
 }
 
 pub(super) async fn get(
@@ -96,9 +99,13 @@ pub(super) async fn get(
     caller: Caller,
     path: web::Path<String>,
 ) -> Result {
-    let id = parse_id::<ReviewId>(&path)?;
+    let id = id::<ReviewId>(&path)?;
     let review = state.reviews.get(&caller.principal, &id).await?;
-    Ok(ok_alternate(StatusCode::OK, review_json(&review)))
+    Ok(Reply::new(
+        StatusCode::OK,
+        "Review retrieved successfully",
+        review_json(&review),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -115,14 +122,18 @@ pub(super) async fn update(
     path: web::Path<String>,
     Body(body, _): Body<PatchReview>,
 ) -> Result {
-    let id = parse_id::<ReviewId>(&path)?;
+    let id = id::<ReviewId>(&path)?;
     let patch = ReviewPatch {
         priority: body.priority,
         due_date: body.due_date,
         assignees: body.assignees,
     };
     let review = state.reviews.update(&caller.principal, &id, patch).await?;
-    Ok(ok_alternate(StatusCode::OK, review_json(&review)))
+    Ok(Reply::new(
+        StatusCode::OK,
+        "Review updated successfully",
+        review_json(&review),
+    ))
 }
 
 pub(super) async fn cancel(
@@ -130,9 +141,13 @@ pub(super) async fn cancel(
     caller: Caller,
     path: web::Path<String>,
 ) -> Result {
-    let id = parse_id::<ReviewId>(&path)?;
+    let id = id::<ReviewId>(&path)?;
     let review = state.reviews.cancel(&caller.principal, &id).await?;
-    Ok(ok_alternate(StatusCode::OK, review_json(&review)))
+    Ok(Reply::new(
+        StatusCode::OK,
+        "Review cancelled successfully",
+        review_json(&review),
+    ))
 }
 
 pub(super) async fn start(
@@ -140,9 +155,13 @@ pub(super) async fn start(
     caller: Caller,
     path: web::Path<String>,
 ) -> Result {
-    let id = parse_id::<ReviewId>(&path)?;
+    let id = id::<ReviewId>(&path)?;
     let review = state.reviews.start(&caller.principal, &id).await?;
-    Ok(ok_alternate(StatusCode::OK, review_json(&review)))
+    Ok(Reply::new(
+        StatusCode::OK,
+        "Review started successfully",
+        review_json(&review),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -156,7 +175,7 @@ pub(super) async fn complete(
     path: web::Path<String>,
     Body(body, _): Body<Complete>,
 ) -> Result {
-    let id = parse_id::<ReviewId>(&path)?;
+    let id = id::<ReviewId>(&path)?;
     let result = body.result.ok_or_else(|| {
         ServiceError::from(reviewloop_domain::ValidationError::field(
             "result",
@@ -167,5 +186,9 @@ pub(super) async fn complete(
         .reviews
         .complete(&caller.principal, &id, &result)
         .await?;
-    Ok(ok_alternate(StatusCode::OK, review_json(&review)))
+    Ok(Reply::new(
+        StatusCode::OK,
+        "Review completed successfully",
+        review_json(&review),
+    ))
 }

@@ -10,11 +10,14 @@ use reviewloop_service::LoopInvite;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::alternate::{as_team, parse_id, Result};
+use crate::body::id;
+use crate::envelope::Reply;
+use crate::error::ApiError;
+
+type Result = std::result::Result<Reply, ApiError>;
 use super::views::loop_json;
 use crate::auth::Caller;
 use crate::body::Body;
-use crate::envelope::ok_alternate;
 use crate::state::AppState;
 
 fn created_json(invite: &LoopInvite) -> Value {
@@ -49,13 +52,21 @@ pub(super) async fn create(
             None,
         )
         .await?;
-    Ok(ok_alternate(StatusCode::CREATED, created_json(&invite)))
+    Ok(Reply::new(
+        StatusCode::CREATED,
+        "Team created successfully",
+        created_json(&invite),
+    ))
 }
 
 pub(super) async fn list(state: web::Data<AppState>, caller: Caller) -> Result {
     let loops = state.loops.list(&caller.principal).await?;
     let data: Vec<Value> = loops.iter().map(loop_json).collect();
-    Ok(ok_alternate(StatusCode::OK, data))
+    Ok(Reply::new(
+        StatusCode::OK,
+        "Teams retrieved successfully",
+        data,
+    ))
 }
 
 pub(super) async fn get(
@@ -63,13 +74,13 @@ pub(super) async fn get(
     caller: Caller,
     path: web::Path<String>,
 ) -> Result {
-    let id = parse_id::<LoopId>(&path)?;
-    let lp = state
-        .loops
-        .get(&caller.principal, &id)
-        .await
-        .map_err(as_team)?;
-    Ok(ok_alternate(StatusCode::OK, loop_json(&lp)))
+    let id = id::<LoopId>(&path)?;
+    let lp = state.loops.get(&caller.principal, &id).await?;
+    Ok(Reply::new(
+        StatusCode::OK,
+        "Team retrieved successfully",
+        loop_json(&lp),
+    ))
 }
 
 pub(super) async fn members(
@@ -77,14 +88,14 @@ pub(super) async fn members(
     caller: Caller,
     path: web::Path<String>,
 ) -> Result {
-    let id = parse_id::<LoopId>(&path)?;
-    let lp = state
-        .loops
-        .members(&caller.principal, &id)
-        .await
-        .map_err(as_team)?;
+    let id = id::<LoopId>(&path)?;
+    let lp = state.loops.members(&caller.principal, &id).await?;
     let members: Vec<_> = lp.members.iter().map(MemberView::of).collect();
-    Ok(ok_alternate(StatusCode::OK, &members))
+    Ok(Reply::new(
+        StatusCode::OK,
+        "Members retrieved successfully",
+        &members,
+    ))
 }
 
 #[derive(Deserialize)]
@@ -98,11 +109,14 @@ pub(super) async fn invite(
     path: web::Path<String>,
     Body(body, _): Body<Invite>,
 ) -> Result {
-    let id = parse_id::<LoopId>(&path)?;
+    let id = id::<LoopId>(&path)?;
     let member = state
         .loops
         .invite(&caller.principal, &id, body.email.as_deref())
-        .await
-        .map_err(as_team)?;
-    Ok(ok_alternate(StatusCode::CREATED, MemberView::of(&member)))
+        .await?;
+    Ok(Reply::new(
+        StatusCode::CREATED,
+        "Member invited successfully",
+        MemberView::of(&member),
+    ))
 }

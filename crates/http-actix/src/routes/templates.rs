@@ -8,10 +8,13 @@ use reviewloop_service::wire::template_json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::alternate::{parse_id, Result};
+use crate::body::id;
+use crate::envelope::Reply;
+use crate::error::ApiError;
+
+type Result = std::result::Result<Reply, ApiError>;
 use crate::auth::Caller;
 use crate::body::{present_text, Body};
-use crate::envelope::ok_alternate;
 use crate::state::AppState;
 
 #[derive(Deserialize)]
@@ -32,13 +35,21 @@ pub(super) async fn create(
         fields: body.fields,
     };
     let template = state.templates.create(&caller.principal, input).await?;
-    Ok(ok_alternate(StatusCode::CREATED, template_json(&template)))
+    Ok(Reply::new(
+        StatusCode::CREATED,
+        "Template created successfully",
+        template_json(&template),
+    ))
 }
 
 pub(super) async fn list(state: web::Data<AppState>, caller: Caller) -> Result {
     let templates = state.templates.list(&caller.principal).await?;
     let data: Vec<Value> = templates.iter().map(template_json).collect();
-    Ok(ok_alternate(StatusCode::OK, data))
+    Ok(Reply::new(
+        StatusCode::OK,
+        "Templates retrieved successfully",
+        data,
+    ))
 }
 
 pub(super) async fn get(
@@ -46,9 +57,13 @@ pub(super) async fn get(
     caller: Caller,
     path: web::Path<String>,
 ) -> Result {
-    let id = parse_id::<TemplateId>(&path)?;
+    let id = id::<TemplateId>(&path)?;
     let template = state.templates.get(&caller.principal, &id).await?;
-    Ok(ok_alternate(StatusCode::OK, template_json(&template)))
+    Ok(Reply::new(
+        StatusCode::OK,
+        "Template retrieved successfully",
+        template_json(&template),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -65,7 +80,7 @@ pub(super) async fn update(
     path: web::Path<String>,
     Body(body, _): Body<PatchTemplate>,
 ) -> Result {
-    let id = parse_id::<TemplateId>(&path)?;
+    let id = id::<TemplateId>(&path)?;
     let patch = TemplatePatch {
         name: body.name,
         description: body.description,
@@ -75,7 +90,11 @@ pub(super) async fn update(
         .templates
         .update(&caller.principal, &id, patch)
         .await?;
-    Ok(ok_alternate(StatusCode::OK, template_json(&template)))
+    Ok(Reply::new(
+        StatusCode::OK,
+        "Template updated successfully",
+        template_json(&template),
+    ))
 }
 
 pub(super) async fn delete(
@@ -83,10 +102,11 @@ pub(super) async fn delete(
     caller: Caller,
     path: web::Path<String>,
 ) -> Result {
-    let id = parse_id::<TemplateId>(&path)?;
+    let id = id::<TemplateId>(&path)?;
     state.templates.delete(&caller.principal, &id).await?;
-    Ok(ok_alternate(
+    Ok(Reply::new(
         StatusCode::OK,
+        "Template deleted successfully",
         json!({"id": id, "deleted": true}),
     ))
 }

@@ -1,85 +1,41 @@
-//! Webhook subscriptions, one resource in two dialects: `/v1/api/webhooks`
+//! Webhook subscriptions, one resource on both surfaces: `/v1/api/webhooks`
 //! answers in envelope A like the rest of the request surface, and
 //! `/v1/webhooks` in the alternate envelope, where `data` is the object
-//! itself. The route table picks the dialect ([`routes`] is mounted once
-//! per scope with its [`Dialect`]); each handler calls one service and
-//! renders in it.
+//! itself. The handlers are mounted twice ([`routes`], [`resources`]) and
+//! answer a [`Reply`] that takes the shape of whichever surface routed it.
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpResponse};
+use actix_web::web;
 use reviewloop_domain::{DeliveryId, WebhookId};
 use reviewloop_service::wire::{delivery_json, webhook_json};
-use reviewloop_service::{ServiceError, WebhookInput, WebhookPatch, WebhookView};
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use reviewloop_service::{WebhookInput, WebhookPatch, WebhookView};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
 
 use crate::auth::Caller;
-use crate::body::{present_text, Body};
-use crate::envelope::{ok, ok_alternate, Surface};
+use crate::body::{id, present_text, Body};
+use crate::envelope::Reply;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-type Result = std::result::Result<HttpResponse, ApiError>;
+type Result = std::result::Result<Reply, ApiError>;
 
-/// The envelope a mount of these routes answers in.
-pub(super) trait Dialect: 'static {
-    /// Its surface.
-    const SURFACE: Surface;
+/// The webhook routes of `/v1/api`, under `/webhooks`.
+pub(super) fn routes(t: &mut super::Table) {
+    let seen = &mut *t.seen;
+    t.cfg.service(
+        web::scope("/webhooks")
+            .configure(|cfg| resources(&mut super::Table::scoped(cfg, "/v1/api/webhooks", seen))),
+    );
 }
 
-/// `/v1/api/webhooks`: envelope A.
-pub(super) struct EnvelopeA;
-impl Dialect for EnvelopeA {
-    const SURFACE: Surface = Surface::Request;
-}
-
-/// `/v1/webhooks`: envelope B.
-pub(super) struct EnvelopeB;
-impl Dialect for EnvelopeB {
-    const SURFACE: Surface = Surface::Alternate;
-}
-
-/// The webhook routes, answering in `D`.
-pub(super) fn routes<D: Dialect>(t: &mut super::Table) {
+/// The webhook resources, relative to where they are mounted.
+pub(super) fn resources(t: &mut super::Table) {
     use super::resource;
-    resource!(t, "/webhooks", get => list::<D>, post => create::<D>);
-    resource!(t, "/webhooks/{id}", get => get::<D>, patch => update::<D>, delete => delete::<D>);
-    resource!(t, "/webhooks/{id}/deliveries", get => deliveries::<D>);
-    resource!(t, "/webhooks/{id}/deliveries/{delivery_id}/redeliver", post => redeliver::<D>);
-}
-
-/// Renders `data` in `D`; `key` wraps it in envelope A.
-fn render<D: Dialect>(
-    status: StatusCode,
-    msg: &str,
-    key: &str,
-    data: impl Serialize,
-) -> HttpResponse {
-    match D::SURFACE {
-        Surface::Request => ok(status, msg, json!({ key: data })),
-        Surface::Alternate => ok_alternate(status, data),
-    }
-}
-
-/// Renders a list: `{key: [...], "count"}` in envelope A, the list itself in B.
-fn render_list<D: Dialect>(msg: &str, extra: Value, key: &str, list: Vec<Value>) -> HttpResponse {
-    match D::SURFACE {
-        Surface::Request => {
-            let mut data = extra;
-            data["count"] = json!(list.len());
-            data[key] = Value::Array(list);
-            ok(StatusCode::OK, msg, data)
-        }
-        Surface::Alternate => ok_alternate(StatusCode::OK, list),
-    }
-}
-
-fn fail<D: Dialect>(error: ServiceError) -> ApiError {
-    ApiError::new(error, D::SURFACE)
-}
-
-fn id<D: Dialect, T: std::str::FromStr>(raw: &str) -> std::result::Result<T, ApiError> {
-    crate::body::id_in(raw, D::SURFACE)
+    resource!(t, "", get => list, post => create);
+    resource!(t, "/{id}", get => get, patch => update, delete => delete);
+    resource!(t, "/{id}/deliveries", get => deliveries);
+    resource!(t, "/{id}/deliveries/{delivery_id}/redeliver", post => redeliver);
 }
 
 fn view(view: &WebhookView) -> Value {
@@ -98,7 +54,7 @@ pub(super) struct CreateWebhook {
     description: Option<String>,
 }
 
-pub(super) async fn create<D: Dialect>(
+pub(super) async fn create(
     state: web::Data<AppState>,
     caller: Caller,
     Body(body, _): Body<CreateWebhook>,
@@ -109,12 +65,8 @@ pub(super) async fn create<D: Dialect>(
         secret: body.secret,
         description: body.description,
     };
-    let created = state
-        .webhooks
-        .create(&caller.principal, input)
-        .await
-        .map_err(fail::<D>)?;
-    Ok(render::<D>(
+    let created = state.webhooks.create(&caller.principal, input).await?;
+    Ok(Reply::named(
         StatusCode::CREATED,
         "Webhook created successfully",
         "webhook",
@@ -122,32 +74,27 @@ pub(super) async fn create<D: Dialect>(
     ))
 }
 
-pub(super) async fn list<D: Dialect>(state: web::Data<AppState>, caller: Caller) -> Result {
-    let webhooks = state
-        .webhooks
-        .list(&caller.principal)
-        .await
-        .map_err(fail::<D>)?;
+pub(super) async fn list(state: web::Data<AppState>, caller: Caller) -> Result {
+    let webhooks = state.webhooks.list(&caller.principal).await?;
     let list = webhooks.iter().map(webhook_json).collect();
-    Ok(render_list::<D>(
+    Ok(Reply::list(
         "Webhooks retrieved successfully",
-        json!({}),
         "webhooks",
         list,
+        Map::new(),
     ))
 }
 
-pub(super) async fn get<D: Dialect>(
+pub(super) async fn get(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
 ) -> Result {
     let webhook = state
         .webhooks
-        .get(&caller.principal, &id::<D, WebhookId>(&path)?)
-        .await
-        .map_err(fail::<D>)?;
-    Ok(render::<D>(
+        .get(&caller.principal, &id::<WebhookId>(&path)?)
+        .await?;
+    Ok(Reply::named(
         StatusCode::OK,
         "Webhook retrieved successfully",
         "webhook",
@@ -166,13 +113,13 @@ pub(super) struct PatchWebhook {
     description: Option<Option<String>>,
 }
 
-pub(super) async fn update<D: Dialect>(
+pub(super) async fn update(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
     Body(body, _): Body<PatchWebhook>,
 ) -> Result {
-    let webhook_id = id::<D, WebhookId>(&path)?;
+    let webhook_id = id::<WebhookId>(&path)?;
     let patch = WebhookPatch {
         url: body.url,
         events: body.events,
@@ -184,9 +131,8 @@ pub(super) async fn update<D: Dialect>(
     let updated = state
         .webhooks
         .update(&caller.principal, &webhook_id, patch)
-        .await
-        .map_err(fail::<D>)?;
-    Ok(render::<D>(
+        .await?;
+    Ok(Reply::named(
         StatusCode::OK,
         "Webhook updated successfully",
         "webhook",
@@ -194,65 +140,58 @@ pub(super) async fn update<D: Dialect>(
     ))
 }
 
-pub(super) async fn delete<D: Dialect>(
+pub(super) async fn delete(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
 ) -> Result {
-    let webhook_id = id::<D, WebhookId>(&path)?;
+    let webhook_id = id::<WebhookId>(&path)?;
     state
         .webhooks
         .delete(&caller.principal, &webhook_id)
-        .await
-        .map_err(fail::<D>)?;
-    Ok(match D::SURFACE {
-        Surface::Request => ok(
-            StatusCode::OK,
-            "Webhook deleted successfully",
-            json!({"webhook_id": webhook_id}),
-        ),
-        Surface::Alternate => {
-            ok_alternate(StatusCode::OK, json!({"id": webhook_id, "deleted": true}))
-        }
-    })
+        .await?;
+    // Each surface has its own way to say a deletion happened.
+    Ok(Reply::each(
+        StatusCode::OK,
+        "Webhook deleted successfully",
+        json!({"webhook_id": webhook_id}),
+        json!({"id": webhook_id, "deleted": true}),
+    ))
 }
 
-pub(super) async fn deliveries<D: Dialect>(
+pub(super) async fn deliveries(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
 ) -> Result {
-    let webhook_id = id::<D, WebhookId>(&path)?;
+    let webhook_id = id::<WebhookId>(&path)?;
     let list = state
         .webhooks
         .deliveries(&caller.principal, &webhook_id)
-        .await
-        .map_err(fail::<D>)?;
+        .await?;
     let rendered: Vec<Value> = list.iter().map(|(d, a)| delivery_json(d, a)).collect();
-    Ok(render_list::<D>(
+    let mut about = Map::new();
+    about.insert("webhook_id".into(), json!(webhook_id));
+    Ok(Reply::list(
         "Deliveries retrieved successfully",
-        json!({"webhook_id": webhook_id}),
         "deliveries",
         rendered,
+        about,
     ))
 }
 
-pub(super) async fn redeliver<D: Dialect>(
+pub(super) async fn redeliver(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<(String, String)>,
 ) -> Result {
     let (webhook, delivery) = path.into_inner();
-    let (webhook_id, delivery_id) = (
-        id::<D, WebhookId>(&webhook)?,
-        id::<D, DeliveryId>(&delivery)?,
-    );
+    let (webhook_id, delivery_id) = (id::<WebhookId>(&webhook)?, id::<DeliveryId>(&delivery)?);
     let queued = state
         .webhooks
         .redeliver(&caller.principal, &webhook_id, &delivery_id)
-        .await
-        .map_err(fail::<D>)?;
-    Ok(render::<D>(
+        .await?;
+    Ok(Reply::named(
         StatusCode::ACCEPTED,
         "Delivery queued again",
         "delivery",

@@ -234,7 +234,7 @@ fn intact_as(entry: &AuditEntry, seq: i64) -> bool {
 
 /// Checks a log given in order (by `seq`); returns how many entries fit,
 /// or the first place the chain breaks.
-pub fn verify(entries: &[AuditEntry]) -> Result<u64, ChainBreak> {
+pub fn verify_chain(entries: &[AuditEntry]) -> Result<u64, ChainBreak> {
     let mut previous: Option<&AuditEntry> = None;
     let mut count = 0;
     for (i, entry) in entries.iter().enumerate() {

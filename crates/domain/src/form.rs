@@ -269,7 +269,7 @@ impl Form {
         }
     }
 
-    /// Parses a template's `fields`: an array of 1 to [`MAX_FIELDS`]
+    /// Parses a template's `fields`: an array of 1 to 50 (`MAX_FIELDS`)
     /// objects with unique names and at least one field to answer. Every
     /// mistake is named by its path (`fields[2].options`).
     pub fn parse(raw: &Value) -> Result<Self, ValidationError> {

@@ -11,29 +11,34 @@
 #[macro_use]
 mod macros;
 
-pub mod account;
-pub mod audit;
-pub mod error;
-pub mod event;
-pub mod form;
-pub mod id;
-pub mod member;
-pub mod notice;
-pub mod person;
-pub mod receipt;
-pub mod request;
-pub mod response;
-pub mod review;
-pub mod review_loop;
-pub mod rules;
-pub mod template;
+// The modules are private: every public name is reached by one path, from
+// the crate root.
+mod account;
+mod audit;
+mod error;
+mod event;
+mod form;
+mod id;
+mod member;
+mod notice;
+mod person;
+mod quorum;
+mod receipt;
+mod request;
+mod request_fields;
+mod response;
+mod retry;
+mod review;
+mod review_loop;
+mod rules;
+mod template;
 mod text;
-pub mod webhook;
+mod webhook;
 
 pub use account::{
     AccountStatus, ApiKey, ApiKeyRecord, Email, NewApiKey, Permission, Plan, User, UserRecord,
 };
-pub use audit::{AuditEntry, AuditRecord, ChainBreak};
+pub use audit::{verify_chain, AuditEntry, AuditRecord, ChainBreak};
 pub use error::{FieldError, TransitionError, ValidationError};
 pub use event::{Event, EventType};
 pub use form::{Field, FieldKind, Form};
@@ -47,20 +52,26 @@ pub use notice::{
 };
 pub use person::Password;
 pub use receipt::Receipt;
+pub use receipt::{canonical_json, sha256_hex, RECEIPT_ALG};
 pub use request::{
     Answer, Audience, BroadcastEntry, ChangeError, ContentType, Escalation, Feedback,
     FeedbackInput, Platform, Priority, ProcessingType, Quorum, QuorumRule, RequestInput,
     RequestPatch, RequestRecord, RequestStatus, Response, ReviewRequest, TestAnswer,
     ESCALATION_ROLE,
 };
+pub use request::{ValidRequest, DEFAULT_TIMEOUT_SECONDS, MAX_QUORUM, MAX_TIMEOUT_SECONDS};
 pub use response::{ResponseConfig, ResponseType, ReviewerHints, SelectOption};
+pub use retry::{parse_retry_schedule, retry_delay_in, with_jitter, DEFAULT_RETRY_SCHEDULE};
+pub use review::parse_assignees;
 pub use review::{
     AssigneeRef, ParsedReview, Review, ReviewInput, ReviewPatch, ReviewRecord, ReviewStatus,
     Reviewer,
 };
+pub use review_loop::{parse_slack_webhook_url, NewLoop};
 pub use review_loop::{Icon, InviteCode, Loop, LoopDescription, LoopName, LoopRecord};
 pub use rules::{Action, AppliedRule, Facts, Rule, Rules};
 pub use template::{Template, TemplateInput, TemplatePatch};
+pub use webhook::{parse_description, parse_secret, parse_target_url};
 pub use webhook::{
     AttemptOutcome, Delivery, DeliveryAttempt, DeliveryRecord, DeliveryStatus, DeliveryTarget,
     EventFilter, NewWebhook, Webhook, WebhookChange, WebhookRecord,

@@ -5,8 +5,8 @@ use chrono::{DateTime, Utc};
 
 use crate::account::Email;
 use crate::id::{LoopId, NoticeId, RequestId, UserId};
-use crate::request::Priority;
-use crate::webhook::{retry_delay_in, with_jitter};
+use crate::request_fields::Priority;
+use crate::retry::{retry_delay_in, with_jitter};
 
 api_enum!(
     /// Which requests of a loop a member wants to hear about.

@@ -4,10 +4,8 @@
 //! The domain fixes *what* is signed (the canonical statement of a final
 //! request); the signature itself is made by whoever holds the key.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
-
-use crate::request::{RequestStatus, ReviewRequest};
 
 /// The one signature scheme receipts use.
 pub const RECEIPT_ALG: &str = "Ed25519";
@@ -18,7 +16,7 @@ pub struct Receipt {
     /// The key that signed, as listed at `/v1/receipts/keys`.
     pub key_id: String,
     /// base64url (no padding) of the signed bytes: the canonical JSON of
-    /// [`statement`].
+    /// [`ReviewRequest::receipt_statement`](crate::ReviewRequest::receipt_statement).
     pub signed: String,
     /// base64url (no padding) of the 64-byte Ed25519 signature of those bytes.
     pub signature: String,
@@ -59,32 +57,10 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     out
 }
 
-/// The statement a receipt signs, as canonical JSON bytes, for a request
-/// that has ended with a decision (completed or timed out); `None` for any
-/// other state. The request text is represented by its SHA-256, so a
-/// receipt can be shown without the text and still be checked against it.
-pub fn statement(request: &ReviewRequest) -> Option<Vec<u8>> {
-    if !matches!(
-        request.status,
-        RequestStatus::Completed | RequestStatus::Timeout
-    ) {
-        return None;
-    }
-    let value = json!({
-        "request_id": request.id,
-        "loop_id": request.loop_id,
-        "status": request.status.as_str(),
-        "response_data": request.response_data,
-        "response_by": request.response_by,
-        "response_at": request.response_at,
-        "request_text_sha256": sha256_hex(request.request_text.as_bytes()),
-    });
-    Some(canonical_json(&value).into_bytes())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn canonical_json_sorts_keys_at_every_depth_without_spaces() {

@@ -21,10 +21,10 @@ use crate::error::{TransitionError, ValidationError};
 use crate::form::Form;
 use crate::id::{LoopId, ReviewId, TemplateId, UserId};
 use crate::member::Member;
-use crate::request::input::parse_http_url;
 use crate::request::{ChangeError, Priority};
 use crate::review_loop::Loop;
 use crate::template::Template;
+use crate::text::parse_http_url;
 use crate::text::{char_len, check_prose};
 
 /// The most characters of `content.text`.
@@ -194,7 +194,7 @@ fn parse_due_date(value: &Value) -> Result<Option<DateTime<Utc>>, ValidationErro
         })
 }
 
-/// Parses `assignees`: 0 to [`MAX_ASSIGNEES`] emails or account ids, each
+/// Parses `assignees`: 0 to 50 (`MAX_ASSIGNEES`) emails or account ids, each
 /// named once.
 pub fn parse_assignees(value: &Value) -> Result<Vec<AssigneeRef>, ValidationError> {
     let Some(items) = value.as_array() else {

@@ -15,7 +15,7 @@ pub const EMAIL_NOT_CONFIGURED: &str = "not notified: email is not configured";
 /// Checks the form of a Slack incoming webhook URL (http or https, with a
 /// host); whether it may be called is the caller's to check.
 pub fn parse_slack_webhook_url(raw: &str) -> Result<String, ValidationError> {
-    crate::request::input::parse_http_url("slack_webhook_url", raw)
+    crate::text::parse_http_url("slack_webhook_url", raw)
 }
 
 /// A loop's name: 1 to 100 characters after trimming.

@@ -14,7 +14,8 @@ use serde_json::{json, Map, Value};
 
 use crate::error::ValidationError;
 use crate::id::LoopId;
-use crate::request::{Platform, Priority, Quorum};
+use crate::quorum::Quorum;
+use crate::request_fields::{Platform, Priority};
 use crate::response::ResponseType;
 use crate::text::char_len;
 

@@ -38,6 +38,27 @@ pub(crate) fn check_prose(field: &str, s: &str) -> Result<(), ValidationError> {
     Ok(())
 }
 
+const MAX_URL_LEN: usize = 2048;
+
+/// Checks that a URL is an absolute http(s) URL with a host. Where it may
+/// point is a matter for delivery, not for the domain.
+pub(crate) fn parse_http_url(field: &str, raw: &str) -> Result<String, ValidationError> {
+    let url = raw.trim();
+    let fail = || ValidationError::field(field, format!("{field} must be an http or https URL"));
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .ok_or_else(fail)?;
+    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if host.is_empty()
+        || url.len() > MAX_URL_LEN
+        || url.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err(fail());
+    }
+    Ok(url.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

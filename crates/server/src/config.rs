@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use anyhow::{bail, Context};
 
 use reviewloop_adapters::PoolOptions;
-use reviewloop_domain::webhook::{parse_retry_schedule, DEFAULT_RETRY_SCHEDULE};
+use reviewloop_domain::{parse_retry_schedule, DEFAULT_RETRY_SCHEDULE};
 use reviewloop_http_actix::TrustedProxies;
 use reviewloop_service::SignupPolicy;
 

@@ -1,7 +1,7 @@
 //! The audit chain, read: an account's own log through the API, and every
 //! log checked by `reviewloop audit verify`.
 
-use reviewloop_domain::{audit, AuditEntry, ChainBreak, Email, Permission, UserId};
+use reviewloop_domain::{verify_chain, AuditEntry, ChainBreak, Email, Permission, UserId};
 
 use crate::error::ServiceError;
 use crate::ports::Ports;
@@ -142,7 +142,7 @@ impl AuditService {
             .user_by_id(&account)
             .await?
             .map(|u| u.email.clone());
-        let (entries, broken) = match audit::verify(&log) {
+        let (entries, broken) = match verify_chain(&log) {
             Ok(n) => (n, None),
             Err(at) => (fit_before(&at), Some(at)),
         };

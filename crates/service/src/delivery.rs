@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use chrono::Duration;
-use reviewloop_domain::webhook::DEFAULT_RETRY_SCHEDULE;
+use reviewloop_domain::DEFAULT_RETRY_SCHEDULE;
 use reviewloop_domain::{
     AttemptOutcome, Delivery, DeliveryId, DeliveryStatus, DeliveryTarget, Event, EventType, UserId,
 };

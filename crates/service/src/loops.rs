@@ -1,6 +1,6 @@
 //! Loop use cases: creating and changing loops, membership, invite codes.
 
-use reviewloop_domain::review_loop::{parse_slack_webhook_url, NewLoop};
+use reviewloop_domain::{parse_slack_webhook_url, NewLoop};
 use reviewloop_domain::{
     Email, EventType, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, Member,
     MemberStatus, NotifyLevel, ObjectId, Permission, UserId, ValidationError,

@@ -1,6 +1,6 @@
 //! Decision receipts: each request that ends with a decision is sealed
 //! with an Ed25519 signature of its statement (see
-//! [`reviewloop_domain::receipt::statement`]), so anyone holding the public
+//! [`reviewloop_domain::ReviewRequest::receipt_statement`]), so anyone holding the public
 //! key can check who decided what, and when, without trusting the database.
 //!
 //! The instance's key pairs live in the database, shared by every instance.
@@ -15,8 +15,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use chrono::{DateTime, Duration, Utc};
 use ed25519_dalek::{Signer, SigningKey};
-use reviewloop_domain::receipt::{self, Receipt, RECEIPT_ALG};
 use reviewloop_domain::ReviewRequest;
+use reviewloop_domain::{sha256_hex, Receipt, RECEIPT_ALG};
 use reviewloop_ports::{Clock, IdSource, ReceiptKey, ReceiptKeyStore};
 
 use crate::error::ServiceError;
@@ -55,7 +55,7 @@ impl Sealer {
         if request.receipt.is_some() {
             return;
         }
-        let Some(statement) = receipt::statement(request) else {
+        let Some(statement) = request.receipt_statement() else {
             return;
         };
         let signature = self.key.sign(&statement);
@@ -84,7 +84,7 @@ pub struct ReceiptKeys {
 /// A key's id: the start of the SHA-256 of its public key, so the id says
 /// which key it is without a lookup.
 fn key_id(public_key: &[u8]) -> String {
-    format!("rk_{}", &receipt::sha256_hex(public_key)[..16])
+    format!("rk_{}", &sha256_hex(public_key)[..16])
 }
 
 impl ReceiptKeys {

@@ -3,7 +3,7 @@
 //! of its team start and complete it. Every change is written with its
 //! `review.*` events in one transaction.
 
-use reviewloop_domain::review::parse_assignees;
+use reviewloop_domain::parse_assignees;
 use reviewloop_domain::{
     AssigneeRef, ChangeError, Event, EventType, LoopId, MemberStatus, Permission, Priority, Review,
     ReviewId, ReviewInput, ReviewPatch, ReviewStatus, Reviewer, TemplateId, TransitionError,

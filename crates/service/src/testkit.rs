@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use reviewloop_domain::review_loop::NewLoop;
+use reviewloop_domain::NewLoop;
 use reviewloop_domain::{
     AccountStatus, Email, InviteCode, Loop, LoopId, Member, ObjectId, User, UserId,
 };

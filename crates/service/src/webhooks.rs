@@ -1,6 +1,6 @@
 //! Webhook subscriptions: an account's own, managed through the API.
 
-use reviewloop_domain::webhook::{parse_description, parse_secret, parse_target_url};
+use reviewloop_domain::{parse_description, parse_secret, parse_target_url};
 use reviewloop_domain::{
     Delivery, DeliveryAttempt, DeliveryId, EventFilter, NewWebhook, Permission, TransitionError,
     ValidationError, Webhook, WebhookChange, WebhookId,

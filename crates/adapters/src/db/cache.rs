@@ -334,7 +334,7 @@ mod tests {
 
     fn sample(id: RequestId) -> ReviewRequest {
         use crate::db::testdb::fixtures::{at, oid, request};
-        use reviewloop_domain::review_loop::NewLoop;
+        use reviewloop_domain::NewLoop;
         use reviewloop_domain::{Email, InviteCode, Member, UserId};
         let loop_id = LoopId::new(oid(9));
         let creator = Member::creator(

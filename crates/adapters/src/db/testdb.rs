@@ -207,7 +207,7 @@ pub(crate) use on_every_backend;
 
 pub(crate) mod fixtures {
     use chrono::{DateTime, Duration, Utc};
-    use reviewloop_domain::review_loop::NewLoop;
+    use reviewloop_domain::NewLoop;
     use reviewloop_domain::{
         AccountStatus, ApiKey, ApiKeyId, ApiKeyRecord, Email, Event, EventId, EventType,
         InviteCode, Loop, LoopId, Member, ObjectId, Permission, RequestId, RequestInput,

@@ -35,15 +35,15 @@ fn a_chain_links_each_entry_to_the_one_before() {
     assert_eq!(entries[1].prev_hash, entries[0].hash);
     assert_eq!(entries[2].seq, 3);
     assert_eq!(entries[2].hash.len(), 64);
-    assert_eq!(verify(&entries), Ok(3));
-    assert_eq!(verify(&[]), Ok(0));
+    assert_eq!(verify_chain(&entries), Ok(3));
+    assert_eq!(verify_chain(&[]), Ok(0));
 }
 
 #[test]
 fn a_changed_entry_is_named() {
     let mut entries = chain(5);
     entries[2].data = json!({"status": "completed", "response_data": "forged"});
-    assert_eq!(verify(&entries), Err(ChainBreak::Changed { seq: 3 }));
+    assert_eq!(verify_chain(&entries), Err(ChainBreak::Changed { seq: 3 }));
 }
 
 #[test]
@@ -52,7 +52,7 @@ fn a_changed_entry_with_its_hash_made_to_fit_is_named() {
     entries[2].action = "request.cancelled".into();
     entries[2].hash = entries[2].computed_hash();
     assert_eq!(
-        verify(&entries),
+        verify_chain(&entries),
         Err(ChainBreak::Replaced { seq: 3, next: 4 })
     );
     assert_eq!(
@@ -65,14 +65,17 @@ fn a_changed_entry_with_its_hash_made_to_fit_is_named() {
 fn a_removed_entry_is_named_whether_or_not_the_rest_was_renumbered() {
     let mut gap = chain(5);
     gap.remove(1);
-    assert_eq!(verify(&gap), Err(ChainBreak::Removed { seq: 2 }));
+    assert_eq!(verify_chain(&gap), Err(ChainBreak::Removed { seq: 2 }));
 
     let mut renumbered = chain(5);
     renumbered.remove(1);
     for entry in renumbered.iter_mut().skip(1) {
         entry.seq -= 1;
     }
-    assert_eq!(verify(&renumbered), Err(ChainBreak::Removed { seq: 2 }));
+    assert_eq!(
+        verify_chain(&renumbered),
+        Err(ChainBreak::Removed { seq: 2 })
+    );
 }
 
 /// `original` with a foreign entry at `seq` (properly hashed and linked)
@@ -101,12 +104,12 @@ fn an_inserted_entry_is_named() {
         moved.seq += 1;
         entries.push(moved);
     }
-    assert_eq!(verify(&entries), Err(ChainBreak::Inserted { seq: 3 }));
+    assert_eq!(verify_chain(&entries), Err(ChainBreak::Inserted { seq: 3 }));
 
     // Put in by hand with a made-up hash, the rest renumbered.
     let mut made_up = forged_at(&original, 3);
     made_up[2].hash = "f".repeat(64);
-    assert_eq!(verify(&made_up), Err(ChainBreak::Inserted { seq: 3 }));
+    assert_eq!(verify_chain(&made_up), Err(ChainBreak::Inserted { seq: 3 }));
     // A copy of the entry before it, the rest renumbered.
     let mut copy = original[..2].to_vec();
     let mut dup = original[1].clone();
@@ -117,10 +120,10 @@ fn an_inserted_entry_is_named() {
         moved.seq += 1;
         copy.push(moved);
     }
-    assert_eq!(verify(&copy), Err(ChainBreak::Inserted { seq: 3 }));
+    assert_eq!(verify_chain(&copy), Err(ChainBreak::Inserted { seq: 3 }));
 
     // A second entry under a number already used.
     let mut twice = original.clone();
     twice.insert(3, forged);
-    assert_eq!(verify(&twice), Err(ChainBreak::Inserted { seq: 3 }));
+    assert_eq!(verify_chain(&twice), Err(ChainBreak::Inserted { seq: 3 }));
 }

@@ -3,9 +3,9 @@
 
 use serde_json::{json, Value};
 
-use super::input::MAX_TIMEOUT_SECONDS;
 use crate::error::ValidationError;
 use crate::id::LoopId;
+use crate::request_fields::MAX_TIMEOUT_SECONDS;
 
 /// Where and when a request goes when nobody claims it in time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

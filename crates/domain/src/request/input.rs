@@ -3,18 +3,15 @@
 use serde_json::{Map, Value};
 
 use super::escalation::Escalation;
-use super::fields::{ContentType, Platform, Priority, ProcessingType};
-use super::quorum::Quorum;
 use crate::error::ValidationError;
 use crate::form::Form;
+use crate::quorum::Quorum;
+use crate::request_fields::{
+    ContentType, Platform, Priority, ProcessingType, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS,
+};
 use crate::response::{ResponseConfig, ResponseType};
-use crate::text::{char_len, check_line, check_prose};
+use crate::text::{char_len, check_line, check_prose, parse_http_url};
 
-/// Timeout of a deferred request that names none: 30 days.
-pub const DEFAULT_TIMEOUT_SECONDS: i64 = 30 * 24 * 60 * 60;
-/// The longest timeout a request may ask for: 30 days.
-pub const MAX_TIMEOUT_SECONDS: i64 = DEFAULT_TIMEOUT_SECONDS;
-const MAX_URL_LEN: usize = 2048;
 const MAX_PLATFORM_VERSION_LEN: usize = 100;
 
 /// A create-request body as the client sent it: every field optional and
@@ -259,25 +256,6 @@ pub(super) fn parse_object(
             format!("{field} must be a JSON object"),
         )),
     }
-}
-
-/// Checks that a URL is an absolute http(s) URL with a host. Where it may
-/// point is a matter for delivery, not for the domain.
-pub fn parse_http_url(field: &str, raw: &str) -> Result<String, ValidationError> {
-    let url = raw.trim();
-    let fail = || ValidationError::field(field, format!("{field} must be an http or https URL"));
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))
-        .ok_or_else(fail)?;
-    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    if host.is_empty()
-        || url.len() > MAX_URL_LEN
-        || url.chars().any(|c| c.is_whitespace() || c.is_control())
-    {
-        return Err(fail());
-    }
-    Ok(url.to_owned())
 }
 
 impl RequestInput {

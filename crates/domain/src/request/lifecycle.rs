@@ -177,7 +177,7 @@ impl ReviewRequest {
     /// claim `by` holds. The answer must fit the request's configuration.
     /// Returns whether the request is now decided: always for a request
     /// one reviewer decides; for a quorum, once the answers make a decision
-    /// (see [`ReviewRequest::answer_for_quorum`]).
+    /// (each reviewer it was sent to answers once).
     pub fn respond(
         &mut self,
         by: UserId,
@@ -497,7 +497,7 @@ impl ReviewRequest {
     /// request still open or cancelled) is refused, so the first never
     /// changes.
     pub fn seal(&mut self, receipt: crate::receipt::Receipt) -> Result<(), TransitionError> {
-        if crate::receipt::statement(self).is_none() || self.receipt.is_some() {
+        if self.receipt_statement().is_none() || self.receipt.is_some() {
             return Err(TransitionError::NotSealable);
         }
         self.record.receipt = Some(receipt);

@@ -3,19 +3,19 @@
 
 mod audience;
 mod escalation;
-mod fields;
 pub(crate) mod input;
 mod lifecycle;
-mod quorum;
+mod statement;
 
+pub use crate::quorum::{Answer, Quorum, QuorumRule, Response, MAX_QUORUM};
+pub use crate::request_fields::{
+    ContentType, Platform, Priority, ProcessingType, RequestStatus, DEFAULT_TIMEOUT_SECONDS,
+    MAX_TIMEOUT_SECONDS,
+};
 pub use audience::Audience;
 pub use escalation::Escalation;
-pub use fields::{ContentType, Platform, Priority, ProcessingType, RequestStatus};
-pub use input::{
-    RequestInput, RequestPatch, ValidRequest, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS,
-};
+pub use input::{RequestInput, RequestPatch, ValidRequest};
 pub use lifecycle::{ChangeError, ESCALATION_ROLE};
-pub use quorum::{Answer, Quorum, QuorumRule, Response, MAX_QUORUM};
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;

@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 
-use reviewloop_domain::request::ValidRequest;
+use reviewloop_domain::ValidRequest;
 use reviewloop_domain::{Action, AppliedRule, Form, Loop, LoopId, Quorum, Rules, UserId};
 use serde_json::{Map, Value};
 

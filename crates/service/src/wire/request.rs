@@ -1,7 +1,7 @@
 //! A request as one audience may see it, serialized straight from the
 //! borrowed request, with no intermediate JSON tree.
 
-use reviewloop_domain::receipt::RECEIPT_ALG;
+use reviewloop_domain::RECEIPT_ALG;
 use reviewloop_domain::{
     Audience, BroadcastEntry, Feedback, Quorum, Receipt, ReviewRequest, UserId,
 };

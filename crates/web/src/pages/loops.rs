@@ -6,7 +6,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use base64::Engine as _;
 use maud::{html, Markup};
-use reviewloop_domain::request::MAX_QUORUM;
+use reviewloop_domain::MAX_QUORUM;
 use reviewloop_domain::{Loop, LoopId, MemberStatus, NotifyLevel, QuorumRule, UserId};
 use reviewloop_service::{LoopPatch, Routing};
 use serde_json::{json, Value};

@@ -1,4 +1,4 @@
-use reviewloop_domain::{audit, ChainBreak, EventType};
+use reviewloop_domain::{verify_chain, ChainBreak, EventType};
 use reviewloop_ports::RequestStore;
 use serde_json::json;
 
@@ -48,7 +48,7 @@ async fn every_change_is_chained_in_its_accounts_log(db: TestDb) {
     assert!(actions.contains(&"loop.created"), "{actions:?}");
     assert!(actions.contains(&"request.created"), "{actions:?}");
     assert!(actions.contains(&"request.changed"), "{actions:?}");
-    assert_eq!(audit::verify(&entries), Ok(entries.len() as u64));
+    assert_eq!(verify_chain(&entries), Ok(entries.len() as u64));
     let head = store.audit_head(&account).await.unwrap().unwrap();
     assert_eq!(&head, entries.last().unwrap());
     assert_eq!(head.request_id, Some(request.id));
@@ -84,7 +84,7 @@ async fn a_hand_edit_breaks_the_chain_at_that_entry(db: TestDb) {
     store.link_audit(2).await.unwrap();
     store.link_audit(1000).await.unwrap();
     let entries = store.audit_entries(&lp.creator_id, 0, 100).await.unwrap();
-    assert_eq!(audit::verify(&entries), Ok(entries.len() as u64));
+    assert_eq!(verify_chain(&entries), Ok(entries.len() as u64));
     let n = entries.len() as i64;
     assert!(n >= 5);
     db.db
@@ -101,7 +101,7 @@ async fn a_hand_edit_breaks_the_chain_at_that_entry(db: TestDb) {
         .await
         .unwrap();
     let entries = store.audit_entries(&lp.creator_id, 0, 100).await.unwrap();
-    assert_eq!(audit::verify(&entries), Err(ChainBreak::Changed { seq: 3 }));
+    assert_eq!(verify_chain(&entries), Err(ChainBreak::Changed { seq: 3 }));
 }
 
 on_every_backend!(

@@ -642,7 +642,7 @@ async fn an_escalated_request_reaches_the_other_loops_members(db: TestDb) {
     let email = |u: u8| reviewloop_domain::Email::parse(&format!("u{u}@x.io")).unwrap();
     let mut other = Loop::create(
         other_id,
-        reviewloop_domain::review_loop::NewLoop::parse(Some("Leads"), None, None).unwrap(),
+        reviewloop_domain::NewLoop::parse(Some("Leads"), None, None).unwrap(),
         Member::creator(
             other_id,
             UserId::new(fixtures::oid(1)),

@@ -463,7 +463,7 @@ fn receipt(key: &str) -> crate::receipt::Receipt {
 #[test]
 fn a_statement_names_the_decision_and_hashes_the_text() {
     let r = in_status(RequestStatus::Completed);
-    let bytes = crate::receipt::statement(&r).unwrap();
+    let bytes = r.receipt_statement().unwrap();
     let statement: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(statement["request_id"], json!(r.id));
     assert_eq!(statement["loop_id"], json!(r.loop_id));
@@ -480,7 +480,7 @@ fn a_statement_names_the_decision_and_hashes_the_text() {
 
     let timed_out = in_status(RequestStatus::Timeout);
     let statement: serde_json::Value =
-        serde_json::from_slice(&crate::receipt::statement(&timed_out).unwrap()).unwrap();
+        serde_json::from_slice(&timed_out.receipt_statement().unwrap()).unwrap();
     assert_eq!(statement["status"], "timeout");
     assert_eq!(
         statement["response_data"],
@@ -498,7 +498,7 @@ fn only_a_decided_request_is_sealed_and_only_once() {
         RequestStatus::Cancelled,
     ] {
         let mut r = in_status(status);
-        assert!(crate::receipt::statement(&r).is_none());
+        assert!(r.receipt_statement().is_none());
         assert_eq!(r.seal(receipt("k1")), Err(TransitionError::NotSealable));
         assert_eq!(r.receipt, None);
     }
@@ -715,7 +715,7 @@ fn a_rule_answers_a_new_request_with_an_answer_that_fits() {
     assert_eq!(r.status, RequestStatus::Completed);
     assert_eq!(r.response_by, None);
     assert_eq!(r.response_data, Some(json!(true)));
-    assert!(crate::receipt::statement(&r).is_some(), "it can be sealed");
+    assert!(r.receipt_statement().is_some(), "it can be sealed");
     assert!(r.decide_by_rule(json!(false), t(1)).is_err(), "once");
 }
 

@@ -1,4 +1,11 @@
-//! The enumerated fields of a request.
+//! The enumerated fields of a request, and the bounds of its timeout.
+//! Below `request`, so that what reads a request's facts (rules, notices,
+//! loops) does not depend on the request itself.
+
+/// Timeout of a deferred request that names none: 30 days.
+pub const DEFAULT_TIMEOUT_SECONDS: i64 = 30 * 24 * 60 * 60;
+/// The longest timeout a request may ask for: 30 days.
+pub const MAX_TIMEOUT_SECONDS: i64 = DEFAULT_TIMEOUT_SECONDS;
 
 api_enum!(
     /// How the request is processed.

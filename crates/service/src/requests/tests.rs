@@ -2,7 +2,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use chrono::Duration;
-use reviewloop_domain::{BroadcastEntry, LoopId, Permission, RequestStatus};
+use reviewloop_domain::{
+    BroadcastEntry, FeedbackInput, LoopId, Permission, RequestInput, RequestStatus,
+};
+use reviewloop_ports::RequestPage;
 use serde_json::json;
 
 use super::*;

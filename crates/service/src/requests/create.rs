@@ -1,0 +1,187 @@
+//! Creating a request, and trying a loop's rules on a sample without creating one.
+
+use reviewloop_domain::{
+    Event, EventType, LoopId, ObjectId, Permission, RequestId, RequestInput, ReviewRequest,
+};
+use reviewloop_ports::StoreError;
+use serde_json::Value;
+
+use super::routing::{self, Decision, Routing};
+use super::{CreatedRequest, RequestService};
+use crate::error::{messages, Missing, ServiceError};
+use crate::principal::Principal;
+use crate::wire;
+
+impl RequestService {
+    /// Creates a request in a loop the caller can see and broadcasts it to
+    /// the loop's active members, in one transaction with `request.created`.
+    /// With `id` (an idempotent retry), a request the caller already created
+    /// under that id is answered instead of a new one.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn create(
+        &self,
+        caller: &Principal,
+        loop_id: &LoopId,
+        input: RequestInput,
+        id: Option<ObjectId>,
+    ) -> Result<CreatedRequest, ServiceError> {
+        caller.require(Permission::RequestsWrite)?;
+        let lp = self.visible_loop(caller, loop_id).await?;
+        let mut fields = input.validate()?;
+        if !caller.test && (fields.test_response.is_some() || fields.test_delay_seconds.is_some()) {
+            let field = if fields.test_response.is_some() {
+                "test_response"
+            } else {
+                "test_delay_seconds"
+            };
+            return Err(reviewloop_domain::ValidationError::field(
+                field,
+                "test_response and test_delay_seconds are for test-mode keys (reviewloop key create --test)",
+            )
+            .into());
+        }
+        fields.test = caller.test;
+        if let Some(escalation) = &fields.escalation {
+            self.check_escalation(caller, &lp.id, escalation).await?;
+        }
+        if let Some(url) = &fields.callback_url {
+            self.ports.check_target("callback_url", url).await?;
+        }
+        let routing = routing::route(&self.ports, lp, None, &fields, &caller.user_id).await?;
+        let lp = routing.lp;
+        let mut fields = fields
+            .with_loop_quorum(lp.quorum)
+            .with_loop_escalation(lp.escalation);
+        if fields.escalation.is_some_and(|e| e.to_loop_id == lp.id) || fields.test {
+            // A rule routed it into the loop it would escalate to, or it is
+            // test data, which reaches no people.
+            fields.escalation = None;
+        }
+        fields.applied_rules = routing.applied;
+        let answer = match routing.decision {
+            Decision::Answer(answer) => {
+                fields.quorum = None;
+                fields.escalation = None;
+                Some(answer)
+            }
+            Decision::Quorum(quorum) => {
+                fields.quorum = Some(quorum);
+                None
+            }
+            Decision::People => None,
+        };
+        let now = self.now_for(&caller.user_id, caller.test).await?;
+        // A request a rule answered is asked of nobody, a test request too.
+        let broadcasts = if answer.is_some() || caller.test {
+            Vec::new()
+        } else {
+            lp.broadcast_entries(fields.priority, self.ports.email_enabled())
+        };
+        // Ids and events keep the real time (see `change`).
+        let real = self.ports.clock.now();
+        let id = RequestId::new(id.unwrap_or_else(|| self.ports.ids.object_id(real)));
+        let mut request = ReviewRequest::create(
+            id,
+            lp.id,
+            caller.user_id,
+            caller.api_key_id,
+            fields,
+            broadcasts,
+            now,
+        );
+        let mut kinds = vec![EventType::RequestCreated];
+        match answer {
+            Some(answer) => {
+                request.decide_by_rule(answer, now)?;
+                // Test decisions are not signed: a receipt proves a real one.
+                if !request.test {
+                    self.ports.receipts.sealer().await?.seal(&mut request);
+                }
+                kinds.push(EventType::RequestCompleted);
+            }
+            // A test request with no delay is answered as it is made.
+            None if request.test => {
+                if request.answer_as_test(now).is_ok() {
+                    kinds.push(EventType::RequestCompleted);
+                }
+            }
+            None => request.check_quorum()?,
+        }
+        let events: Vec<Event> = kinds
+            .into_iter()
+            .map(|kind| {
+                wire::request_event(self.ports.event_id(real), kind, &request, &lp, None, real)
+            })
+            .collect();
+        match self.ports.requests.insert_request(&request, &events).await {
+            Ok(()) => {
+                self.ports.changes.request_written(&request);
+                self.ports.changes.outbox_written();
+            }
+            // The loop was deleted between reading it and writing the request.
+            Err(StoreError::NotFound) => return Err(ServiceError::NotFound(Missing::Loop)),
+            Err(StoreError::Conflict(cause)) => {
+                // An earlier attempt under the same idempotency key got here first.
+                return match self.ports.requests.request_by_id(&request.id).await? {
+                    Some(existing) if existing.creator_id == caller.user_id => {
+                        Ok(self.created(existing))
+                    }
+                    _ => Err(ServiceError::Unexpected(format!(
+                        "request insert conflicted: {cause}"
+                    ))),
+                };
+            }
+            Err(e) => return Err(e.into()),
+        }
+        Ok(self.created(request))
+    }
+
+    /// Refuses an escalation to a loop the caller may not use, or back
+    /// into the loop the request is sent to.
+    async fn check_escalation(
+        &self,
+        caller: &Principal,
+        from: &LoopId,
+        escalation: &reviewloop_domain::Escalation,
+    ) -> Result<(), ServiceError> {
+        escalation.check_target(from, "escalation")?;
+        if !crate::loops::may_use(&self.ports, &caller.user_id, &escalation.to_loop_id).await? {
+            return Err(crate::loops::unusable("escalation.to_loop_id").into());
+        }
+        Ok(())
+    }
+
+    /// What the rules of `loop_id` (or `draft` rules in their place) would
+    /// do with a request made from `input`, without making it. The
+    /// sample's context must hold every value this loop's rules read.
+    pub async fn test_rules(
+        &self,
+        caller: &Principal,
+        loop_id: &LoopId,
+        input: RequestInput,
+        draft: Option<Value>,
+    ) -> Result<Routing, ServiceError> {
+        caller.require(Permission::LoopsRead)?;
+        let lp = self.visible_loop(caller, loop_id).await?;
+        // Rules not yet saved are the owner's to try: they may route
+        // anywhere the owner may, which a member must not explore.
+        if draft.is_some() && !lp.is_creator(&caller.user_id) {
+            return Err(ServiceError::Forbidden(messages::LOOP_ACCESS_DENIED.into()));
+        }
+        let draft = draft
+            .map(|rules| reviewloop_domain::Rules::parse(Some(&rules)))
+            .transpose()?;
+        let fields = input.validate()?;
+        let rules = draft.as_ref().unwrap_or(&lp.rules);
+        if let Some((rule, pointer)) = rules.missing_pointer(fields.context.as_ref()) {
+            return Err(reviewloop_domain::ValidationError::field(
+                format!("context{pointer}"),
+                format!(
+                    "the sample's context has no {pointer}, which rule {rule} reads: add it to see what the rules do"
+                ),
+            )
+            .into());
+        }
+        routing::route(&self.ports, lp, draft.as_ref(), &fields, &caller.user_id).await
+    }
+}

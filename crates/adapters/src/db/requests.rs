@@ -1,7 +1,6 @@
 //! The request store: requests, their broadcast entries, and the queries
 //! behind the lists, the inbox and the timeout sweeper.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -9,12 +8,9 @@ use chrono::{DateTime, Utc};
 use diesel::dsl::sql;
 use diesel::expression::IntoSql;
 use diesel::prelude::*;
-use diesel::query_builder::QueryFragment;
-use diesel::query_dsl::LoadQuery;
 use diesel::sql_types::Bool;
 use reviewloop_domain::{
-    AuditRecord, BroadcastEntry, Event, LoopId, RequestId, RequestStatus, ReviewRequest, UserId,
-    ESCALATION_ROLE,
+    Event, LoopId, RequestId, RequestStatus, ReviewRequest, UserId, ESCALATION_ROLE,
 };
 use reviewloop_ports::{
     InboxView, RequestFacts, RequestPage, RequestQuery, RequestSort, RequestStore, StoreError,
@@ -22,310 +18,27 @@ use reviewloop_ports::{
 
 use super::audit::NewEntries;
 use super::convert::{corrupt, from_db_time, parse, parse_opt, to_db_time};
-use super::fixed::update;
-use super::models::{BroadcastRow, RequestDiff, RequestRow};
+use super::models::{BroadcastRow, RequestRow};
 use super::outbox::NewEvents;
 use super::schema::{loop_members, request_broadcasts, requests, test_clocks};
-use super::{changes, native, outbox, Conn, DbError, SqlStore};
+use super::{native, outbox, Conn, DbError, SqlStore};
 
-type Backend = <Conn as diesel::Connection>::Backend;
+pub(super) type Backend = <Conn as diesel::Connection>::Backend;
 
 /// How long a sweeper holds the due requests it took; another instance
 /// takes them after that if they are still open (its sweeper died).
 const SWEEP_LEASE_SECONDS: i64 = 10;
 
-/// Spelled exactly as in the `requests_due` partial index's WHERE clause:
-/// a planner uses a partial index only when the query's condition matches
-/// it literally, which bound parameters would not.
-pub(super) const OPEN_CONDITION: &str = "status IN ('pending', 'claimed')";
-/// The same, for queries that join other tables with a `status` column.
-const OPEN_CONDITION_QUALIFIED: &str = "requests.status IN ('pending', 'claimed')";
+mod lease;
+mod queries;
+mod rows;
 
-/// One request with its broadcast entries.
-fn one_request(conn: &mut Conn, id: &str) -> Result<Option<ReviewRequest>, DbError> {
-    // No `LIMIT`: the primary key yields one row at most.
-    let rows: Vec<RequestRow> = native!(conn, |c| requests::table
-        .find(id)
-        .select(RequestRow::as_select())
-        .load(c)?);
-    Ok(with_broadcasts(conn, rows)?.pop())
-}
+pub(super) use queries::OPEN_CONDITION;
+pub(super) use rows::with_broadcasts;
 
-/// Writes a changed request, with its events and its change announcement,
-/// if the stored version is still the one it was read at (then bumps it).
-/// Returns whether it landed: a lost race changes no row and raises no
-/// error, so it cannot spoil the rest of a transaction.
-fn write_if_unchanged(
-    conn: &mut Conn,
-    (row, answers): &(RequestRow, Vec<BroadcastRow>),
-    events: &NewEvents,
-    silent_change: &Option<NewEntries>,
-) -> Result<bool, DbError> {
-    let expected = row.version;
-    // The row as stored, if it is still at the version the change was
-    // read at: what the change sets differently is all that is written.
-    let stored: Option<RequestRow> = native!(conn, |c| requests::table
-        .find(&row.id)
-        .select(RequestRow::as_select())
-        .load(c)?)
-    .pop()
-    .filter(|stored| stored.version == expected);
-    let Some(stored) = stored else {
-        return Ok(false);
-    };
-    // The version check stays in the statement: on PostgreSQL another
-    // transaction may change the row between the read and the write.
-    let changed = native!(conn, |c| update(
-        requests::table,
-        requests::id.eq(&row.id).and(requests::version.eq(expected)),
-        (
-            RequestDiff::between(&stored, row),
-            requests::version.eq(expected + 1),
-        ),
-    )
-    .execute(c)?);
-    if changed == 0 {
-        return Ok(false);
-    }
-    // A reviewer's answer is written once; the version check above already
-    // makes sure it was given to the state now stored.
-    for answer in answers {
-        native!(conn, |c| update(
-            request_broadcasts::table,
-            request_broadcasts::request_id
-                .eq(&answer.request_id)
-                .and(request_broadcasts::user_id.eq(&answer.user_id))
-                .and(request_broadcasts::answered_at.is_null()),
-            (
-                request_broadcasts::answer.eq(&answer.answer),
-                request_broadcasts::answered_at.eq(answer.answered_at),
-            ),
-        )
-        .execute(c)?);
-    }
-    changes::request_changed(conn, &row.id)?;
-    outbox::append(conn, events)?;
-    // A change without an event (a release, an edit, feedback) is logged
-    // all the same; one with events is logged by the outbox.
-    if let (true, Some(entry)) = (events.is_empty(), silent_change) {
-        super::audit::append(conn, entry)?;
-    }
-    Ok(true)
-}
-
-/// The audit entry of a change to `request` that emits no event; none for
-/// test data, which stays out of the log of real decisions.
-fn silent_change_of(request: &ReviewRequest) -> Option<NewEntries> {
-    (!request.test).then(|| NewEntries::of(&[AuditRecord::of_request_change(request)]))
-}
-
-/// A request's row, and the broadcast entries that hold quorum answers.
-fn rows_of(request: &ReviewRequest) -> (RequestRow, Vec<BroadcastRow>) {
-    let answers = if request.quorum.is_some() {
-        BroadcastRow::from_domain(request)
-            .into_iter()
-            .filter(|b| b.answer.is_some())
-            .collect()
-    } else {
-        Vec::new()
-    };
-    (RequestRow::from_domain(request), answers)
-}
-
-/// Attaches each request's broadcast entries, in the order they were sent.
-pub(super) fn with_broadcasts(
-    conn: &mut Conn,
-    rows: Vec<RequestRow>,
-) -> Result<Vec<ReviewRequest>, DbError> {
-    let entries = match rows.as_slice() {
-        [] => Vec::new(),
-        // One request (the common case): `=` keeps the statement the same
-        // every time, so it is prepared once; `IN` with a varying number of
-        // values is prepared again on every call.
-        [row] => native!(conn, |c| request_broadcasts::table
-            .filter(request_broadcasts::request_id.eq(&row.id))
-            .order(request_broadcasts::position.asc())
-            .select(BroadcastRow::as_select())
-            .load(c)?),
-        _ => {
-            let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
-            request_broadcasts::table
-                .filter(request_broadcasts::request_id.eq_any(&ids))
-                .order((
-                    request_broadcasts::request_id.asc(),
-                    request_broadcasts::position.asc(),
-                ))
-                .select(BroadcastRow::as_select())
-                .load(conn)?
-        }
-    };
-    let mut by_request: HashMap<String, Vec<BroadcastEntry>> = HashMap::new();
-    for entry in entries {
-        let request_id = entry.request_id.clone();
-        by_request
-            .entry(request_id)
-            .or_default()
-            .push(entry.into_domain()?);
-    }
-    rows.into_iter()
-        .map(|row| {
-            let entries = by_request.remove(&row.id).unwrap_or_default();
-            row.into_domain(entries)
-        })
-        .collect()
-}
-
-/// The open requests among `these`, oldest first, with their broadcasts.
-fn open_requests(
-    conn: &mut Conn,
-    these: requests::BoxedQuery<'static, Backend>,
-) -> Result<Vec<ReviewRequest>, DbError> {
-    let rows = these
-        .filter(sql::<Bool>(OPEN_CONDITION))
-        .order(requests::created_at.asc())
-        .select(RequestRow::as_select())
-        .load(conn)?;
-    with_broadcasts(conn, rows)
-}
-
-fn filtered(query: &RequestQuery) -> requests::BoxedQuery<'static, Backend> {
-    let mut boxed = requests::table
-        .into_boxed()
-        .filter(requests::creator_id.eq(query.creator.to_string()))
-        .filter(requests::test.eq(query.test));
-    if let Some(status) = query.status {
-        boxed = boxed.filter(requests::status.eq(status.as_str()));
-    }
-    if let Some(priority) = query.priority {
-        boxed = boxed.filter(requests::priority.eq(priority.as_str()));
-    }
-    if let Some(loop_id) = query.loop_id {
-        boxed = boxed.filter(requests::loop_id.eq(loop_id.to_string()));
-    }
-    boxed
-}
-
-/// What a reviewer can still act on: open requests of the loops it is active
-/// in (through `loop_members_by_user` and `requests_by_loop`), that were
-/// sent to it (checked by primary key), pending or claimed by it. Its cost
-/// follows the open work in those loops, not everything ever sent.
-fn inbox_query(
-    user: String,
-    view: InboxView,
-    limit: u32,
-    offset: u32,
-) -> impl LoadQuery<'static, Conn, RequestRow>
-       + QueryFragment<Backend>
-       + QueryFragment<diesel::sqlite::Sqlite>
-       + Send
-       + 'static {
-    // One statement shape for every open view (so it is prepared once):
-    // the view only switches its two halves on or off.
-    let pending = matches!(view, InboxView::Actionable | InboxView::Available);
-    let claimed = matches!(view, InboxView::Actionable | InboxView::Claimed);
-    // A request that escalated is also the work of the other loop's
-    // members it reached.
-    loop_members::table
-        .inner_join(
-            requests::table.on(requests::loop_id
-                .eq(loop_members::loop_id)
-                .or(requests::escalated_to.eq(loop_members::loop_id.nullable()))),
-        )
-        .inner_join(
-            request_broadcasts::table.on(request_broadcasts::request_id
-                .eq(requests::id)
-                .and(request_broadcasts::user_id.eq(loop_members::user_id))),
-        )
-        .filter(loop_members::user_id.eq(user.clone()))
-        .filter(loop_members::status.eq("active"))
-        .filter(sql::<Bool>(OPEN_CONDITION_QUALIFIED))
-        // A quorum request the reviewer answered is no longer theirs to act on.
-        .filter(request_broadcasts::answered_at.is_null())
-        .filter(
-            requests::status
-                .eq("pending")
-                .and(pending.into_sql::<Bool>())
-                .or(requests::claimed_by
-                    .eq(user)
-                    .and(claimed.into_sql::<Bool>())),
-        )
-        .order((
-            requests::priority_rank.desc(),
-            requests::created_at.asc(),
-            requests::id.asc(),
-        ))
-        .limit(i64::from(limit))
-        .offset(i64::from(offset))
-        .select(requests::all_columns)
-        // A member of both loops would otherwise see it twice.
-        .distinct()
-}
-
-/// What `user` answered in loops where it is still an active member, most
-/// recent first (through `requests_by_responder`).
-fn answered_query(
-    user: String,
-    limit: u32,
-    offset: u32,
-) -> impl LoadQuery<'static, Conn, RequestRow>
-       + QueryFragment<Backend>
-       + QueryFragment<diesel::sqlite::Sqlite>
-       + Send
-       + 'static {
-    requests::table
-        .inner_join(
-            loop_members::table.on(loop_members::loop_id
-                .eq(requests::loop_id)
-                .or(loop_members::loop_id.nullable().eq(requests::escalated_to))
-                .and(loop_members::user_id.eq(user.clone()))),
-        )
-        .filter(requests::response_by.eq(user))
-        .filter(requests::status.eq("completed"))
-        .filter(loop_members::status.eq("active"))
-        .order((requests::response_at.desc(), requests::id.desc()))
-        .limit(i64::from(limit))
-        .offset(i64::from(offset))
-        .select(requests::all_columns)
-        .distinct()
-}
-
-/// Open requests past their timeout, soonest first, through `requests_due`.
-fn due_query(
-    now: DateTime<Utc>,
-    limit: u32,
-) -> impl LoadQuery<'static, Conn, RequestRow>
-       + QueryFragment<Backend>
-       + QueryFragment<diesel::sqlite::Sqlite>
-       + Send
-       + 'static {
-    requests::table
-        .filter(sql::<Bool>(OPEN_CONDITION))
-        .filter(requests::timeout_at.le(to_db_time(now)))
-        // Test requests time out on their account's test clock, in the
-        // test sweep.
-        .filter(requests::test_due_at.is_null())
-        // The id breaks ties, so two sweepers lease rows in one order and
-        // cannot deadlock on PostgreSQL.
-        .order((requests::timeout_at.asc(), requests::id.asc()))
-        .limit(i64::from(limit))
-}
-
-/// Pending requests whose escalation is due, soonest first, through
-/// `requests_to_escalate`.
-fn escalation_query(
-    now: DateTime<Utc>,
-    limit: u32,
-) -> impl LoadQuery<'static, Conn, RequestRow>
-       + QueryFragment<Backend>
-       + QueryFragment<diesel::sqlite::Sqlite>
-       + Send
-       + 'static {
-    requests::table
-        .filter(requests::escalate_at.le(to_db_time(now)))
-        .filter(requests::status.eq("pending"))
-        .order((requests::escalate_at.asc(), requests::id.asc()))
-        .limit(i64::from(limit))
-}
+use lease::lease_all;
+use queries::{answered_query, due_query, escalation_query, filtered, inbox_query};
+use rows::{one_request, open_requests, rows_of, silent_change_of, write_if_unchanged};
 
 impl SqlStore {
     /// Request `id`: its in-memory copy on SQLite, else read (and, on
@@ -834,44 +547,6 @@ impl RequestStore for SqlStore {
                 with_broadcasts(conn, rows)
             })
             .await
-    }
-}
-
-#[derive(diesel::QueryableByName)]
-struct Leased {
-    #[diesel(sql_type = diesel::sql_types::Text)]
-    request_id: String,
-}
-
-/// Leases the sweeps of `ids` (in that order, so two sweepers lock rows in
-/// one order) until `until`, where no lease is held or it ran out before
-/// `now`; returns the ids leased. One statement for them all: a lease lost
-/// to another instance is a row not returned, never an error that would
-/// abort the transaction.
-fn lease_all(
-    conn: &mut Conn,
-    ids: &[String],
-    now: chrono::NaiveDateTime,
-    until: chrono::NaiveDateTime,
-) -> Result<Vec<String>, DbError> {
-    use diesel::sql_types::{Array, Text, Timestamp};
-    match conn {
-        // One instance serves an SQLite file: nobody to share them with.
-        super::DbConnection::Sqlite(_) => Ok(ids.to_vec()),
-        super::DbConnection::Postgres(pg) => Ok(diesel::sql_query(
-            "INSERT INTO request_sweeps (request_id, leased_until) \
-             SELECT id, $2 FROM unnest($1::text[]) WITH ORDINALITY AS c(id, n) ORDER BY n \
-             ON CONFLICT (request_id) DO UPDATE SET leased_until = EXCLUDED.leased_until \
-             WHERE request_sweeps.leased_until < $3 \
-             RETURNING request_id",
-        )
-        .bind::<Array<Text>, _>(ids)
-        .bind::<Timestamp, _>(until)
-        .bind::<Timestamp, _>(now)
-        .load::<Leased>(pg)?
-        .into_iter()
-        .map(|l| l.request_id)
-        .collect()),
     }
 }
 

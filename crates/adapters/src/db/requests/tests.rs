@@ -1,4 +1,5 @@
 use diesel::prelude::*;
+use diesel::query_builder::QueryFragment;
 use diesel::sql_types::Text;
 use reviewloop_domain::{EventType, Loop, Member, Priority, RequestInput, RequestStatus};
 use reviewloop_ports::LoopStore;

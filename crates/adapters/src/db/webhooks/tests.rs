@@ -1,4 +1,4 @@
-use chrono::Duration;
+use chrono::{DateTime, Duration, Utc};
 use reviewloop_domain::{
     DeliveryRecord, DeliveryStatus, DeliveryTarget, EventFilter, EventId, EventType, LoopId,
     WebhookRecord,

@@ -12,6 +12,7 @@ use reviewloop_domain::{
     ESCALATION_ROLE,
 };
 use reviewloop_ports::InboxView;
+use reviewloop_service::ServiceError;
 use serde_json::Value;
 
 use crate::csrf::PersonForm;
@@ -346,73 +347,110 @@ pub(crate) async fn page(
     render(&state, &person, &r, view).await
 }
 
-/// `POST /app/requests/{id}/{claim|release|respond|cancel|feedback}`
-pub(crate) async fn act(
-    state: web::Data<WebState>,
-    path: web::Path<(String, String)>,
-    posted: PersonForm,
+/// Back to the request's page with `done` as its notice, or the page
+/// again with the service's refusal beside what was posted.
+async fn finish(
+    state: &WebState,
+    posted: &PersonForm,
+    id: &RequestId,
+    result: Result<&str, ServiceError>,
 ) -> Result<HttpResponse, PageError> {
-    let (id, action) = path.into_inner();
-    let id = parse_id(&id)?;
-    let (person, form) = (&posted.person, &posted.form);
-    let who = person.principal();
-    let result = match action.as_str() {
-        "claim" => state.requests.claim(who, &id).await.map(|_| "claimed"),
-        "release" => state.requests.release(who, &id).await.map(|_| "released"),
-        "cancel" => state.requests.cancel(who, &id).await.map(|_| "cancelled"),
-        "respond" => {
-            let r = state.requests.get(who, &id).await?;
-            let config = r.config().map_err(reviewloop_service::ServiceError::from)?;
-            let answer = widgets::answer(&config, form);
-            state
-                .requests
-                .respond(who, &id, Some(answer))
-                .await
-                .map(|_| "answered")
-        }
-        "feedback" => {
-            let rating = form.get("rating").map(str::trim).filter(|r| !r.is_empty());
-            let rating = match rating.map(str::parse::<f64>) {
-                Some(Ok(n)) => Some(n),
-                Some(Err(_)) => {
-                    let r = state.requests.get(who, &id).await?;
-                    let view = View {
-                        problems: Problems::one(
-                            StatusCode::BAD_REQUEST,
-                            "rating must be a number from 1 to 5",
-                        ),
-                        previous: form.clone(),
-                        notice: None,
-                    };
-                    return render(&state, person, &r, view).await;
-                }
-                None => None,
-            };
-            let comment = form
-                .get("comment")
-                .map(|c| c.replace("\r\n", "\n"))
-                .filter(|c| !c.trim().is_empty());
-            // The form shows the rating and comment only; the rest of the
-            // feedback (given through the API) is kept.
-            state
-                .requests
-                .rate(who, &id, rating, comment)
-                .await
-                .map(|_| "feedback")
-        }
-        _ => return Err(PageError::NotFound("There is no such action".into())),
-    };
     match result {
         Ok(done) => Ok(layout::redirect(&format!("/app/requests/{id}?done={done}"))),
         Err(error) => {
             let problems = Problems::from_service(error)?;
-            let r = state.requests.get(who, &id).await?;
+            let r = state.requests.get(posted.person.principal(), id).await?;
             let view = View {
                 problems,
+                previous: posted.form.clone(),
+                notice: None,
+            };
+            render(state, &posted.person, &r, view).await
+        }
+    }
+}
+
+/// `POST /app/requests/{id}/claim`
+pub(crate) async fn claim(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    let result = state.requests.claim(posted.person.principal(), &id).await;
+    finish(&state, &posted, &id, result.map(|_| "claimed")).await
+}
+
+/// `POST /app/requests/{id}/release`
+pub(crate) async fn release(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    let result = state.requests.release(posted.person.principal(), &id).await;
+    finish(&state, &posted, &id, result.map(|_| "released")).await
+}
+
+/// `POST /app/requests/{id}/cancel`
+pub(crate) async fn cancel(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    let result = state.requests.cancel(posted.person.principal(), &id).await;
+    finish(&state, &posted, &id, result.map(|_| "cancelled")).await
+}
+
+/// `POST /app/requests/{id}/respond`: the answer read from the request's
+/// widget.
+pub(crate) async fn respond(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    let who = posted.person.principal();
+    let r = state.requests.get(who, &id).await?;
+    let config = r.config().map_err(ServiceError::from)?;
+    let answer = widgets::answer(&config, &posted.form);
+    let result = state.requests.respond(who, &id, Some(answer)).await;
+    finish(&state, &posted, &id, result.map(|_| "answered")).await
+}
+
+/// `POST /app/requests/{id}/feedback`: the requester's rating and comment.
+pub(crate) async fn feedback(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    let (person, form) = (&posted.person, &posted.form);
+    let who = person.principal();
+    let rating = form.get("rating").map(str::trim).filter(|r| !r.is_empty());
+    let rating = match rating.map(str::parse::<f64>) {
+        Some(Ok(n)) => Some(n),
+        Some(Err(_)) => {
+            let r = state.requests.get(who, &id).await?;
+            let view = View {
+                problems: Problems::one(
+                    StatusCode::BAD_REQUEST,
+                    "rating must be a number from 1 to 5",
+                ),
                 previous: form.clone(),
                 notice: None,
             };
-            render(&state, person, &r, view).await
+            return render(&state, person, &r, view).await;
         }
-    }
+        None => None,
+    };
+    let comment = form
+        .get("comment")
+        .map(|c| c.replace("\r\n", "\n"))
+        .filter(|c| !c.trim().is_empty());
+    // The form shows the rating and comment only; the rest of the
+    // feedback (given through the API) is kept.
+    let result = state.requests.rate(who, &id, rating, comment).await;
+    finish(&state, &posted, &id, result.map(|_| "feedback")).await
 }

@@ -262,41 +262,62 @@ pub(crate) async fn page(
     render(&state, &person, &review, view).await
 }
 
-/// `POST /app/reviews/{id}/{start|complete|cancel}`
-pub(crate) async fn act(
-    state: web::Data<WebState>,
-    path: web::Path<(String, String)>,
-    posted: PersonForm,
+/// Back to the review's page with `done` as its notice, or the page again
+/// with the service's refusal beside what was posted.
+async fn finish(
+    state: &WebState,
+    posted: &PersonForm,
+    id: &ReviewId,
+    result: Result<&str, ServiceError>,
 ) -> Result<HttpResponse, PageError> {
-    let (id, action) = path.into_inner();
-    let id = parse_id(&id)?;
-    let (person, form) = (&posted.person, &posted.form);
-    let who = person.principal();
-    let result: Result<&str, ServiceError> = match action.as_str() {
-        "start" => state.reviews.start(who, &id).await.map(|_| "started"),
-        "cancel" => state.reviews.cancel(who, &id).await.map(|_| "cancelled"),
-        "complete" => {
-            let review = state.reviews.get(who, &id).await?;
-            let result = widgets::form_result(review.form(), form);
-            state
-                .reviews
-                .complete(who, &id, &result)
-                .await
-                .map(|_| "completed")
-        }
-        _ => return Err(PageError::NotFound("There is no such action".into())),
-    };
     match result {
         Ok(done) => Ok(layout::redirect(&format!("/app/reviews/{id}?done={done}"))),
         Err(error) => {
             let problems = Problems::from_service(error)?;
-            let review = state.reviews.get(who, &id).await?;
+            let review = state.reviews.get(posted.person.principal(), id).await?;
             let view = View {
                 problems,
-                previous: form.clone(),
+                previous: posted.form.clone(),
                 notice: None,
             };
-            render(&state, person, &review, view).await
+            render(state, &posted.person, &review, view).await
         }
     }
+}
+
+/// `POST /app/reviews/{id}/start`
+pub(crate) async fn start(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    let result = state.reviews.start(posted.person.principal(), &id).await;
+    finish(&state, &posted, &id, result.map(|_| "started")).await
+}
+
+/// `POST /app/reviews/{id}/cancel`
+pub(crate) async fn cancel(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    let result = state.reviews.cancel(posted.person.principal(), &id).await;
+    finish(&state, &posted, &id, result.map(|_| "cancelled")).await
+}
+
+/// `POST /app/reviews/{id}/complete`: the result read from the form's
+/// controls.
+pub(crate) async fn complete(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    let who = posted.person.principal();
+    let review = state.reviews.get(who, &id).await?;
+    let result = widgets::form_result(review.form(), &posted.form);
+    let result = state.reviews.complete(who, &id, &result).await;
+    finish(&state, &posted, &id, result.map(|_| "completed")).await
 }

@@ -7,7 +7,7 @@ use actix_web::{web, HttpResponse};
 use chrono::Utc;
 use maud::{html, Markup};
 use reviewloop_domain::{DeliveryId, Webhook, WebhookId};
-use reviewloop_service::{WebhookInput, WebhookPatch, WebhookView};
+use reviewloop_service::{ServiceError, WebhookInput, WebhookPatch, WebhookView};
 
 use crate::csrf::PersonForm;
 use crate::error::PageError;
@@ -234,88 +234,129 @@ pub(crate) async fn page(
     hook_page(&state, &person, &id, None, Problems::none(), notice).await
 }
 
-/// `POST /app/webhooks/{id}/{edit|rotate|redeliver|delete}`
-pub(crate) async fn act(
-    state: web::Data<WebState>,
-    path: web::Path<(String, String)>,
-    posted: PersonForm,
+/// The webhook's page after a change: a new secret is shown on this
+/// answer only; otherwise back to the page, or the page again with the
+/// service's refusal.
+async fn finish(
+    state: &WebState,
+    person: &Person,
+    id: &WebhookId,
+    outcome: Result<Option<WebhookView>, ServiceError>,
 ) -> Result<HttpResponse, PageError> {
-    let (id, action) = path.into_inner();
-    let id = parse_id(&id)?;
-    let (person, f) = (&posted.person, &posted.form);
-    let who = person.principal();
-    let outcome = match action.as_str() {
-        "edit" => {
-            let patch = WebhookPatch {
-                url: Some(f.text("url").trim().to_owned()),
-                events: Some(events_of(f).unwrap_or_else(|| vec!["*".into()])),
-                active: Some(f.checked("active")),
-                description: Some(
-                    f.get("description")
-                        .map(str::trim)
-                        .filter(|d| !d.is_empty())
-                        .map(str::to_owned),
-                ),
-                ..WebhookPatch::default()
-            };
-            state.webhooks.update(who, &id, patch).await.map(|_| None)
-        }
-        "rotate" => {
-            let patch = WebhookPatch {
-                rotate_secret: true,
-                ..WebhookPatch::default()
-            };
-            state.webhooks.update(who, &id, patch).await.map(Some)
-        }
-        "redeliver" => {
-            let delivery = DeliveryId::parse(f.text("delivery_id")).map_err(|_| {
-                PageError::Status(StatusCode::BAD_REQUEST, "No delivery was chosen".into())
-            })?;
-            match state.webhooks.redeliver(who, &id, &delivery).await {
-                Ok(_) => {
-                    return Ok(layout::redirect(&format!(
-                        "/app/webhooks/{id}?done=redelivered"
-                    )))
-                }
-                Err(e) => Err(e),
-            }
-        }
-        "test" => {
-            let outcome = state.webhooks.send_test(who, &id).await?;
-            // The page itself worked (200); the receiver's answer is news.
-            let failed = |m: String| Problems::one(StatusCode::OK, m);
-            let (problems, said) = match (outcome.status, &outcome.error) {
-                (Some(code), _) if outcome.succeeded() => (
-                    Problems::none(),
-                    Some(format!(
-                        "The test event was answered HTTP {code} in {} ms.",
-                        outcome.latency_ms
-                    )),
-                ),
-                (Some(code), _) => (
-                    failed(format!(
-                        "The receiver answered HTTP {code}; only a 2xx answer counts as received."
-                    )),
-                    None,
-                ),
-                (None, Some(why)) => (failed(format!("The test event got no answer: {why}")), None),
-                (None, None) => (failed("The test event got no answer.".into()), None),
-            };
-            return hook_page(&state, person, &id, None, problems, said.as_deref()).await;
-        }
-        "delete" => {
-            state.webhooks.delete(who, &id).await?;
-            return Ok(layout::redirect("/app/webhooks"));
-        }
-        _ => return Err(PageError::NotFound("There is no such action".into())),
-    };
     match outcome {
-        // A new secret is shown on this answer only.
-        Ok(Some(view)) => hook_page(&state, person, &id, Some(&view), Problems::none(), None).await,
+        Ok(Some(view)) => hook_page(state, person, id, Some(&view), Problems::none(), None).await,
         Ok(None) => Ok(layout::redirect(&format!("/app/webhooks/{id}?done=saved"))),
         Err(error) => {
             let problems = Problems::from_service(error)?;
-            hook_page(&state, person, &id, None, problems, None).await
+            hook_page(state, person, id, None, problems, None).await
         }
     }
+}
+
+/// `POST /app/webhooks/{id}/edit`
+pub(crate) async fn edit(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    let f = &posted.form;
+    let patch = WebhookPatch {
+        url: Some(f.text("url").trim().to_owned()),
+        events: Some(events_of(f).unwrap_or_else(|| vec!["*".into()])),
+        active: Some(f.checked("active")),
+        description: Some(
+            f.get("description")
+                .map(str::trim)
+                .filter(|d| !d.is_empty())
+                .map(str::to_owned),
+        ),
+        ..WebhookPatch::default()
+    };
+    let who = posted.person.principal();
+    let outcome = state.webhooks.update(who, &id, patch).await.map(|_| None);
+    finish(&state, &posted.person, &id, outcome).await
+}
+
+/// `POST /app/webhooks/{id}/rotate`: a new signing secret, shown once.
+pub(crate) async fn rotate(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    let patch = WebhookPatch {
+        rotate_secret: true,
+        ..WebhookPatch::default()
+    };
+    let who = posted.person.principal();
+    let outcome = state.webhooks.update(who, &id, patch).await.map(Some);
+    finish(&state, &posted.person, &id, outcome).await
+}
+
+/// `POST /app/webhooks/{id}/redeliver`: one delivery sent again.
+pub(crate) async fn redeliver(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    let delivery = DeliveryId::parse(posted.form.text("delivery_id"))
+        .map_err(|_| PageError::Status(StatusCode::BAD_REQUEST, "No delivery was chosen".into()))?;
+    match state
+        .webhooks
+        .redeliver(posted.person.principal(), &id, &delivery)
+        .await
+    {
+        Ok(_) => Ok(layout::redirect(&format!(
+            "/app/webhooks/{id}?done=redelivered"
+        ))),
+        Err(error) => finish(&state, &posted.person, &id, Err(error)).await,
+    }
+}
+
+/// `POST /app/webhooks/{id}/test`: a test event, and what the receiver
+/// answered.
+pub(crate) async fn test(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    let person = &posted.person;
+    let outcome = state.webhooks.send_test(person.principal(), &id).await?;
+    // The page itself worked (200); the receiver's answer is news.
+    let failed = |m: String| Problems::one(StatusCode::OK, m);
+    let (problems, said) = match (outcome.status, &outcome.error) {
+        (Some(code), _) if outcome.succeeded() => (
+            Problems::none(),
+            Some(format!(
+                "The test event was answered HTTP {code} in {} ms.",
+                outcome.latency_ms
+            )),
+        ),
+        (Some(code), _) => (
+            failed(format!(
+                "The receiver answered HTTP {code}; only a 2xx answer counts as received."
+            )),
+            None,
+        ),
+        (None, Some(why)) => (failed(format!("The test event got no answer: {why}")), None),
+        (None, None) => (failed("The test event got no answer.".into()), None),
+    };
+    hook_page(&state, person, &id, None, problems, said.as_deref()).await
+}
+
+/// `POST /app/webhooks/{id}/delete`
+pub(crate) async fn delete(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    state
+        .webhooks
+        .delete(posted.person.principal(), &id)
+        .await?;
+    Ok(layout::redirect("/app/webhooks"))
 }

@@ -2,13 +2,17 @@
 //! with its invite code and QR code shown large for scanning, its members,
 //! invitations by email, and (for its owner) edit, new code and delete.
 
+mod actions;
+
+pub(crate) use actions::{delete, edit, invite, notify, regenerate, remove, rules};
+
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use base64::Engine as _;
 use maud::{html, Markup};
 use reviewloop_domain::MAX_QUORUM;
-use reviewloop_domain::{Loop, LoopId, MemberStatus, NotifyLevel, QuorumRule, UserId};
-use reviewloop_service::{LoopPatch, Routing};
+use reviewloop_domain::{Loop, LoopId, MemberStatus, NotifyLevel, QuorumRule};
+use reviewloop_service::Routing;
 use serde_json::{json, Value};
 
 use crate::csrf::PersonForm;
@@ -557,134 +561,6 @@ pub(crate) async fn page(
         None,
     )
     .await
-}
-
-/// `POST /app/loops/{id}/{edit|notify|regenerate|invite|remove|delete}`
-pub(crate) async fn act(
-    state: web::Data<WebState>,
-    path: web::Path<(String, String)>,
-    posted: PersonForm,
-) -> Result<HttpResponse, PageError> {
-    let (id, action) = path.into_inner();
-    let id = parse_id(&id)?;
-    let (person, f) = (&posted.person, &posted.form);
-    let who = person.principal();
-    let result = match action.as_str() {
-        "edit" => {
-            let description = f.get("description").map(str::trim);
-            let patch = LoopPatch {
-                name: Some(f.text("name").to_owned()),
-                description: Some(description.filter(|d| !d.is_empty()).map(str::to_owned)),
-                icon: f
-                    .get("icon")
-                    .map(str::trim)
-                    .filter(|i| !i.is_empty())
-                    .map(str::to_owned),
-                // Blank stops the posts.
-                slack_webhook_url: f
-                    .get("slack_webhook_url")
-                    .map(|u| Some(u.trim().to_owned())),
-                reminders: Some(f.checked("reminders")),
-                quorum: Some(quorum_of_form(f)),
-                escalation: Some(escalation_of_form(f)),
-                rules: None,
-            };
-            state.loops.update(who, &id, patch).await.map(|_| "saved")
-        }
-        "rules" => {
-            let rules = match json_field(f, "rules", "Rules") {
-                Ok(rules) => rules,
-                Err(problems) => return rerender(&state, person, &id, problems, f, None).await,
-            };
-            if f.get("do") == Some("test") {
-                let sample = match json_field(f, "sample", "The sample request") {
-                    Ok(Value::Object(sample)) => sample,
-                    Ok(_) => {
-                        let problems = Problems::one(
-                            StatusCode::BAD_REQUEST,
-                            "The sample request must be a JSON object, as a request body is",
-                        );
-                        return rerender(&state, person, &id, problems, f, None).await;
-                    }
-                    Err(problems) => return rerender(&state, person, &id, problems, f, None).await,
-                };
-                let input = reviewloop_domain::RequestInput::from_json(&sample);
-                return match state
-                    .requests
-                    .test_rules(who, &id, input, Some(rules))
-                    .await
-                {
-                    Ok(routing) => {
-                        rerender(&state, person, &id, Problems::none(), f, Some(&routing)).await
-                    }
-                    Err(error) => {
-                        let problems = Problems::from_service(error)?;
-                        rerender(&state, person, &id, problems, f, None).await
-                    }
-                };
-            }
-            let patch = LoopPatch {
-                rules: Some(rules),
-                ..LoopPatch::default()
-            };
-            state.loops.update(who, &id, patch).await.map(|_| "rules")
-        }
-        "notify" => state
-            .loops
-            .set_notify(who, &id, f.get("notify"))
-            .await
-            .map(|_| "notify"),
-        "regenerate" => state
-            .loops
-            .regenerate_code(who, &id)
-            .await
-            .map(|_| "regenerated"),
-        "invite" => state
-            .loops
-            .invite(who, &id, f.get("email"))
-            .await
-            .map(|_| "invited"),
-        "remove" => {
-            let user = UserId::parse(f.text("user_id")).map_err(|_| {
-                PageError::Status(StatusCode::BAD_REQUEST, "No member was chosen".into())
-            })?;
-            state
-                .loops
-                .remove_member(who, &id, &user)
-                .await
-                .map(|_| "removed")
-        }
-        "delete" => {
-            let force = f.checked("force");
-            match state.loops.delete(who, &id, force).await {
-                Ok(_) => return Ok(layout::redirect("/app/loops")),
-                Err(e) => Err(e),
-            }
-        }
-        _ => return Err(PageError::NotFound("There is no such action".into())),
-    };
-    match result {
-        Ok(done) => Ok(layout::redirect(&format!("/app/loops/{id}?done={done}"))),
-        Err(error) => {
-            let problems = Problems::from_service(error)?;
-            rerender(&state, person, &id, problems, f, None).await
-        }
-    }
-}
-
-/// The loop's page again, with what was posted, its problems and any
-/// rules test result.
-async fn rerender(
-    state: &WebState,
-    person: &Person,
-    id: &LoopId,
-    problems: Problems,
-    f: &FormData,
-    tested: Option<&Routing>,
-) -> Result<HttpResponse, PageError> {
-    let lp = state.loops.get(person.principal(), id).await?;
-    let notice = tested.map(|_| "Tested; nothing was saved or sent.");
-    loop_page(state, person, &lp, problems, f, notice, tested).await
 }
 
 #[cfg(test)]

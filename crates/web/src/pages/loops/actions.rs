@@ -1,0 +1,229 @@
+//! What an owner or member posts from a loop's page, one handler per
+//! action. Each calls one service and either goes back to the page with a
+//! notice (`?done=`) or shows the page again with what was posted and
+//! what is wrong with it.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpResponse};
+use reviewloop_domain::{LoopId, RequestInput, UserId};
+use reviewloop_service::{LoopPatch, Routing, ServiceError};
+use serde_json::Value;
+
+use super::{escalation_of_form, json_field, loop_page, parse_id, quorum_of_form};
+use crate::csrf::PersonForm;
+use crate::error::PageError;
+use crate::form::FormData;
+use crate::layout;
+use crate::pages::Problems;
+use crate::session::Person;
+use crate::state::WebState;
+
+/// Back to the loop's page with `done` as its notice, or the page again
+/// with the service's refusal beside what was posted.
+async fn finish(
+    state: &WebState,
+    posted: &PersonForm,
+    id: &LoopId,
+    result: Result<&str, ServiceError>,
+) -> Result<HttpResponse, PageError> {
+    match result {
+        Ok(done) => Ok(layout::redirect(&format!("/app/loops/{id}?done={done}"))),
+        Err(error) => {
+            let problems = Problems::from_service(error)?;
+            rerender(state, &posted.person, id, problems, &posted.form, None).await
+        }
+    }
+}
+
+/// `POST /app/loops/{id}/edit`: name, description, icon, Slack, reminders,
+/// quorum and escalation.
+pub(crate) async fn edit(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    let f = &posted.form;
+    let description = f.get("description").map(str::trim);
+    let patch = LoopPatch {
+        name: Some(f.text("name").to_owned()),
+        description: Some(description.filter(|d| !d.is_empty()).map(str::to_owned)),
+        icon: f
+            .get("icon")
+            .map(str::trim)
+            .filter(|i| !i.is_empty())
+            .map(str::to_owned),
+        // Blank stops the posts.
+        slack_webhook_url: f
+            .get("slack_webhook_url")
+            .map(|u| Some(u.trim().to_owned())),
+        reminders: Some(f.checked("reminders")),
+        quorum: Some(quorum_of_form(f)),
+        escalation: Some(escalation_of_form(f)),
+        rules: None,
+    };
+    let result = state
+        .loops
+        .update(posted.person.principal(), &id, patch)
+        .await
+        .map(|_| "saved");
+    finish(&state, &posted, &id, result).await
+}
+
+/// `POST /app/loops/{id}/rules`: saves the rules, or with `do=test` tries
+/// them on the sample request and saves nothing.
+pub(crate) async fn rules(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    let (person, f) = (&posted.person, &posted.form);
+    let rules = match json_field(f, "rules", "Rules") {
+        Ok(rules) => rules,
+        Err(problems) => return rerender(&state, person, &id, problems, f, None).await,
+    };
+    if f.get("do") == Some("test") {
+        return test_rules(&state, person, &id, f, rules).await;
+    }
+    let patch = LoopPatch {
+        rules: Some(rules),
+        ..LoopPatch::default()
+    };
+    let result = state
+        .loops
+        .update(person.principal(), &id, patch)
+        .await
+        .map(|_| "rules");
+    finish(&state, &posted, &id, result).await
+}
+
+/// The rules as typed, tried on the sample request: the page again, saying
+/// what would happen.
+async fn test_rules(
+    state: &WebState,
+    person: &Person,
+    id: &LoopId,
+    f: &FormData,
+    rules: Value,
+) -> Result<HttpResponse, PageError> {
+    let sample = match json_field(f, "sample", "The sample request") {
+        Ok(Value::Object(sample)) => sample,
+        Ok(_) => {
+            let problems = Problems::one(
+                StatusCode::BAD_REQUEST,
+                "The sample request must be a JSON object, as a request body is",
+            );
+            return rerender(state, person, id, problems, f, None).await;
+        }
+        Err(problems) => return rerender(state, person, id, problems, f, None).await,
+    };
+    let input = RequestInput::from_json(&sample);
+    match state
+        .requests
+        .test_rules(person.principal(), id, input, Some(rules))
+        .await
+    {
+        Ok(routing) => rerender(state, person, id, Problems::none(), f, Some(&routing)).await,
+        Err(error) => {
+            let problems = Problems::from_service(error)?;
+            rerender(state, person, id, problems, f, None).await
+        }
+    }
+}
+
+/// `POST /app/loops/{id}/notify`: which new requests the member is told of.
+pub(crate) async fn notify(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    let result = state
+        .loops
+        .set_notify(posted.person.principal(), &id, posted.form.get("notify"))
+        .await
+        .map(|_| "notify");
+    finish(&state, &posted, &id, result).await
+}
+
+/// `POST /app/loops/{id}/regenerate`: a new invite code.
+pub(crate) async fn regenerate(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    let result = state
+        .loops
+        .regenerate_code(posted.person.principal(), &id)
+        .await
+        .map(|_| "regenerated");
+    finish(&state, &posted, &id, result).await
+}
+
+/// `POST /app/loops/{id}/invite`: an invitation by email.
+pub(crate) async fn invite(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    let result = state
+        .loops
+        .invite(posted.person.principal(), &id, posted.form.get("email"))
+        .await
+        .map(|_| "invited");
+    finish(&state, &posted, &id, result).await
+}
+
+/// `POST /app/loops/{id}/remove`: a member out of the loop.
+pub(crate) async fn remove(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    let user = UserId::parse(posted.form.text("user_id"))
+        .map_err(|_| PageError::Status(StatusCode::BAD_REQUEST, "No member was chosen".into()))?;
+    let result = state
+        .loops
+        .remove_member(posted.person.principal(), &id, &user)
+        .await
+        .map(|_| "removed");
+    finish(&state, &posted, &id, result).await
+}
+
+/// `POST /app/loops/{id}/delete`: the loop, and with `force` its open
+/// requests too; then the list of loops.
+pub(crate) async fn delete(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(&path)?;
+    let force = posted.form.checked("force");
+    match state
+        .loops
+        .delete(posted.person.principal(), &id, force)
+        .await
+    {
+        Ok(_) => Ok(layout::redirect("/app/loops")),
+        Err(error) => finish(&state, &posted, &id, Err(error)).await,
+    }
+}
+
+/// The loop's page again, with what was posted, its problems and any
+/// rules test result.
+async fn rerender(
+    state: &WebState,
+    person: &Person,
+    id: &LoopId,
+    problems: Problems,
+    f: &FormData,
+    tested: Option<&Routing>,
+) -> Result<HttpResponse, PageError> {
+    let lp = state.loops.get(person.principal(), id).await?;
+    let notice = tested.map(|_| "Tested; nothing was saved or sent.");
+    loop_page(state, person, &lp, problems, f, notice, tested).await
+}

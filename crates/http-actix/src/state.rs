@@ -49,24 +49,24 @@ pub struct AppState {
 impl AppState {
     /// Builds every service over `ports`; links shown to users start with `public_url`.
     pub fn new(ports: Ports, public_url: &str) -> Self {
-        let auth = Authenticator::new(ports.clone());
+        let auth = Authenticator::new((&ports).into());
         Self {
-            accounts: AccountService::new(ports.clone())
+            accounts: AccountService::new((&ports).into())
                 .forgetting_revoked_keys_in(auth.key_cache()),
             auth,
-            loops: LoopService::new(ports.clone(), public_url),
-            idempotency: IdempotencyService::new(ports.clone()),
-            webhooks: WebhookService::new(ports.clone()),
-            templates: TemplateService::new(ports.clone()),
-            reviews: ReviewService::new(ports.clone()),
-            events: EventStream::new(ports.clone()),
-            operations: OperationsService::new(ports.clone()),
+            loops: LoopService::new((&ports).into(), public_url),
+            idempotency: IdempotencyService::new((&ports).into()),
+            webhooks: WebhookService::new((&ports).into()),
+            templates: TemplateService::new((&ports).into()),
+            reviews: ReviewService::new((&ports).into()),
+            events: EventStream::new((&ports).into()),
+            operations: OperationsService::new((&ports).into()),
             receipts: ports.receipts.clone(),
-            audit: AuditService::new(ports.clone()),
+            audit: AuditService::new((&ports).into()),
             public_limiter: Arc::new(PublicLimiter::default()),
             trusted_proxies: TrustedProxies::default(),
             rendered: Arc::default(),
-            requests: RequestService::new(ports, public_url),
+            requests: RequestService::new((&ports).into(), public_url),
         }
     }
 

@@ -14,7 +14,9 @@ use crate::{open_database, ports};
 
 async fn accounts(config: &Config) -> anyhow::Result<AccountService> {
     let (db, _) = open_database(config, Arc::new(NoMeter)).await?;
-    Ok(AccountService::new(ports(db, config, Arc::new(NoMeter))?.0))
+    Ok(AccountService::new(
+        (&ports(db, config, Arc::new(NoMeter))?.0).into(),
+    ))
 }
 
 fn print(json_output: bool, value: Value, human: String) {
@@ -60,7 +62,7 @@ pub async fn user(config: &Config, command: UserCommand) -> anyhow::Result<()> {
             let password = line.trim_end_matches(['\r', '\n']);
             let (db, _) = open_database(config, Arc::new(NoMeter)).await?;
             let people = PeopleService::new(
-                ports(db, config, Arc::new(NoMeter))?.0,
+                (&ports(db, config, Arc::new(NoMeter))?.0).into(),
                 config.public_url.as_deref().unwrap_or(""),
                 config.signup,
             );
@@ -228,7 +230,8 @@ pub async fn receipt_key(config: &Config, command: ReceiptKeyCommand) -> anyhow:
 pub async fn audit(config: &Config, command: AuditCommand) -> anyhow::Result<()> {
     let AuditCommand::Verify { email, output } = command;
     let (db, _) = open_database(config, Arc::new(NoMeter)).await?;
-    let audit = reviewloop_service::AuditService::new(ports(db, config, Arc::new(NoMeter))?.0);
+    let all = ports(db, config, Arc::new(NoMeter))?.0;
+    let audit = reviewloop_service::AuditService::new((&all).into());
     let verdicts = audit.verify(email.as_deref()).await?;
     let intact = verdicts.iter().all(|v| v.broken.is_none());
     let accounts: Vec<Value> = verdicts

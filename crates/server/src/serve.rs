@@ -74,7 +74,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         Change::EventsNumbered => hub.events_numbered(),
         Change::Resumed => hub.wake_everyone(),
     });
-    let bootstrapped = match AccountService::new(ports.clone()).bootstrap().await? {
+    let bootstrapped = match AccountService::new((&ports).into()).bootstrap().await? {
         Some(created) => {
             eprintln!("reviewloop: bootstrap API key: {}", created.plain);
             Some(created.user.id)
@@ -109,28 +109,28 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
 
     let (stop, stopped) = watch::channel(false);
     let notices = NoticeService::new(
-        ports.clone(),
+        (&ports).into(),
         &public_url,
         config.notify_retry_schedule.clone(),
     );
     let deliverer = tokio::spawn(workers::deliver_events(
-        DeliveryService::with_schedule(ports.clone(), config.retry_schedule.clone())
+        DeliveryService::with_schedule((&ports).into(), config.retry_schedule.clone())
             .announcing(notices.clone()),
         ports.changes.clone(),
         stopped.clone(),
     ));
     let notifier = tokio::spawn(workers::send_notices(notices, stopped.clone()));
     let numberer = tokio::spawn(workers::number_events(
-        EventStream::new(ports.clone()),
+        EventStream::new((&ports).into()),
         stopped.clone(),
     ));
     let linker = tokio::spawn(workers::link_audit_entries(
-        reviewloop_service::AuditService::new(ports.clone()),
+        reviewloop_service::AuditService::new((&ports).into()),
         stopped.clone(),
     ));
     let purger = tokio::spawn(workers::purge_old_records(
-        IdempotencyService::new(ports.clone()),
-        DeliveryService::with_schedule(ports.clone(), config.retry_schedule.clone()),
+        IdempotencyService::new((&ports).into()),
+        DeliveryService::with_schedule((&ports).into(), config.retry_schedule.clone()),
         people,
         config.retention_days,
         stopped.clone(),
@@ -138,11 +138,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let flusher = shared_limiter
         .map(|limiter| tokio::spawn(workers::flush_rate_limits(limiter, stopped.clone())));
     let escalator = tokio::spawn(workers::escalate_due_requests(
-        RequestService::new(ports.clone(), &public_url),
+        RequestService::new((&ports).into(), &public_url),
         stopped.clone(),
     ));
     let sweeper = tokio::spawn(workers::time_out_due_requests(
-        RequestService::new(ports, &public_url),
+        RequestService::new((&ports).into(), &public_url),
         stopped,
     ));
 

@@ -5,12 +5,12 @@
 use reviewloop_domain::{ApiKey, ApiKeyId, Email, NewApiKey, Permission, Plan, User, UserId};
 use std::sync::Arc;
 
-use reviewloop_ports::StoreError;
+use reviewloop_ports::{AccountStore, Clock, IdSource, StoreError};
 use sha2::{Digest, Sha256};
 
 use crate::auth::KeyCache;
 use crate::error::{Missing, ServiceError};
-use crate::ports::Ports;
+use crate::ports::AccountPorts;
 use crate::principal::Principal;
 
 /// The email of the account created on first start.
@@ -26,39 +26,45 @@ pub(crate) fn hash_key(plain: &str) -> String {
 }
 
 /// A new active account with its own callback signing secret.
-pub(crate) fn new_user(ports: &Ports, email: Email) -> User {
-    let now = ports.clock.now();
+pub(crate) fn new_user(clock: &dyn Clock, ids: &dyn IdSource, email: Email) -> User {
+    let now = clock.now();
     User::create(
-        UserId::new(ports.ids.object_id(now)),
+        UserId::new(ids.object_id(now)),
         email,
-        crate::signing::new_secret(&ports.ids.secret_hex(24)),
+        crate::signing::new_secret(&ids.secret_hex(24)),
         now,
     )
 }
 
 /// The account of `email`; 404 when there is none.
-pub(crate) async fn existing_user(ports: &Ports, email: &Email) -> Result<User, ServiceError> {
-    ports
-        .accounts
+pub(crate) async fn existing_user(
+    accounts: &dyn AccountStore,
+    email: &Email,
+) -> Result<User, ServiceError> {
+    accounts
         .user_by_email(email)
         .await?
         .ok_or(ServiceError::NotFound(Missing::User))
 }
 
 /// The account of `email`, created if it has none yet.
-pub(crate) async fn find_or_create_user(ports: &Ports, email: Email) -> Result<User, ServiceError> {
-    if let Some(user) = ports.accounts.user_by_email(&email).await? {
+pub(crate) async fn find_or_create_user(
+    accounts: &dyn AccountStore,
+    clock: &dyn Clock,
+    ids: &dyn IdSource,
+    email: Email,
+) -> Result<User, ServiceError> {
+    if let Some(user) = accounts.user_by_email(&email).await? {
         return Ok(user);
     }
-    let user = new_user(ports, email.clone());
-    match ports.accounts.insert_user(&user).await {
+    let user = new_user(clock, ids, email.clone());
+    match accounts.insert_user(&user).await {
         Ok(()) => Ok(user),
         // Someone created it in the meantime: use theirs.
-        Err(StoreError::Conflict(_)) => {
-            ports.accounts.user_by_email(&email).await?.ok_or_else(|| {
-                ServiceError::Unexpected("user vanished after email conflict".into())
-            })
-        }
+        Err(StoreError::Conflict(_)) => accounts
+            .user_by_email(&email)
+            .await?
+            .ok_or_else(|| ServiceError::Unexpected("user vanished after email conflict".into())),
         Err(e) => Err(e.into()),
     }
 }
@@ -94,13 +100,13 @@ pub struct CreatedKey {
 /// Account and key administration.
 #[derive(Clone)]
 pub struct AccountService {
-    ports: Ports,
+    ports: AccountPorts,
     keys: Option<Arc<KeyCache>>,
 }
 
 impl AccountService {
     /// A service over `ports`.
-    pub fn new(ports: Ports) -> Self {
+    pub fn new(ports: AccountPorts) -> Self {
         Self { ports, keys: None }
     }
 
@@ -141,7 +147,7 @@ impl AccountService {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create_user(&self, email: &str) -> Result<User, ServiceError> {
         let email = Email::parse(email)?;
-        let user = new_user(&self.ports, email);
+        let user = new_user(&*self.ports.clock, &*self.ports.ids, email);
         match self.ports.accounts.insert_user(&user).await {
             Ok(()) => Ok(user),
             Err(StoreError::Conflict(_)) => Err(ServiceError::Conflict(format!(
@@ -174,7 +180,13 @@ impl AccountService {
             .map(Plan::parse)
             .transpose()?
             .unwrap_or_default();
-        let user = find_or_create_user(&self.ports, email).await?;
+        let user = find_or_create_user(
+            &*self.ports.accounts,
+            &*self.ports.clock,
+            &*self.ports.ids,
+            email,
+        )
+        .await?;
         let (plain, key) = self.new_key(&user, permissions, (rate_limit, plan, new.test), new.name);
         self.ports.accounts.insert_api_key(&key).await?;
         Ok(CreatedKey { plain, key, user })
@@ -183,7 +195,7 @@ impl AccountService {
     /// The keys of an account, newest first.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list_keys(&self, email: &str) -> Result<(User, Vec<ApiKey>), ServiceError> {
-        let user = existing_user(&self.ports, &Email::parse(email)?).await?;
+        let user = existing_user(&*self.ports.accounts, &Email::parse(email)?).await?;
         let keys = self.ports.accounts.api_keys_of(&user.id).await?;
         Ok((user, keys))
     }
@@ -274,7 +286,7 @@ impl AccountService {
         email: &str,
         rotate: bool,
     ) -> Result<(User, String), ServiceError> {
-        let user = existing_user(&self.ports, &Email::parse(email)?).await?;
+        let user = existing_user(&*self.ports.accounts, &Email::parse(email)?).await?;
         let secret = if rotate {
             self.rotate_secret_of(&user.id).await?
         } else {
@@ -307,7 +319,7 @@ impl AccountService {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn bootstrap(&self) -> Result<Option<CreatedKey>, ServiceError> {
         let email = Email::parse(BOOTSTRAP_EMAIL)?;
-        let user = new_user(&self.ports, email);
+        let user = new_user(&*self.ports.clock, &*self.ports.ids, email);
         let (plain, key) = self.new_key(
             &user,
             Permission::ALL.to_vec(),
@@ -333,12 +345,14 @@ mod tests {
     #[tokio::test]
     async fn create_key_makes_the_account_and_stores_only_a_hash() {
         let mut kit = Kit::new();
-        kit.accounts.expect_user_by_email().returning(|_| Ok(None));
-        kit.accounts
+        kit.accounts()
+            .expect_user_by_email()
+            .returning(|_| Ok(None));
+        kit.accounts()
             .expect_insert_user()
             .times(1)
             .returning(|_| Ok(()));
-        kit.accounts
+        kit.accounts()
             .expect_insert_api_key()
             .withf(|k| {
                 k.permissions == Permission::ALL && k.rate_limit == 100 && k.key_hash.len() == 64
@@ -368,11 +382,11 @@ mod tests {
         let mut kit = Kit::new();
         let existing = kit.user(5, "bob@x.io");
         let id = existing.id;
-        kit.accounts
+        kit.accounts()
             .expect_user_by_email()
             .returning(move |_| Ok(Some(existing.clone())));
-        kit.accounts.expect_insert_user().never();
-        kit.accounts
+        kit.accounts().expect_insert_user().never();
+        kit.accounts()
             .expect_insert_api_key()
             .withf(move |k| k.user_id == id)
             .returning(|_| Ok(()));
@@ -434,7 +448,7 @@ mod tests {
     #[tokio::test]
     async fn create_user_refuses_a_taken_email() {
         let mut kit = Kit::new();
-        kit.accounts
+        kit.accounts()
             .expect_insert_user()
             .returning(|_| Err(StoreError::Conflict("email".into())));
         let err = AccountService::new(kit.ports())
@@ -447,7 +461,7 @@ mod tests {
     #[tokio::test]
     async fn bootstrap_only_on_an_empty_database() {
         let mut kit = Kit::new();
-        kit.accounts
+        kit.accounts()
             .expect_insert_first_user()
             .withf(|u, k| u.email.as_str() == BOOTSTRAP_EMAIL && k.permissions == Permission::ALL)
             .times(1)
@@ -460,7 +474,7 @@ mod tests {
         assert_eq!(created.user.email.as_str(), BOOTSTRAP_EMAIL);
 
         let mut kit = Kit::new();
-        kit.accounts
+        kit.accounts()
             .expect_insert_first_user()
             .returning(|_, _| Ok(false));
         assert!(AccountService::new(kit.ports())
@@ -474,7 +488,7 @@ mod tests {
     async fn revoke_unknown_or_malformed_key() {
         let mut kit = Kit::new();
         let id = ApiKeyId::parse("0123456789abcdef01234567").unwrap();
-        kit.accounts
+        kit.accounts()
             .expect_revoke_api_key()
             .with(eq(id), mockall::predicate::always())
             .returning(|_, _| Ok(None));

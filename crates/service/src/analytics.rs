@@ -8,7 +8,7 @@ use reviewloop_domain::{Email, LoopId, Permission, RequestStatus, UserId, Valida
 use reviewloop_ports::RequestFacts;
 
 use crate::error::{Missing, ServiceError};
-use crate::ports::Ports;
+use crate::ports::AnalyticsPorts;
 use crate::principal::Principal;
 
 /// The windows analytics are offered over, in days.
@@ -112,12 +112,12 @@ pub(crate) fn summarise(
 /// Analytics of the caller's requests.
 #[derive(Clone)]
 pub struct AnalyticsService {
-    ports: Ports,
+    ports: AnalyticsPorts,
 }
 
 impl AnalyticsService {
     /// A service over `ports`.
-    pub fn new(ports: Ports) -> Self {
+    pub fn new(ports: AnalyticsPorts) -> Self {
         Self { ports }
     }
 

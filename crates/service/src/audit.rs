@@ -4,7 +4,7 @@
 use reviewloop_domain::{verify_chain, AuditEntry, ChainBreak, Email, Permission, UserId};
 
 use crate::error::ServiceError;
-use crate::ports::Ports;
+use crate::ports::AuditPorts;
 use crate::principal::Principal;
 
 /// Entries per page when none is asked for, and the most allowed.
@@ -44,12 +44,12 @@ pub struct ChainVerdict {
 /// Audit use cases.
 #[derive(Clone)]
 pub struct AuditService {
-    ports: Ports,
+    ports: AuditPorts,
 }
 
 impl AuditService {
     /// The service over `ports`.
-    pub fn new(ports: Ports) -> Self {
+    pub fn new(ports: AuditPorts) -> Self {
         Self { ports }
     }
 
@@ -105,7 +105,7 @@ impl AuditService {
         let accounts = match email {
             Some(email) => {
                 vec![
-                    crate::accounts::existing_user(&self.ports, &Email::parse(email)?)
+                    crate::accounts::existing_user(&*self.ports.accounts, &Email::parse(email)?)
                         .await?
                         .id,
                 ]

@@ -17,7 +17,7 @@ use reviewloop_ports::{
 
 use crate::error::ServiceError;
 use crate::notices::NoticeService;
-use crate::ports::Ports;
+use crate::ports::DeliveryPorts;
 use crate::signing::delivery_headers;
 
 /// How long a worker holds a delivery: the 10 s a receiver has, plus up to
@@ -40,7 +40,7 @@ const DISABLE_AFTER_DAYS: i64 = 5;
 /// Dispatch and delivery of events.
 #[derive(Clone)]
 pub struct DeliveryService {
-    ports: Ports,
+    ports: DeliveryPorts,
     schedule: Vec<i64>,
     /// This worker's deliveries in flight, per URL.
     in_flight: Arc<Mutex<HashMap<String, u32>>>,
@@ -79,12 +79,12 @@ impl DeliveryService {
     }
 
     /// A service over `ports` with the default retry schedule.
-    pub fn new(ports: Ports) -> Self {
+    pub fn new(ports: DeliveryPorts) -> Self {
         Self::with_schedule(ports, DEFAULT_RETRY_SCHEDULE.to_vec())
     }
 
     /// A service retrying after the given pauses, in seconds.
-    pub fn with_schedule(ports: Ports, schedule: Vec<i64>) -> Self {
+    pub fn with_schedule(ports: DeliveryPorts, schedule: Vec<i64>) -> Self {
         Self {
             ports,
             schedule,

@@ -4,18 +4,18 @@
 use reviewloop_domain::{Event, Permission};
 
 use crate::error::ServiceError;
-use crate::ports::Ports;
+use crate::ports::EventPorts;
 use crate::principal::Principal;
 
 /// Reads the caller's events from a position on.
 #[derive(Clone)]
 pub struct EventStream {
-    ports: Ports,
+    ports: EventPorts,
 }
 
 impl EventStream {
     /// A stream over `ports`.
-    pub fn new(ports: Ports) -> Self {
+    pub fn new(ports: EventPorts) -> Self {
         Self { ports }
     }
 
@@ -84,7 +84,7 @@ mod tests {
     #[tokio::test]
     async fn listeners_start_now_or_resume_after_their_last_event() {
         let mut kit = Kit::new();
-        kit.feed.expect_last_position().returning(|| Ok(41));
+        kit.feed().expect_last_position().returning(|| Ok(41));
         let caller = kit.principal(1);
         let stream = EventStream::new(kit.ports());
         assert_eq!(stream.start(&caller, None).await.unwrap(), 41);

@@ -10,7 +10,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::error::ServiceError;
-use crate::ports::Ports;
+use crate::ports::IdempotencyPorts;
 use crate::principal::Principal;
 
 /// How long an outcome is replayed.
@@ -61,7 +61,7 @@ impl IdempotencyTicket {
 /// Idempotency of create calls.
 #[derive(Clone)]
 pub struct IdempotencyService {
-    ports: Ports,
+    ports: IdempotencyPorts,
 }
 
 /// Hex SHA-256 of the operation and the body in canonical form (object
@@ -76,7 +76,7 @@ fn fingerprint(operation: &str, body: &Value) -> String {
 
 impl IdempotencyService {
     /// A service over `ports`.
-    pub fn new(ports: Ports) -> Self {
+    pub fn new(ports: IdempotencyPorts) -> Self {
         Self { ports }
     }
 
@@ -205,7 +205,7 @@ mod tests {
             },
             IdempotencyBegin::Started { since: kit.now },
         ];
-        kit.idempotency
+        kit.idempotency()
             .expect_begin()
             .times(4)
             .returning(move |_, _, _, _, _, _| {
@@ -268,11 +268,11 @@ mod tests {
     #[tokio::test]
     async fn server_errors_are_forgotten_other_outcomes_kept() {
         let mut kit = Kit::new();
-        kit.idempotency
+        kit.idempotency()
             .expect_abandon()
             .times(1)
             .returning(|_, _| Ok(()));
-        kit.idempotency
+        kit.idempotency()
             .expect_finish()
             .withf(|_, k, status, body| k == "k" && *status == 404 && body == "{}")
             .times(1)

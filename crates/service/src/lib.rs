@@ -46,7 +46,11 @@ pub use people::{
     PeopleService, SignInThrottle, SignedIn, SignedUp, SignupPolicy, WebSession, ACCOUNT_EXISTS,
     SESSION_DAYS, SETUP_LINK_DAYS, WRONG_CREDENTIALS,
 };
-pub use ports::Ports;
+pub use ports::{
+    AccountPorts, AnalyticsPorts, AuditPorts, AuthPorts, DeliveryPorts, EventPorts,
+    IdempotencyPorts, LoopPorts, NoticePorts, OperationsPorts, PeoplePorts, Ports, RequestPorts,
+    ReviewPorts, TemplatePorts, WebhookPorts,
+};
 pub use principal::Principal;
 pub use receipts::{PublicKey, ReceiptKeys, REFRESH as RECEIPT_KEY_REFRESH};
 pub use requests::{

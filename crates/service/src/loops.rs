@@ -5,12 +5,12 @@ use reviewloop_domain::{
     Email, EventType, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, Member,
     MemberStatus, NotifyLevel, ObjectId, Permission, UserId, ValidationError,
 };
-use reviewloop_ports::StoreError;
+use reviewloop_ports::{LoopStore, StoreError};
 
 use crate::accounts::find_or_create_user;
 use crate::error::{messages, Missing, ServiceError};
 use crate::notices;
-use crate::ports::Ports;
+use crate::ports::{check_target, event_id, LoopPorts};
 use crate::principal::Principal;
 use crate::wire;
 
@@ -81,19 +81,18 @@ pub struct RemovedMember {
 /// Loop use cases.
 #[derive(Clone)]
 pub struct LoopService {
-    ports: Ports,
+    ports: LoopPorts,
     public_url: String,
 }
 
 /// A loop `caller` may see and send to (its creator or an active member),
 /// else 404: one rule for every use case that starts from a loop.
 pub(crate) async fn visible_loop(
-    ports: &Ports,
+    loops: &dyn LoopStore,
     caller: &Principal,
     id: &LoopId,
 ) -> Result<Loop, ServiceError> {
-    ports
-        .loops
+    loops
         .loop_by_id(id)
         .await?
         .filter(|lp| lp.is_visible_to(&caller.user_id))
@@ -104,12 +103,11 @@ pub(crate) async fn visible_loop(
 /// active member): the rule `visible_loop` applies, for a target named in
 /// a body, where a missing loop is bad input rather than a 404.
 pub(crate) async fn may_use(
-    ports: &Ports,
+    loops: &dyn LoopStore,
     caller: &UserId,
     id: &LoopId,
 ) -> Result<bool, ServiceError> {
-    Ok(ports
-        .loops
+    Ok(loops
         .loop_by_id(id)
         .await?
         .is_some_and(|lp| lp.is_visible_to(caller)))
@@ -127,9 +125,13 @@ pub(crate) struct LoopCache(std::collections::HashMap<LoopId, Option<Loop>>);
 
 impl LoopCache {
     /// Reads loop `id` unless this pass already did.
-    pub(crate) async fn load(&mut self, ports: &Ports, id: LoopId) -> Result<(), ServiceError> {
+    pub(crate) async fn load(
+        &mut self,
+        loops: &dyn LoopStore,
+        id: LoopId,
+    ) -> Result<(), ServiceError> {
         if let std::collections::hash_map::Entry::Vacant(entry) = self.0.entry(id) {
-            entry.insert(ports.loops.loop_by_id(&id).await?);
+            entry.insert(loops.loop_by_id(&id).await?);
         }
         Ok(())
     }
@@ -142,7 +144,7 @@ impl LoopCache {
 
 impl LoopService {
     /// A service whose join links start with `public_url`.
-    pub fn new(ports: Ports, public_url: &str) -> Self {
+    pub fn new(ports: LoopPorts, public_url: &str) -> Self {
         Self {
             ports,
             public_url: public_url.trim_end_matches('/').to_owned(),
@@ -176,7 +178,7 @@ impl LoopService {
 
     /// A loop the caller may see (creator or active member), else 404.
     async fn visible_loop(&self, caller: &Principal, id: &LoopId) -> Result<Loop, ServiceError> {
-        visible_loop(&self.ports, caller, id).await
+        visible_loop(&*self.ports.loops, caller, id).await
     }
 
     /// A loop the caller created: 404 if invisible, 403 with `denied` if
@@ -304,7 +306,7 @@ impl LoopService {
                     Some(url) => {
                         // The guard of webhooks keeps Slack posts off
                         // internal addresses too.
-                        self.ports.check_target("slack_webhook_url", &url).await?;
+                        check_target(&*self.ports.guard, "slack_webhook_url", &url).await?;
                         Some(Some(url))
                     }
                     None => None,
@@ -326,7 +328,7 @@ impl LoopService {
         });
         if let Some(escalation) = escalation {
             if let Some(e) = &escalation {
-                if !may_use(&self.ports, &caller.user_id, &e.to_loop_id).await? {
+                if !may_use(&*self.ports.loops, &caller.user_id, &e.to_loop_id).await? {
                     errors.extend(unusable("escalation.to_loop_id"));
                 }
             }
@@ -361,9 +363,10 @@ impl LoopService {
             if to == lp.id {
                 continue; // the domain names this one
             }
-            if !may_use(&self.ports, &caller.user_id, &to).await? {
+            if !may_use(&*self.ports.loops, &caller.user_id, &to).await? {
                 errors.extend(unusable(&field));
-            } else if crate::requests::routing::cycle_through(&self.ports, to, lp.id).await? {
+            } else if crate::requests::routing::cycle_through(&*self.ports.loops, to, lp.id).await?
+            {
                 errors.extend(ValidationError::field(
                     field.clone(),
                     format!(
@@ -406,7 +409,7 @@ impl LoopService {
             for mut request in self.ports.requests.open_requests_in_loop(id).await? {
                 request.cancel(now)?;
                 events.push(wire::request_event(
-                    self.ports.event_id(now),
+                    event_id(&*self.ports.ids, now),
                     EventType::RequestCancelled,
                     &request,
                     &lp,
@@ -416,7 +419,7 @@ impl LoopService {
             }
         }
         events.push(wire::loop_event(
-            self.ports.event_id(now),
+            event_id(&*self.ports.ids, now),
             EventType::LoopDeleted,
             &lp,
             None,
@@ -472,7 +475,7 @@ impl LoopService {
             let previous = member.status;
             member.remove(now)?;
             let event = wire::loop_event(
-                self.ports.event_id(now),
+                event_id(&*self.ports.ids, now),
                 EventType::LoopMemberLeft,
                 &lp,
                 Some(&member),
@@ -575,7 +578,7 @@ impl LoopService {
                 return Ok((lp, member));
             }
             let event = wire::loop_event(
-                self.ports.event_id(now),
+                event_id(&*self.ports.ids, now),
                 EventType::LoopMemberJoined,
                 &lp,
                 Some(&member),
@@ -618,7 +621,13 @@ impl LoopService {
         let lp = self
             .own_loop(caller, id, messages::LOOP_ACCESS_DENIED)
             .await?;
-        let user = find_or_create_user(&self.ports, email).await?;
+        let user = find_or_create_user(
+            &*self.ports.accounts,
+            &*self.ports.clock,
+            &*self.ports.ids,
+            email,
+        )
+        .await?;
         for _ in 0..WRITE_ATTEMPTS {
             let now = self.ports.clock.now();
             let existing = self.ports.loops.member(&lp.id, &user.id).await?;
@@ -640,7 +649,8 @@ impl LoopService {
             // The email is queued with the membership, so neither exists
             // without the other.
             let email = notices::invitation(
-                &self.ports,
+                self.ports.mailer.is_some(),
+                (&*self.ports.clock, &*self.ports.ids),
                 &lp,
                 &member,
                 caller,

@@ -7,13 +7,13 @@ use reviewloop_domain::{
     Channel, Email, Event, EventType, Loop, Member, NewNotice, Notice, NoticeId, NoticeKind,
     NoticeStatus, ReviewId, User, UserId,
 };
-use reviewloop_ports::{AttemptResult, LeasedNotice, Mail, Outgoing, StoreError};
+use reviewloop_ports::{AttemptResult, Clock, IdSource, LeasedNotice, Mail, Outgoing, StoreError};
 use serde_json::json;
 
 use crate::error::ServiceError;
 use crate::loops::LoopCache;
 use crate::people::RESET_LINK_HOURS;
-use crate::ports::Ports;
+use crate::ports::NoticePorts;
 use crate::principal::Principal;
 use crate::reviews::NEWLY_ASSIGNED;
 
@@ -26,7 +26,7 @@ const LEASE_SECONDS: i64 = 60;
 /// Plans notices from events and sends them.
 #[derive(Clone)]
 pub struct NoticeService {
-    ports: Ports,
+    ports: NoticePorts,
     public_url: String,
     schedule: Vec<i64>,
 }
@@ -34,7 +34,7 @@ pub struct NoticeService {
 impl NoticeService {
     /// A service whose links start with `public_url` and whose failed
     /// notices are tried again after the pauses of `schedule` (seconds).
-    pub fn new(ports: Ports, public_url: &str, schedule: Vec<i64>) -> Self {
+    pub fn new(ports: NoticePorts, public_url: &str, schedule: Vec<i64>) -> Self {
         Self {
             ports,
             public_url: public_url.trim_end_matches('/').to_owned(),
@@ -43,7 +43,7 @@ impl NoticeService {
     }
 
     fn notice(&self, fields: NewNotice) -> Notice {
-        new_notice(&self.ports, fields)
+        new_notice(&*self.ports.clock, &*self.ports.ids, fields)
     }
 
     /// The notices `event` causes: for a new request, an email to each
@@ -69,7 +69,7 @@ impl NoticeService {
         };
         // Without email, only a loop with a Slack channel is told of a new
         // request: most loops need no read of the request at all.
-        if !escalated && !self.ports.email_enabled() {
+        if !escalated && self.ports.mailer.is_none() {
             let slack = match event.loop_id {
                 Some(id) => self.ports.loops.loop_by_id(&id).await?,
                 None => None,
@@ -111,7 +111,7 @@ impl NoticeService {
             message,
         };
         let mut notices = Vec::new();
-        if self.ports.email_enabled() {
+        if self.ports.mailer.is_some() {
             let message = compose::new_request_email(&request, &lp, &links);
             // An entry with an error already says why its member is not told.
             for entry in request
@@ -141,7 +141,7 @@ impl NoticeService {
     /// assignee; on `review.created`, to its team's members who want to
     /// hear of it and are not assignees.
     async fn plan_review(&self, event: &Event) -> Result<Vec<Notice>, ServiceError> {
-        if !self.ports.email_enabled() {
+        if self.ports.mailer.is_none() {
             return Ok(Vec::new());
         }
         let Some(id) = event.data["review"]["id"]
@@ -216,9 +216,9 @@ impl NoticeService {
         let mut loops = LoopCache::default();
         for request in due {
             // An escalated request is also the other loop's members' work.
-            let read = loops.load(&self.ports, request.loop_id).await;
+            let read = loops.load(&*self.ports.loops, request.loop_id).await;
             let read = match (read, request.escalated_to()) {
-                (Ok(()), Some(other)) => loops.load(&self.ports, other).await,
+                (Ok(()), Some(other)) => loops.load(&*self.ports.loops, other).await,
                 (read, _) => read,
             };
             if let Err(error) = read {
@@ -228,7 +228,7 @@ impl NoticeService {
             let lp = loops.get(&request.loop_id);
             let escalated = request.escalated_to().and_then(|id| loops.get(&id));
             let notices = match lp {
-                Some(lp) if lp.reminders && self.ports.email_enabled() => {
+                Some(lp) if lp.reminders && self.ports.mailer.is_some() => {
                     let links = Links::new(&self.public_url, &request);
                     let message = compose::reminder_email(&request, lp, &links);
                     let mut members = lp.to_remind(&request);
@@ -392,23 +392,25 @@ fn newly_assigned(event: &Event, user: &UserId) -> bool {
 }
 
 /// A notice made now, under a fresh id.
-fn new_notice(ports: &Ports, fields: NewNotice) -> Notice {
-    let now = ports.clock.now();
-    Notice::create(NoticeId::new(ports.ids.object_id(now)), fields, now)
+fn new_notice(clock: &dyn Clock, ids: &dyn IdSource, fields: NewNotice) -> Notice {
+    let now = clock.now();
+    Notice::create(NoticeId::new(ids.object_id(now)), fields, now)
 }
 
 /// The email inviting a pending `member` of `lp`, sent in the name of
 /// `inviter`; none when the server sends no email.
 pub(crate) fn invitation(
-    ports: &Ports,
+    email_enabled: bool,
+    (clock, ids): (&dyn Clock, &dyn IdSource),
     lp: &Loop,
     member: &Member,
     inviter: &Principal,
     join_url: &str,
 ) -> Option<Notice> {
-    ports.email_enabled().then(|| {
+    email_enabled.then(|| {
         new_notice(
-            ports,
+            clock,
+            ids,
             NewNotice {
                 loop_id: Some(lp.id),
                 ..NewNotice::email(
@@ -426,14 +428,17 @@ pub(crate) fn invitation(
 /// The email carrying a password link to `user`; none when the server
 /// sends no email.
 pub(crate) fn password_reset(
-    ports: &Ports,
+    email_enabled: bool,
+    clock: &dyn Clock,
+    ids: &dyn IdSource,
     user: &User,
     reset_url: &str,
     valid_hours: i64,
 ) -> Option<Notice> {
-    ports.email_enabled().then(|| {
+    email_enabled.then(|| {
         new_notice(
-            ports,
+            clock,
+            ids,
             NewNotice::email(
                 NoticeKind::PasswordReset,
                 user.id,

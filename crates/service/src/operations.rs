@@ -2,17 +2,17 @@
 //! figures behind `/metrics`.
 
 use crate::error::ServiceError;
-use crate::ports::Ports;
+use crate::ports::OperationsPorts;
 
 /// Readiness and metrics.
 #[derive(Clone)]
 pub struct OperationsService {
-    ports: Ports,
+    ports: OperationsPorts,
 }
 
 impl OperationsService {
     /// A service over `ports`.
-    pub fn new(ports: Ports) -> Self {
+    pub fn new(ports: OperationsPorts) -> Self {
         Self { ports }
     }
 
@@ -55,7 +55,7 @@ mod tests {
     #[tokio::test]
     async fn ready_only_while_the_database_answers() {
         let mut kit = Kit::new();
-        kit.operations
+        kit.operations()
             .expect_ping()
             .times(1)
             .returning(|| Err(StoreError::Unavailable("connection refused".into())));
@@ -71,7 +71,7 @@ mod tests {
     async fn metrics_read_the_backlog_at_the_scrape() {
         let mut kit = Kit::new();
         let now = kit.now;
-        kit.operations
+        kit.operations()
             .expect_backlog()
             .withf(move |at| *at == now)
             .times(1)

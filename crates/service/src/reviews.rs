@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use crate::accounts::find_or_create_user;
 use crate::error::{Missing, ServiceError};
-use crate::ports::Ports;
+use crate::ports::{check_target, event_id, ReviewPorts};
 use crate::principal::Principal;
 use crate::wire::event_review_json;
 
@@ -76,12 +76,12 @@ pub struct ListReviewsInput {
 /// Review use cases.
 #[derive(Clone)]
 pub struct ReviewService {
-    ports: Ports,
+    ports: ReviewPorts,
 }
 
 impl ReviewService {
     /// A service over `ports`.
-    pub fn new(ports: Ports) -> Self {
+    pub fn new(ports: ReviewPorts) -> Self {
         Self { ports }
     }
 
@@ -110,7 +110,7 @@ impl ReviewService {
             data["callback_url"] = json!(url);
         }
         Event::for_account(
-            self.ports.event_id(now),
+            event_id(&*self.ports.ids, now),
             kind,
             review.record().account_id,
             data,
@@ -125,7 +125,15 @@ impl ReviewService {
         let mut resolved = Vec::with_capacity(named.len());
         for (index, one) in named.into_iter().enumerate() {
             let user = match one {
-                AssigneeRef::Email(email) => find_or_create_user(&self.ports, email).await?,
+                AssigneeRef::Email(email) => {
+                    find_or_create_user(
+                        &*self.ports.accounts,
+                        &*self.ports.clock,
+                        &*self.ports.ids,
+                        email,
+                    )
+                    .await?
+                }
                 AssigneeRef::User(id) => {
                     self.ports.accounts.user_by_id(&id).await?.ok_or_else(|| {
                         let path = format!("assignees[{index}]");
@@ -211,7 +219,7 @@ impl ReviewService {
             self.usable_team(caller, team).await?;
         }
         if let Some(url) = &parsed.callback_url {
-            self.ports.check_target("callback_url", url).await?;
+            check_target(&*self.ports.guard, "callback_url", url).await?;
         }
         // Every check before the assignees are resolved: resolving may
         // create invitations, which a refused review should not leave.

@@ -9,19 +9,19 @@ use reviewloop_ports::StoreError;
 use serde_json::json;
 
 use crate::error::{Missing, ServiceError};
-use crate::ports::Ports;
+use crate::ports::{event_id, TemplatePorts};
 use crate::principal::Principal;
 use crate::wire::template_json;
 
 /// Template use cases.
 #[derive(Clone)]
 pub struct TemplateService {
-    ports: Ports,
+    ports: TemplatePorts,
 }
 
 impl TemplateService {
     /// A service over `ports`.
-    pub fn new(ports: Ports) -> Self {
+    pub fn new(ports: TemplatePorts) -> Self {
         Self { ports }
     }
 
@@ -82,7 +82,7 @@ impl TemplateService {
         let now = self.ports.clock.now();
         template.change(patch, now)?;
         let event = Event::for_account(
-            self.ports.event_id(now),
+            event_id(&*self.ports.ids, now),
             EventType::TemplateUpdated,
             caller.user_id,
             json!({"template": template_json(&template)}),

@@ -10,13 +10,15 @@ use reviewloop_domain::{
     AccountStatus, Email, InviteCode, Loop, LoopId, Member, ObjectId, User, UserId,
 };
 use reviewloop_ports::{
-    Clock, IdSource, MockAccountStore, MockDeliveryQueue, MockEventFeed, MockIdempotencyStore,
-    MockLoopStore, MockMailer, MockNoticeQueue, MockPasswordHasher, MockPeopleStore,
-    MockQrRenderer, MockRateLimiter, MockReceiptKeyStore, MockRequestStore, MockReviewStore,
-    MockTargetGuard, MockTemplateStore, MockWebhookSender, MockWebhookStore, ReceiptKey,
+    AccountStore, AuditStore, Clock, DeliveryQueue, EventFeed, IdSource, IdempotencyStore,
+    LoopStore, MockAccountStore, MockAuditStore, MockDeliveryQueue, MockEventFeed,
+    MockIdempotencyStore, MockLoopStore, MockMailer, MockNoticeQueue, MockOperationsStore,
+    MockPasswordHasher, MockPeopleStore, MockQrRenderer, MockRateLimiter, MockReceiptKeyStore,
+    MockRequestStore, MockReviewStore, MockTargetGuard, MockTemplateStore, MockWebhookSender,
+    MockWebhookStore, NoticeQueue, OperationsStore, PasswordHasher, PeopleStore, QrRenderer,
+    RateLimiter, ReceiptKey, RequestStore, ReviewStore, TargetGuard, TemplateStore, WebhookSender,
+    WebhookStore,
 };
-
-use crate::ports::Ports;
 
 pub(crate) struct FixedClock(pub DateTime<Utc>);
 
@@ -61,70 +63,164 @@ impl IdSource for SeqIds {
     }
 }
 
+/// Mocks of the ports and fixed facts (time, ids) for the services' unit
+/// tests. A mock is made only when a test sets an expectation on it or the
+/// service under test holds its port, so a test builds the mocks of what
+/// its service uses and no others.
 pub(crate) struct Kit {
-    pub accounts: MockAccountStore,
-    pub loops: MockLoopStore,
-    pub requests: MockRequestStore,
-    pub idempotency: MockIdempotencyStore,
-    pub webhooks: MockWebhookStore,
-    pub templates: MockTemplateStore,
-    pub reviews: MockReviewStore,
-    pub deliveries: MockDeliveryQueue,
-    pub sender: MockWebhookSender,
-    pub notices: MockNoticeQueue,
+    accounts: Option<MockAccountStore>,
+    loops: Option<MockLoopStore>,
+    requests: Option<MockRequestStore>,
+    idempotency: Option<MockIdempotencyStore>,
+    webhooks: Option<MockWebhookStore>,
+    templates: Option<MockTemplateStore>,
+    reviews: Option<MockReviewStore>,
+    deliveries: Option<MockDeliveryQueue>,
+    sender: Option<MockWebhookSender>,
+    notices: Option<MockNoticeQueue>,
+    feed: Option<MockEventFeed>,
+    guard: Option<MockTargetGuard>,
+    limiter: Option<MockRateLimiter>,
+    qr: Option<MockQrRenderer>,
+    people: Option<MockPeopleStore>,
+    passwords: Option<MockPasswordHasher>,
+    operations: Option<MockOperationsStore>,
+    audit: Option<MockAuditStore>,
     /// `None` is a service without SMTP.
     pub mailer: Option<MockMailer>,
-    pub feed: MockEventFeed,
-    pub guard: MockTargetGuard,
-    pub limiter: MockRateLimiter,
-    pub qr: MockQrRenderer,
-    pub people: MockPeopleStore,
-    pub passwords: MockPasswordHasher,
-    pub operations: reviewloop_ports::MockOperationsStore,
+    /// Holds one active key, [`Kit::receipt_key`], unless a test says otherwise.
+    pub receipt_keys: Option<MockReceiptKeyStore>,
     /// `NoMeter` unless a test watches what is counted.
     pub meter: Arc<dyn reviewloop_ports::Meter>,
     pub now: DateTime<Utc>,
     pub codes: Vec<&'static str>,
     pub changes: Arc<crate::ChangeHub>,
-    /// Holds one active key, [`Kit::receipt_key`], unless a test says otherwise.
-    pub receipt_keys: MockReceiptKeyStore,
-    pub audit: reviewloop_ports::MockAuditStore,
+}
+
+/// Ports a service holds, made from the kit's mocks.
+pub(crate) trait FromKit {
+    fn from_kit(kit: &mut Wiring) -> Self;
 }
 
 impl Kit {
     pub fn new() -> Self {
         Self {
-            accounts: MockAccountStore::new(),
-            loops: MockLoopStore::new(),
-            requests: MockRequestStore::new(),
-            idempotency: MockIdempotencyStore::new(),
-            webhooks: MockWebhookStore::new(),
-            templates: MockTemplateStore::new(),
-            reviews: MockReviewStore::new(),
-            deliveries: MockDeliveryQueue::new(),
-            sender: MockWebhookSender::new(),
-            notices: MockNoticeQueue::new(),
+            accounts: None,
+            loops: None,
+            requests: None,
+            idempotency: None,
+            webhooks: None,
+            templates: None,
+            reviews: None,
+            deliveries: None,
+            sender: None,
+            notices: None,
+            feed: None,
+            guard: None,
+            limiter: None,
+            qr: None,
+            people: None,
+            passwords: None,
+            operations: None,
+            audit: None,
             mailer: None,
-            feed: MockEventFeed::new(),
-            guard: MockTargetGuard::new(),
-            limiter: MockRateLimiter::new(),
-            qr: MockQrRenderer::new(),
-            people: MockPeopleStore::new(),
-            passwords: MockPasswordHasher::new(),
-            operations: reviewloop_ports::MockOperationsStore::new(),
+            receipt_keys: None,
             meter: Arc::new(reviewloop_ports::NoMeter),
             now: DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default(),
             codes: vec!["ABCDEF"],
             changes: crate::ChangeHub::new(),
-            audit: reviewloop_ports::MockAuditStore::new(),
-            receipt_keys: {
-                let mut store = MockReceiptKeyStore::new();
-                store
-                    .expect_receipt_keys()
-                    .returning(|| Ok(vec![Kit::receipt_key()]));
-                store
-            },
         }
+    }
+
+    /// The accounts mock, made when a test first sets an expectation on it.
+    pub fn accounts(&mut self) -> &mut MockAccountStore {
+        self.accounts.get_or_insert_with(MockAccountStore::new)
+    }
+
+    /// The loops mock, made when a test first sets an expectation on it.
+    pub fn loops(&mut self) -> &mut MockLoopStore {
+        self.loops.get_or_insert_with(MockLoopStore::new)
+    }
+
+    /// The requests mock, made when a test first sets an expectation on it.
+    pub fn requests(&mut self) -> &mut MockRequestStore {
+        self.requests.get_or_insert_with(MockRequestStore::new)
+    }
+
+    /// The idempotency mock, made when a test first sets an expectation on it.
+    pub fn idempotency(&mut self) -> &mut MockIdempotencyStore {
+        self.idempotency
+            .get_or_insert_with(MockIdempotencyStore::new)
+    }
+
+    /// The webhooks mock, made when a test first sets an expectation on it.
+    pub fn webhooks(&mut self) -> &mut MockWebhookStore {
+        self.webhooks.get_or_insert_with(MockWebhookStore::new)
+    }
+
+    /// The templates mock, made when a test first sets an expectation on it.
+    pub fn templates(&mut self) -> &mut MockTemplateStore {
+        self.templates.get_or_insert_with(MockTemplateStore::new)
+    }
+
+    /// The reviews mock, made when a test first sets an expectation on it.
+    pub fn reviews(&mut self) -> &mut MockReviewStore {
+        self.reviews.get_or_insert_with(MockReviewStore::new)
+    }
+
+    /// The deliveries mock, made when a test first sets an expectation on it.
+    pub fn deliveries(&mut self) -> &mut MockDeliveryQueue {
+        self.deliveries.get_or_insert_with(MockDeliveryQueue::new)
+    }
+
+    /// The sender mock, made when a test first sets an expectation on it.
+    pub fn sender(&mut self) -> &mut MockWebhookSender {
+        self.sender.get_or_insert_with(MockWebhookSender::new)
+    }
+
+    /// The notices mock, made when a test first sets an expectation on it.
+    pub fn notices(&mut self) -> &mut MockNoticeQueue {
+        self.notices.get_or_insert_with(MockNoticeQueue::new)
+    }
+
+    /// The feed mock, made when a test first sets an expectation on it.
+    pub fn feed(&mut self) -> &mut MockEventFeed {
+        self.feed.get_or_insert_with(MockEventFeed::new)
+    }
+
+    /// The guard mock, made when a test first sets an expectation on it.
+    pub fn guard(&mut self) -> &mut MockTargetGuard {
+        self.guard.get_or_insert_with(MockTargetGuard::new)
+    }
+
+    /// The limiter mock, made when a test first sets an expectation on it.
+    pub fn limiter(&mut self) -> &mut MockRateLimiter {
+        self.limiter.get_or_insert_with(MockRateLimiter::new)
+    }
+
+    /// The qr mock, made when a test first sets an expectation on it.
+    pub fn qr(&mut self) -> &mut MockQrRenderer {
+        self.qr.get_or_insert_with(MockQrRenderer::new)
+    }
+
+    /// The people mock, made when a test first sets an expectation on it.
+    pub fn people(&mut self) -> &mut MockPeopleStore {
+        self.people.get_or_insert_with(MockPeopleStore::new)
+    }
+
+    /// The passwords mock, made when a test first sets an expectation on it.
+    pub fn passwords(&mut self) -> &mut MockPasswordHasher {
+        self.passwords.get_or_insert_with(MockPasswordHasher::new)
+    }
+
+    /// The operations mock, made when a test first sets an expectation on it.
+    pub fn operations(&mut self) -> &mut MockOperationsStore {
+        self.operations.get_or_insert_with(MockOperationsStore::new)
+    }
+
+    /// The audit mock, made when a test first sets an expectation on it.
+    pub fn audit(&mut self) -> &mut MockAuditStore {
+        self.audit.get_or_insert_with(MockAuditStore::new)
     }
 
     /// The receipt key the kit's store holds: the Ed25519 key of seed 7s.
@@ -142,45 +238,15 @@ impl Kit {
         }
     }
 
-    pub fn ports(self) -> Ports {
+    /// The ports of the service under test (its type says which).
+    pub fn ports<P: FromKit>(self) -> P {
         let clock: Arc<dyn Clock> = Arc::new(FixedClock(self.now));
         let ids: Arc<dyn IdSource> = Arc::new(SeqIds {
             next: AtomicU8::new(100),
-            codes: self.codes,
+            codes: self.codes.clone(),
             next_code: AtomicU8::new(0),
         });
-        Ports {
-            accounts: Arc::new(self.accounts),
-            loops: Arc::new(self.loops),
-            requests: Arc::new(self.requests),
-            idempotency: Arc::new(self.idempotency),
-            webhooks: Arc::new(self.webhooks),
-            templates: Arc::new(self.templates),
-            reviews: Arc::new(self.reviews),
-            deliveries: Arc::new(self.deliveries),
-            sender: Arc::new(self.sender),
-            notices: Arc::new(self.notices),
-            mailer: self
-                .mailer
-                .map(|m| Arc::new(m) as Arc<dyn reviewloop_ports::Mailer>),
-            feed: Arc::new(self.feed),
-            guard: Arc::new(self.guard),
-            audit: Arc::new(self.audit),
-            receipts: Arc::new(crate::ReceiptKeys::new(
-                Arc::new(self.receipt_keys),
-                clock.clone(),
-                ids.clone(),
-            )),
-            clock,
-            ids,
-            qr: Arc::new(self.qr),
-            people: Arc::new(self.people),
-            passwords: Arc::new(self.passwords),
-            changes: self.changes,
-            limiter: Arc::new(self.limiter),
-            operations: Arc::new(self.operations),
-            meter: self.meter,
-        }
+        P::from_kit(&mut Wiring(self, clock, ids))
     }
 
     pub fn oid(&self, n: u8) -> ObjectId {
@@ -249,5 +315,138 @@ impl Kit {
             plan: reviewloop_domain::Plan::Standard,
             test: false,
         }
+    }
+}
+
+impl FromKit for Arc<crate::ReceiptKeys> {
+    fn from_kit(kit: &mut Wiring) -> Self {
+        kit.receipts()
+    }
+}
+
+impl FromKit for Arc<dyn IdSource> {
+    fn from_kit(kit: &mut Wiring) -> Self {
+        kit.ids()
+    }
+}
+
+impl FromKit for Arc<dyn LoopStore> {
+    fn from_kit(kit: &mut Wiring) -> Self {
+        kit.loops()
+    }
+}
+
+/// Hands out the kit's mocks as ports, each once.
+pub(crate) struct Wiring(Kit, Arc<dyn Clock>, Arc<dyn IdSource>);
+
+impl Wiring {
+    pub fn accounts(&mut self) -> Arc<dyn AccountStore> {
+        Arc::new(self.0.accounts.take().unwrap_or_default())
+    }
+
+    pub fn loops(&mut self) -> Arc<dyn LoopStore> {
+        Arc::new(self.0.loops.take().unwrap_or_default())
+    }
+
+    pub fn requests(&mut self) -> Arc<dyn RequestStore> {
+        Arc::new(self.0.requests.take().unwrap_or_default())
+    }
+
+    pub fn idempotency(&mut self) -> Arc<dyn IdempotencyStore> {
+        Arc::new(self.0.idempotency.take().unwrap_or_default())
+    }
+
+    pub fn webhooks(&mut self) -> Arc<dyn WebhookStore> {
+        Arc::new(self.0.webhooks.take().unwrap_or_default())
+    }
+
+    pub fn templates(&mut self) -> Arc<dyn TemplateStore> {
+        Arc::new(self.0.templates.take().unwrap_or_default())
+    }
+
+    pub fn reviews(&mut self) -> Arc<dyn ReviewStore> {
+        Arc::new(self.0.reviews.take().unwrap_or_default())
+    }
+
+    pub fn deliveries(&mut self) -> Arc<dyn DeliveryQueue> {
+        Arc::new(self.0.deliveries.take().unwrap_or_default())
+    }
+
+    pub fn sender(&mut self) -> Arc<dyn WebhookSender> {
+        Arc::new(self.0.sender.take().unwrap_or_default())
+    }
+
+    pub fn notices(&mut self) -> Arc<dyn NoticeQueue> {
+        Arc::new(self.0.notices.take().unwrap_or_default())
+    }
+
+    pub fn feed(&mut self) -> Arc<dyn EventFeed> {
+        Arc::new(self.0.feed.take().unwrap_or_default())
+    }
+
+    pub fn guard(&mut self) -> Arc<dyn TargetGuard> {
+        Arc::new(self.0.guard.take().unwrap_or_default())
+    }
+
+    pub fn limiter(&mut self) -> Arc<dyn RateLimiter> {
+        Arc::new(self.0.limiter.take().unwrap_or_default())
+    }
+
+    pub fn qr(&mut self) -> Arc<dyn QrRenderer> {
+        Arc::new(self.0.qr.take().unwrap_or_default())
+    }
+
+    pub fn people(&mut self) -> Arc<dyn PeopleStore> {
+        Arc::new(self.0.people.take().unwrap_or_default())
+    }
+
+    pub fn passwords(&mut self) -> Arc<dyn PasswordHasher> {
+        Arc::new(self.0.passwords.take().unwrap_or_default())
+    }
+
+    pub fn operations(&mut self) -> Arc<dyn OperationsStore> {
+        Arc::new(self.0.operations.take().unwrap_or_default())
+    }
+
+    pub fn audit(&mut self) -> Arc<dyn AuditStore> {
+        Arc::new(self.0.audit.take().unwrap_or_default())
+    }
+
+    pub fn mailer(&mut self) -> Option<Arc<dyn reviewloop_ports::Mailer>> {
+        self.0
+            .mailer
+            .take()
+            .map(|m| Arc::new(m) as Arc<dyn reviewloop_ports::Mailer>)
+    }
+
+    pub fn clock(&mut self) -> Arc<dyn Clock> {
+        self.1.clone()
+    }
+
+    pub fn ids(&mut self) -> Arc<dyn IdSource> {
+        self.2.clone()
+    }
+
+    pub fn meter(&mut self) -> Arc<dyn reviewloop_ports::Meter> {
+        self.0.meter.clone()
+    }
+
+    pub fn changes(&mut self) -> Arc<crate::ChangeHub> {
+        self.0.changes.clone()
+    }
+
+    pub fn receipts(&mut self) -> Arc<crate::ReceiptKeys> {
+        let store = self.0.receipt_keys.take().unwrap_or_else(|| {
+            let mut store = MockReceiptKeyStore::new();
+            store
+                .expect_receipt_keys()
+                .returning(|| Ok(vec![Kit::receipt_key()]));
+            store
+        });
+        Arc::new(crate::ReceiptKeys::new(
+            Arc::new(store),
+            self.1.clone(),
+            self.2.clone(),
+        ))
     }
 }

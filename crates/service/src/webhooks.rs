@@ -8,7 +8,7 @@ use reviewloop_domain::{
 use reviewloop_ports::{Outgoing, SendOutcome, StoreError};
 
 use crate::error::{Missing, ServiceError};
-use crate::ports::Ports;
+use crate::ports::{check_target, event_id, WebhookPorts};
 use crate::principal::Principal;
 use crate::signing::{delivery_headers, new_secret};
 
@@ -60,18 +60,18 @@ pub struct WebhookView {
 /// Webhook use cases.
 #[derive(Clone)]
 pub struct WebhookService {
-    ports: Ports,
+    ports: WebhookPorts,
 }
 
 impl WebhookService {
     /// A service over `ports`.
-    pub fn new(ports: Ports) -> Self {
+    pub fn new(ports: WebhookPorts) -> Self {
         Self { ports }
     }
 
     async fn checked_url(&self, raw: &str) -> Result<String, ServiceError> {
         let url = parse_target_url(raw)?;
-        self.ports.check_target("url", &url).await?;
+        check_target(&*self.ports.guard, "url", &url).await?;
         Ok(url)
     }
 
@@ -242,7 +242,7 @@ impl WebhookService {
         caller.require(Permission::RequestsWrite)?;
         let webhook = self.own(caller, id).await?;
         let now = self.ports.clock.now();
-        let event_id = self.ports.event_id(now).to_string();
+        let event_id = event_id(&*self.ports.ids, now).to_string();
         let body = serde_json::json!({
             "id": event_id,
             "event": TEST_EVENT,

@@ -27,15 +27,15 @@ async fn a_caller_reads_only_its_own_log_in_pages() {
     let entries = log(&kit, 1, 5);
     let me = kit.user_id(1);
     let served = entries.clone();
-    kit.audit
+    kit.audit()
         .expect_audit_entries()
         .withf(move |account, after, limit| *account == me && *after == 2 && *limit == 2)
         .returning(move |_, _, _| Ok(served[2..4].to_vec()));
     let head = entries.last().cloned();
-    kit.audit
+    kit.audit()
         .expect_audit_head()
         .returning(move |_| Ok(head.clone()));
-    kit.audit.expect_link_audit().returning(|_| Ok(0));
+    kit.audit().expect_link_audit().returning(|_| Ok(0));
     let caller = kit.principal(1);
     let mut reader = kit.principal(1);
     reader.permissions = vec![Permission::LoopsRead];
@@ -67,18 +67,21 @@ async fn verify_names_the_first_break_of_each_log() {
     let mut broken = log(&kit, 2, 4);
     broken[1].data = json!({"i": "forged"});
     let (one, two) = (kit.user_id(1), kit.user_id(2));
-    kit.audit.expect_link_audit().times(1).returning(|_| Ok(3));
-    kit.audit
+    kit.audit()
+        .expect_link_audit()
+        .times(1)
+        .returning(|_| Ok(3));
+    kit.audit()
         .expect_audit_accounts()
         .returning(move || Ok(vec![one, two]));
-    kit.audit
+    kit.audit()
         .expect_audit_entries()
         .returning(move |account, after, _| {
             let all = if *account == one { &intact } else { &broken };
             Ok(all.iter().filter(|e| e.seq > after).cloned().collect())
         });
     let (a, b) = (kit.user(1, "a@x.io"), kit.user(2, "b@x.io"));
-    kit.accounts
+    kit.accounts()
         .expect_user_by_id()
         .returning(move |id| Ok([a.clone(), b.clone()].into_iter().find(|u| u.id == *id)));
     let verdicts = AuditService::new(kit.ports()).verify(None).await.unwrap();

@@ -11,7 +11,7 @@ use reviewloop_ports::{RateLimitStatus, RateWindow};
 
 use crate::accounts::hash_key;
 use crate::error::{messages, ServiceError};
-use crate::ports::Ports;
+use crate::ports::AuthPorts;
 use crate::principal::Principal;
 
 /// Which allowance a call is counted against.
@@ -27,13 +27,13 @@ pub enum Allowance {
 /// Turns a bearer token into a [`Principal`] and counts the call.
 #[derive(Clone)]
 pub struct Authenticator {
-    ports: Ports,
+    ports: AuthPorts,
     keys: Arc<KeyCache>,
 }
 
 impl Authenticator {
     /// An authenticator over `ports`, with an empty key cache.
-    pub fn new(ports: Ports) -> Self {
+    pub fn new(ports: AuthPorts) -> Self {
         Self {
             ports,
             keys: Arc::new(KeyCache::default()),
@@ -133,7 +133,7 @@ mod tests {
 
     fn allowing(kit: &mut Kit, allowed: bool) {
         let now = kit.now;
-        kit.limiter.expect_hit().returning(move |_, _, limit, _| {
+        kit.limiter().expect_hit().returning(move |_, _, limit, _| {
             Ok(RateLimitStatus {
                 limit,
                 remaining: 0,
@@ -151,11 +151,11 @@ mod tests {
             ..key_for(&kit, false).into_record()
         });
         let user = kit.user(1, "a@x.io");
-        kit.accounts
+        kit.accounts()
             .expect_api_key_by_hash()
             .returning(move |_| Ok(Some((key.clone(), user.clone()))));
         let now = kit.now;
-        kit.limiter
+        kit.limiter()
             .expect_hit()
             .withf(|_, window, limit, _| match window {
                 RateWindow::Minute => *limit == 10_000,
@@ -188,7 +188,7 @@ mod tests {
         let mut kit = Kit::new();
         let key = key_for(&kit, false);
         let user = kit.user(1, "a@x.io");
-        kit.accounts
+        kit.accounts()
             .expect_api_key_by_hash()
             .withf(|h| h == hash_key("rl_good"))
             .returning(move |_| Ok(Some((key.clone(), user.clone()))));
@@ -215,7 +215,7 @@ mod tests {
         let mut kit = Kit::new();
         let revoked = key_for(&kit, true);
         let user = kit.user(1, "a@x.io");
-        kit.accounts.expect_api_key_by_hash().returning(move |h| {
+        kit.accounts().expect_api_key_by_hash().returning(move |h| {
             Ok((h == hash_key("rl_good")).then(|| (revoked.clone(), user.clone())))
         });
         let auth = Authenticator::new(kit.ports());
@@ -243,7 +243,7 @@ mod tests {
         let mut kit = Kit::new();
         let key = key_for(&kit, false);
         let user = kit.user(1, "a@x.io");
-        kit.accounts
+        kit.accounts()
             .expect_api_key_by_hash()
             .returning(move |_| Ok(Some((key.clone(), user.clone()))));
         allowing(&mut kit, false);
@@ -260,7 +260,7 @@ mod tests {
         let key = key_for(&kit, false);
         let user = kit.user(1, "a@x.io");
         // One lookup only, though the key is used three times within the TTL.
-        kit.accounts
+        kit.accounts()
             .expect_api_key_by_hash()
             .times(1)
             .returning(move |_| Ok(Some((key.clone(), user.clone()))));
@@ -311,7 +311,7 @@ mod tests {
             status: AccountStatus::Suspended,
             ..kit.user(1, "a@x.io").into_record()
         });
-        kit.accounts
+        kit.accounts()
             .expect_api_key_by_hash()
             .returning(move |_| Ok(Some((key.clone(), user.clone()))));
         let err = Authenticator::new(kit.ports())

@@ -46,7 +46,7 @@ async fn dispatch_fans_out_to_matching_subscriptions_and_the_callback() {
         1,
         Some("https://cb.example.com/done"),
     );
-    kit.deliveries
+    kit.deliveries()
         .expect_undispatched_events()
         .returning(move |_| Ok(vec![completed.clone()]));
     let hooks = vec![
@@ -59,10 +59,10 @@ async fn dispatch_fans_out_to_matching_subscriptions_and_the_callback() {
         ),
         hook(&kit, 73, 2, EventFilter::All),
     ];
-    kit.deliveries
+    kit.deliveries()
         .expect_active_webhooks_of()
         .returning(move |_| Ok(hooks.clone()));
-    kit.deliveries
+    kit.deliveries()
         .expect_dispatch_all()
         .withf(|events, _| {
             let list = &events[0].deliveries;
@@ -95,13 +95,13 @@ async fn callbacks_are_only_for_completion_and_timeout() {
         1,
         Some("https://cb.example.com/done"),
     );
-    kit.deliveries
+    kit.deliveries()
         .expect_undispatched_events()
         .returning(move |_| Ok(vec![claimed.clone()]));
-    kit.deliveries
+    kit.deliveries()
         .expect_active_webhooks_of()
         .returning(|_| Ok(vec![]));
-    kit.deliveries
+    kit.deliveries()
         .expect_dispatch_all()
         .withf(|events, _| events.len() == 1 && events[0].deliveries.is_empty())
         .times(1)
@@ -138,12 +138,12 @@ fn leased(kit: &Kit, attempts: u32) -> LeasedDelivery {
 
 fn answering(kit: &mut Kit, status: Option<u16>) -> Arc<Mutex<Vec<reviewloop_ports::Outgoing>>> {
     let hook = hook(kit, 71, 1, EventFilter::All);
-    kit.webhooks
+    kit.webhooks()
         .expect_webhook_by_id()
         .returning(move |_| Ok(Some(hook.clone())));
     let sent = Arc::new(Mutex::new(Vec::new()));
     let log = sent.clone();
-    kit.sender.expect_send().returning(move |outgoing| {
+    kit.sender().expect_send().returning(move |outgoing| {
         log.lock().unwrap().push(outgoing.clone());
         SendOutcome {
             status,
@@ -158,7 +158,7 @@ fn answering(kit: &mut Kit, status: Option<u16>) -> Arc<Mutex<Vec<reviewloop_por
 async fn a_successful_attempt_is_signed_and_recorded() {
     let mut kit = Kit::new();
     let sent = answering(&mut kit, Some(204));
-    kit.deliveries
+    kit.deliveries()
         .expect_record_attempt()
         .withf(|d, a, health, _| {
             d.status == DeliveryStatus::Succeeded
@@ -201,7 +201,7 @@ async fn a_failed_attempt_is_retried_on_schedule_and_the_last_one_fails_for_good
     let mut kit = Kit::new();
     answering(&mut kit, Some(500));
     let now = kit.now;
-    kit.deliveries
+    kit.deliveries()
         .expect_record_attempt()
         .withf(move |d, a, health, _| {
             d.status == DeliveryStatus::Pending
@@ -225,7 +225,7 @@ async fn a_failed_attempt_is_retried_on_schedule_and_the_last_one_fails_for_good
 
     let mut kit = Kit::new();
     answering(&mut kit, None);
-    kit.deliveries
+    kit.deliveries()
         .expect_record_attempt()
         .withf(|d, _, _, _| d.status == DeliveryStatus::Failed && d.attempts == 12)
         .times(1)
@@ -247,10 +247,10 @@ async fn deliveries_follow_the_subscriptions_current_url() {
         url: "https://new.example.com/in".into(),
         ..hook(&kit, 71, 1, EventFilter::All).into_record()
     });
-    kit.webhooks
+    kit.webhooks()
         .expect_webhook_by_id()
         .returning(move |_| Ok(Some(moved.clone())));
-    kit.sender
+    kit.sender()
         .expect_send()
         .withf(|o| o.url == "https://new.example.com/in")
         .times(1)
@@ -259,7 +259,7 @@ async fn deliveries_follow_the_subscriptions_current_url() {
             latency_ms: 1,
             error: None,
         });
-    kit.deliveries
+    kit.deliveries()
         .expect_record_attempt()
         .returning(|_, _, _, _| Ok(()));
     let lease = leased(&kit, 0);
@@ -272,9 +272,9 @@ async fn deliveries_follow_the_subscriptions_current_url() {
 #[tokio::test]
 async fn a_callback_whose_account_is_gone_fails_at_once() {
     let mut kit = Kit::new();
-    kit.accounts.expect_user_by_id().returning(|_| Ok(None));
-    kit.sender.expect_send().never();
-    kit.deliveries
+    kit.accounts().expect_user_by_id().returning(|_| Ok(None));
+    kit.sender().expect_send().never();
+    kit.deliveries()
         .expect_record_attempt()
         .withf(|d, a, health, _| {
             d.status == DeliveryStatus::Failed && !a.success && health.is_none()
@@ -301,7 +301,7 @@ async fn a_redelivered_delivery_retries_from_the_start_of_the_schedule() {
     let mut kit = Kit::new();
     answering(&mut kit, Some(500));
     let now = kit.now;
-    kit.deliveries
+    kit.deliveries()
         .expect_record_attempt()
         .withf(move |d, a, _, _| {
             a.attempt == 13
@@ -325,7 +325,7 @@ async fn a_redelivered_delivery_retries_from_the_start_of_the_schedule() {
 async fn an_overtaken_attempt_is_not_an_error() {
     let mut kit = Kit::new();
     answering(&mut kit, Some(200));
-    kit.deliveries
+    kit.deliveries()
         .expect_record_attempt()
         .returning(|_, _, _, _| {
             Err(reviewloop_ports::StoreError::Conflict(
@@ -352,7 +352,7 @@ async fn a_lease_nearly_over_sends_nothing() {
     async fn attempt_with(left: i64, records: usize) -> (DeliveryStatus, usize) {
         let mut kit = Kit::new();
         let sent = answering(&mut kit, Some(200));
-        kit.deliveries
+        kit.deliveries()
             .expect_record_attempt()
             .times(records)
             .returning(|_, _, _, _| Ok(()));
@@ -375,7 +375,7 @@ async fn history_is_purged_in_batches_until_nothing_is_left() {
     let mut kit = Kit::new();
     let horizon = kit.now - chrono::Duration::days(30);
     let mut batches = vec![0u64, 3, 1000];
-    kit.deliveries
+    kit.deliveries()
         .expect_purge_history()
         .withf(move |before, limit| *before == horizon && *limit == 1000)
         .times(3)

@@ -12,10 +12,10 @@ fn service(kit: Kit) -> LoopService {
 
 fn with_loop(kit: &mut Kit, lp: Loop) {
     let by_code = lp.clone();
-    kit.loops
+    kit.loops()
         .expect_loop_by_id()
         .returning(move |_| Ok(Some(lp.clone())));
-    kit.loops
+    kit.loops()
         .expect_loop_by_invite_code()
         .returning(move |_| Ok(Some(by_code.clone())));
 }
@@ -23,12 +23,12 @@ fn with_loop(kit: &mut Kit, lp: Loop) {
 #[tokio::test]
 async fn create_makes_the_creator_an_active_member_and_returns_join_links() {
     let mut kit = Kit::new();
-    kit.qr
+    kit.qr()
         .expect_png()
         .withf(|t| t == "https://review.example.com/join/ABCDEF")
         .returning(|_| Ok(vec![1, 2]));
     let creator = kit.user_id(1);
-    kit.loops
+    kit.loops()
         .expect_insert_loop()
         .withf(move |lp, _| {
             lp.members.len() == 1
@@ -56,12 +56,12 @@ async fn create_makes_the_creator_an_active_member_and_returns_join_links() {
 async fn create_retries_when_the_invite_code_is_taken() {
     let mut kit = Kit::new();
     kit.codes = vec!["AAAAAA", "BBBBBB"];
-    kit.qr.expect_png().returning(|_| Ok(vec![]));
-    kit.loops
+    kit.qr().expect_png().returning(|_| Ok(vec![]));
+    kit.loops()
         .expect_insert_loop()
         .withf(|lp, _| lp.invite_code.as_str() == "AAAAAA")
         .returning(|_, _| Err(StoreError::Conflict("invite_code".into())));
-    kit.loops
+    kit.loops()
         .expect_insert_loop()
         .withf(|lp, _| lp.invite_code.as_str() == "BBBBBB")
         .returning(|_, _| Ok(()));
@@ -114,8 +114,8 @@ async fn members_may_not_update_or_delete() {
     let lp = kit.a_loop(&[2], &[]);
     let id = lp.id;
     with_loop(&mut kit, lp);
-    kit.loops.expect_update_loop().never();
-    kit.loops.expect_delete_loop().never();
+    kit.loops().expect_update_loop().never();
+    kit.loops().expect_delete_loop().never();
     let member = kit.principal(2);
     let svc = service(kit);
     let patch = LoopPatch {
@@ -141,7 +141,7 @@ async fn update_changes_only_what_is_sent_and_can_clear_the_description() {
     );
     let id = lp.id;
     with_loop(&mut kit, lp);
-    kit.loops
+    kit.loops()
         .expect_update_loop()
         .withf(|lp| {
             lp.name.as_str() == "Reviewers" && lp.description.is_none() && lp.icon.as_str() == "✅"
@@ -163,7 +163,7 @@ async fn update_refuses_empty_and_invalid_patches() {
     let mut kit = Kit::new();
     let lp = kit.a_loop(&[], &[]);
     with_loop(&mut kit, lp);
-    kit.loops.expect_update_loop().never();
+    kit.loops().expect_update_loop().never();
     let caller = kit.principal(1);
     let id = LoopId::new(kit.oid(50));
     let svc = service(kit);
@@ -192,7 +192,7 @@ async fn delete_refuses_open_requests_unless_forced() {
     let lp = kit.a_loop(&[], &[]);
     let id = lp.id;
     with_loop(&mut kit, lp);
-    kit.loops
+    kit.loops()
         .expect_delete_loop()
         .withf(|_, refuse, events| {
             *refuse && events.len() == 1 && events[0].event_type == EventType::LoopDeleted
@@ -212,10 +212,10 @@ async fn forced_delete_cancels_open_requests_with_events() {
     let id = lp.id;
     with_loop(&mut kit, lp);
     let open = crate::requests::tests::a_request(&kit);
-    kit.requests
+    kit.requests()
         .expect_open_requests_in_loop()
         .returning(move |_| Ok(vec![open.clone(), open.clone()]));
-    kit.loops
+    kit.loops()
         .expect_delete_loop()
         .withf(|_, refuse, events| {
             let kinds: Vec<_> = events.iter().map(|e| e.event_type).collect();
@@ -241,7 +241,7 @@ async fn member_removal_rules() {
     let id = lp.id;
     with_loop(&mut kit, lp);
     let removed = kit.user_id(3);
-    kit.loops
+    kit.loops()
         .expect_save_member()
         .withf(move |m, _, events, _| {
             m.user_id == removed
@@ -256,7 +256,7 @@ async fn member_removal_rules() {
     claimed.claim(kit.user_id(3), kit.now).unwrap();
     let mut others = crate::requests::tests::a_request(&kit);
     others.claim(kit.user_id(2), kit.now).unwrap();
-    kit.requests
+    kit.requests()
         .expect_open_requests_in_loop()
         .returning(move |_| Ok(vec![claimed.clone(), others.clone()]));
     // A request of another loop that escalated here, claimed by user 3,
@@ -271,10 +271,10 @@ async fn member_removal_rules() {
     escalated.escalated_at = Some(kit.now);
     let mut escalated = reviewloop_domain::ReviewRequest::restore(escalated);
     escalated.claim(kit.user_id(3), kit.now).unwrap();
-    kit.requests
+    kit.requests()
         .expect_open_requests_escalated_to()
         .returning(move |_| Ok(vec![escalated.clone()]));
-    kit.requests
+    kit.requests()
         .expect_update_request()
         .withf(|r, events| {
             r.status == reviewloop_domain::RequestStatus::Pending
@@ -307,10 +307,10 @@ async fn joining_activates_a_pending_member_once() {
     let lp = kit.a_loop(&[], &[2]);
     with_loop(&mut kit, lp.clone());
     let pending = lp.members[1].clone();
-    kit.loops
+    kit.loops()
         .expect_member()
         .returning(move |_, _| Ok(Some(pending.clone())));
-    kit.loops
+    kit.loops()
         .expect_save_member()
         .withf(|m, _, events, _| {
             m.status == MemberStatus::Active && events[0].event_type == EventType::LoopMemberJoined
@@ -329,10 +329,10 @@ async fn joining_as_an_active_member_changes_nothing() {
     let lp = kit.a_loop(&[2], &[]);
     with_loop(&mut kit, lp.clone());
     let active = lp.members[1].clone();
-    kit.loops
+    kit.loops()
         .expect_member()
         .returning(move |_, _| Ok(Some(active.clone())));
-    kit.loops.expect_save_member().never();
+    kit.loops().expect_save_member().never();
     let caller = kit.principal(2);
     service(kit).join(&caller, "ABCDEF").await.unwrap();
 }
@@ -340,7 +340,7 @@ async fn joining_as_an_active_member_changes_nothing() {
 #[tokio::test]
 async fn unknown_or_malformed_codes_are_invalid() {
     let mut kit = Kit::new();
-    kit.loops
+    kit.loops()
         .expect_loop_by_invite_code()
         .returning(|_| Ok(None));
     let caller = kit.principal(2);
@@ -361,18 +361,18 @@ async fn invite_creates_a_pending_member_and_refuses_active_ones() {
     let id = lp.id;
     with_loop(&mut kit, lp);
     let active_user = kit.user(2, "u2@x.io");
-    kit.accounts
+    kit.accounts()
         .expect_user_by_email()
         .returning(move |e| Ok((e.as_str() == "u2@x.io").then(|| active_user.clone())));
-    kit.accounts
+    kit.accounts()
         .expect_insert_user()
         .times(1)
         .returning(|_| Ok(()));
     let active_member = Member::joined(id, kit.user_id(2), Kit::email(2), kit.now);
-    kit.loops
+    kit.loops()
         .expect_member()
         .returning(move |_, u| Ok((u == &active_member.user_id).then(|| active_member.clone())));
-    kit.loops
+    kit.loops()
         .expect_save_member()
         .withf(|m, _, _, _| m.status == MemberStatus::Pending && m.email.as_str() == "new@x.io")
         .times(1)
@@ -409,8 +409,8 @@ async fn regenerating_the_code_replaces_it() {
     let id = lp.id;
     let old = lp.invite_code.clone();
     with_loop(&mut kit, lp);
-    kit.qr.expect_png().returning(|_| Ok(vec![9]));
-    kit.loops
+    kit.qr().expect_png().returning(|_| Ok(vec![9]));
+    kit.loops()
         .expect_set_invite_code()
         .withf(|_, code, _| code.as_str() == "NEWNEW")
         .times(1)
@@ -424,7 +424,7 @@ async fn regenerating_the_code_replaces_it() {
 #[tokio::test]
 async fn listing_needs_loops_read() {
     let mut kit = Kit::new();
-    kit.loops
+    kit.loops()
         .expect_loops_created_by()
         .with(always())
         .returning(|_| Ok(vec![]));
@@ -443,12 +443,12 @@ async fn a_retry_under_an_idempotency_id_answers_the_loop_it_already_created() {
     let mut kit = Kit::new();
     let existing = kit.a_loop(&[], &[]);
     let id = existing.id.object_id();
-    kit.qr.expect_png().returning(|_| Ok(vec![7]));
-    kit.loops
+    kit.qr().expect_png().returning(|_| Ok(vec![7]));
+    kit.loops()
         .expect_insert_loop()
         .times(1)
         .returning(|_, _| Err(StoreError::Conflict("loops.id".into())));
-    kit.loops
+    kit.loops()
         .expect_loop_by_id()
         .returning(move |_| Ok(Some(existing.clone())));
     let caller = kit.principal(1);
@@ -471,10 +471,12 @@ async fn an_invitation_is_emailed_with_the_join_link_in_the_same_write() {
     let lp = kit.a_loop(&[], &[]);
     let id = lp.id;
     with_loop(&mut kit, lp);
-    kit.accounts.expect_user_by_email().returning(|_| Ok(None));
-    kit.accounts.expect_insert_user().returning(|_| Ok(()));
-    kit.loops.expect_member().returning(|_, _| Ok(None));
-    kit.loops
+    kit.accounts()
+        .expect_user_by_email()
+        .returning(|_| Ok(None));
+    kit.accounts().expect_insert_user().returning(|_| Ok(()));
+    kit.loops().expect_member().returning(|_, _| Ok(None));
+    kit.loops()
         .expect_save_member()
         .withf(|m, previous, _, notices| {
             let [email] = notices else { return false };
@@ -507,7 +509,7 @@ async fn only_an_active_member_sets_their_own_notifications() {
     let lp = kit.a_loop(&[2], &[3]);
     let id = lp.id;
     with_loop(&mut kit, lp);
-    kit.loops
+    kit.loops()
         .expect_save_member()
         .withf(|m, previous, events, notices| {
             m.notify == reviewloop_domain::NotifyLevel::Urgent

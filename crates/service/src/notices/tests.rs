@@ -62,10 +62,10 @@ async fn a_new_request_emails_each_waiting_member_and_posts_to_slack() {
     let req = request(&kit, &lp);
     let event = created(&kit, &req);
     let (found, found_loop) = (req.clone(), lp.clone());
-    kit.requests
+    kit.requests()
         .expect_request_by_id()
         .returning(move |_| Ok(Some(found.clone())));
-    kit.loops
+    kit.loops()
         .expect_loop_by_id()
         .returning(move |_| Ok(Some(found_loop.clone())));
     let notices = service(kit).plan(&event).await.unwrap();
@@ -107,10 +107,10 @@ async fn without_smtp_or_slack_a_new_request_causes_no_notice() {
     let lp = loop_with_slack(&kit, None);
     let req = request(&kit, &lp);
     let event = created(&kit, &req);
-    kit.requests
+    kit.requests()
         .expect_request_by_id()
         .returning(move |_| Ok(Some(req.clone())));
-    kit.loops
+    kit.loops()
         .expect_loop_by_id()
         .returning(move |_| Ok(Some(lp.clone())));
     assert!(service(kit).plan(&event).await.unwrap().is_empty());
@@ -155,7 +155,7 @@ async fn a_refused_email_is_retried_with_its_error_and_then_sent() {
     kit.mailer = Some(mailer);
     let recorded: Arc<Mutex<Vec<NoticeRecord>>> = Arc::default();
     let seen = recorded.clone();
-    kit.notices.expect_record_notice().returning(move |n, _| {
+    kit.notices().expect_record_notice().returning(move |n, _| {
         seen.lock().unwrap().push(n.record().clone());
         Ok(())
     });
@@ -185,10 +185,10 @@ async fn slack_posts_to_the_loops_current_url_and_gives_up_when_it_is_gone() {
     let mut kit = Kit::new();
     let lp = loop_with_slack(&kit, Some("https://hooks.slack.example/NEW"));
     let mut loops = vec![loop_with_slack(&kit, None), lp.clone()];
-    kit.loops
+    kit.loops()
         .expect_loop_by_id()
         .returning(move |_| Ok(loops.pop()));
-    kit.sender
+    kit.sender()
         .expect_send()
         .withf(|o| o.url == "https://hooks.slack.example/NEW" && o.body == r#"{"text":"Look"}"#)
         .times(1)
@@ -199,7 +199,7 @@ async fn slack_posts_to_the_loops_current_url_and_gives_up_when_it_is_gone() {
         });
     let states: Arc<Mutex<Vec<NoticeRecord>>> = Arc::default();
     let seen = states.clone();
-    kit.notices.expect_record_notice().returning(move |n, _| {
+    kit.notices().expect_record_notice().returning(move |n, _| {
         seen.lock().unwrap().push(n.record().clone());
         Ok(())
     });
@@ -224,7 +224,9 @@ async fn slack_posts_to_the_loops_current_url_and_gives_up_when_it_is_gone() {
 async fn without_smtp_an_email_notice_fails_at_once() {
     let mut kit = Kit::new();
     let lp = loop_with_slack(&kit, None);
-    kit.notices.expect_record_notice().returning(|_, _| Ok(()));
+    kit.notices()
+        .expect_record_notice()
+        .returning(|_, _| Ok(()));
     let notice = leased(&kit, Channel::Email, &lp);
     assert_eq!(
         service(kit).attempt(notice).await.unwrap(),
@@ -252,19 +254,19 @@ async fn a_due_reminder_emails_who_should_hear_once_and_marks_every_request() {
     other.id = RequestId::new(kit.oid(71));
     let other = ReviewRequest::restore(other);
     let due = vec![first.clone(), other.clone()];
-    kit.notices
+    kit.notices()
         .expect_requests_to_remind()
         .withf(|_, limit| *limit == 50)
         .times(1)
         .returning(move |_, _| Ok(due.clone()));
     let loops = [reminding.clone(), silent.clone()];
-    kit.loops
+    kit.loops()
         .expect_loop_by_id()
         .times(2)
         .returning(move |id| Ok(loops.iter().find(|l| &l.id == id).cloned()));
     let marked = Arc::new(Mutex::new(Vec::new()));
     let seen = marked.clone();
-    kit.notices
+    kit.notices()
         .expect_record_reminder()
         .times(2)
         .returning(move |id, _, notices| {
@@ -317,10 +319,10 @@ async fn a_review_emails_its_assignees_and_the_rest_of_its_team() {
     let review = crate::reviews::tests::stored(&kit);
     let team = kit.a_loop(&[2, 3], &[4]);
     let found = review.clone();
-    kit.reviews
+    kit.reviews()
         .expect_review_by_id()
         .returning(move |_| Ok(Some(found.clone())));
-    kit.loops
+    kit.loops()
         .expect_loop_by_id()
         .returning(move |_| Ok(Some(team.clone())));
     let event = |kind| {
@@ -384,7 +386,7 @@ async fn a_reset_link_not_sent_within_its_hour_is_given_up_and_forgotten() {
     leased.notice = Notice::restore(record);
     let recorded = Arc::new(Mutex::new(None));
     let seen = recorded.clone();
-    kit.notices.expect_record_notice().returning(move |n, _| {
+    kit.notices().expect_record_notice().returning(move |n, _| {
         *seen.lock().unwrap() = Some(n.clone());
         Ok(())
     });
@@ -410,11 +412,11 @@ async fn one_request_that_cannot_be_reminded_does_not_hold_up_the_rest() {
     other.loop_id = reviewloop_domain::LoopId::new(kit.oid(52));
     let other = ReviewRequest::restore(other);
     let due = vec![first.clone(), other.clone()];
-    kit.notices
+    kit.notices()
         .expect_requests_to_remind()
         .returning(move |_, _| Ok(due.clone()));
     let readable = lp.id;
-    kit.loops.expect_loop_by_id().returning(move |id| {
+    kit.loops().expect_loop_by_id().returning(move |id| {
         if *id == readable {
             Err(StoreError::Unavailable("the disk is gone".into()))
         } else {
@@ -422,7 +424,7 @@ async fn one_request_that_cannot_be_reminded_does_not_hold_up_the_rest() {
         }
     });
     let other_id = other.id;
-    kit.notices
+    kit.notices()
         .expect_record_reminder()
         .withf(move |id, _, notices| *id == other_id && notices.is_empty())
         .times(1)
@@ -463,15 +465,15 @@ async fn reviewers_a_request_escalated_to_are_reminded_too() {
     escalated
         .escalate(vec![entry], kit.now + chrono::Duration::seconds(2))
         .unwrap();
-    kit.notices
+    kit.notices()
         .expect_requests_to_remind()
         .returning(move |_, _| Ok(vec![escalated.clone()]));
     let loops = [home, leads];
-    kit.loops
+    kit.loops()
         .expect_loop_by_id()
         .returning(move |id| Ok(loops.iter().find(|l| &l.id == id).cloned()));
     let u4 = kit.user_id(4);
-    kit.notices
+    kit.notices()
         .expect_record_reminder()
         .withf(move |_, _, notices| notices.iter().any(|n| n.recipient_id == Some(u4)))
         .times(1)

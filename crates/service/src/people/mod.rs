@@ -17,7 +17,7 @@ use crate::accounts::{hash_key, new_user};
 use crate::error::{messages, Missing, ServiceError};
 use crate::loops::LoopService;
 use crate::notices;
-use crate::ports::Ports;
+use crate::ports::{LoopPorts, PeoplePorts};
 use crate::principal::Principal;
 
 pub use throttle::SignInThrottle;
@@ -78,7 +78,7 @@ pub struct SignedUp {
 /// People use cases.
 #[derive(Clone)]
 pub struct PeopleService {
-    ports: Ports,
+    ports: PeoplePorts,
     loops: LoopService,
     throttle: Arc<SignInThrottle>,
     /// Reset links asked for, counted like failed sign-ins.
@@ -88,9 +88,9 @@ pub struct PeopleService {
 
 impl PeopleService {
     /// A service whose join links start with `public_url`.
-    pub fn new(ports: Ports, public_url: &str, signup: SignupPolicy) -> Self {
+    pub fn new(ports: PeoplePorts, public_url: &str, signup: SignupPolicy) -> Self {
         Self {
-            loops: LoopService::new(ports.clone(), public_url),
+            loops: LoopService::new(LoopPorts::from(&ports), public_url),
             ports,
             throttle: Arc::new(SignInThrottle::default()),
             resets: Arc::new(SignInThrottle::default()),
@@ -260,7 +260,7 @@ impl PeopleService {
     pub async fn set_password(&self, email: &str, password: &str) -> Result<User, ServiceError> {
         let email = Email::parse(email)?;
         let password = Password::parse(password)?;
-        let user = crate::accounts::existing_user(&self.ports, &email).await?;
+        let user = crate::accounts::existing_user(&*self.ports.accounts, &email).await?;
         let hash = self.hash(&password).await?;
         self.ports.people.set_password(&user.id, &hash).await?;
         Ok(user)
@@ -294,7 +294,7 @@ impl PeopleService {
         email: &str,
         client: &str,
     ) -> Result<(), ServiceError> {
-        if !self.ports.email_enabled() {
+        if self.ports.mailer.is_none() {
             return Err(ServiceError::Refused(NO_EMAIL.into()));
         }
         let email = Email::parse(email)?;
@@ -310,7 +310,14 @@ impl PeopleService {
         }
         let token = self.ports.ids.secret_hex(32);
         let url = format!("{}/setup/{token}", self.loops.public_url());
-        let notice = notices::password_reset(&self.ports, &user, &url, RESET_LINK_HOURS);
+        let notice = notices::password_reset(
+            self.ports.mailer.is_some(),
+            &*self.ports.clock,
+            &*self.ports.ids,
+            &user,
+            &url,
+            RESET_LINK_HOURS,
+        );
         self.ports
             .people
             .insert_password_token(
@@ -388,7 +395,7 @@ impl PeopleService {
         };
         let user = match self.ports.accounts.user_by_email(&email).await? {
             None => {
-                let user = new_user(&self.ports, email);
+                let user = new_user(&*self.ports.clock, &*self.ports.ids, email);
                 match self.ports.accounts.insert_user(&user).await {
                     Ok(()) => user,
                     Err(StoreError::Conflict(_)) => {

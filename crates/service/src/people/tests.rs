@@ -12,10 +12,10 @@ fn service(kit: Kit, signup: SignupPolicy) -> PeopleService {
 
 /// A hasher that "hashes" by prefixing, so tests can see what was stored.
 fn plain_hasher(kit: &mut Kit) {
-    kit.passwords
+    kit.passwords()
         .expect_hash()
         .returning(|p| Ok(format!("hashed:{p}")));
-    kit.passwords
+    kit.passwords()
         .expect_verify()
         .returning(|p, h| h == format!("hashed:{p}"));
 }
@@ -25,10 +25,10 @@ async fn unknown_email_and_wrong_password_read_the_same_and_are_throttled() {
     let mut kit = Kit::new();
     plain_hasher(&mut kit);
     let user = kit.user(1, "a@x.io");
-    kit.accounts
+    kit.accounts()
         .expect_user_by_email()
         .returning(move |e| Ok((e.as_str() == "a@x.io").then(|| user.clone())));
-    kit.people
+    kit.people()
         .expect_password_hash()
         .returning(|_| Ok(Some("hashed:right password".into())));
     let people = service(kit, SignupPolicy::InviteOnly);
@@ -58,14 +58,14 @@ async fn a_right_password_starts_a_session_whose_token_is_stored_hashed() {
     let mut kit = Kit::new();
     plain_hasher(&mut kit);
     let user = kit.user(1, "a@x.io");
-    kit.accounts
+    kit.accounts()
         .expect_user_by_email()
         .returning(move |_| Ok(Some(user.clone())));
-    kit.people
+    kit.people()
         .expect_password_hash()
         .returning(|_| Ok(Some("hashed:right password".into())));
     let now = kit.now;
-    kit.people
+    kit.people()
         .expect_insert_session()
         .withf(move |s| {
             s.token_hash.len() == 64 && s.expires_at == now + Duration::days(SESSION_DAYS)
@@ -96,13 +96,13 @@ async fn a_session_acts_with_every_permission_and_slides_at_most_daily() {
     old.expires_at = now + Duration::days(3);
     let sessions = [fresh, old];
     let u = user.clone();
-    kit.people.expect_session().returning(move |hash, _| {
+    kit.people().expect_session().returning(move |hash, _| {
         Ok(sessions
             .iter()
             .find(|s| s.token_hash == hash)
             .map(|s| (s.clone(), u.clone())))
     });
-    kit.people
+    kit.people()
         .expect_extend_session()
         .with(eq(hash_key("old")), eq(now + Duration::days(SESSION_DAYS)))
         .times(0)
@@ -129,17 +129,19 @@ async fn sign_up_needs_a_code_unless_open() {
 
     let mut kit = Kit::new();
     plain_hasher(&mut kit);
-    kit.accounts.expect_user_by_email().returning(|_| Ok(None));
-    kit.accounts
+    kit.accounts()
+        .expect_user_by_email()
+        .returning(|_| Ok(None));
+    kit.accounts()
         .expect_insert_user()
         .times(1)
         .returning(|_| Ok(()));
-    kit.people
+    kit.people()
         .expect_set_password()
         .withf(|_, h| h == "hashed:long enough")
         .times(1)
         .returning(|_, _| Ok(()));
-    kit.people.expect_insert_session().returning(|_| Ok(()));
+    kit.people().expect_insert_session().returning(|_| Ok(()));
     let done = service(kit, SignupPolicy::Open)
         .sign_up("new@x.io", "long enough", None)
         .await
@@ -169,14 +171,14 @@ async fn an_invited_email_claims_its_account_with_the_code_and_joins() {
     let lp = kit.a_loop(&[2], &[3]);
     let code = lp.invite_code.as_str().to_owned();
     let by_code = lp.clone();
-    kit.loops
+    kit.loops()
         .expect_loop_by_invite_code()
         .returning(move |_| Ok(Some(by_code.clone())));
     let pending = lp.member(&invited.id).cloned();
-    kit.loops
+    kit.loops()
         .expect_member()
         .returning(move |_, _| Ok(pending.clone()));
-    kit.loops
+    kit.loops()
         .expect_save_member()
         .withf(|m, prev, _, _| {
             m.status == MemberStatus::Active && *prev == Some(MemberStatus::Pending)
@@ -184,16 +186,18 @@ async fn an_invited_email_claims_its_account_with_the_code_and_joins() {
         .times(1)
         .returning(|_, _, _, _| Ok(()));
     let u = invited.clone();
-    kit.accounts
+    kit.accounts()
         .expect_user_by_email()
         .returning(move |_| Ok(Some(u.clone())));
-    kit.people.expect_password_hash().returning(|_| Ok(None));
-    kit.accounts.expect_api_keys_of().returning(|_| Ok(vec![]));
-    kit.people
+    kit.people().expect_password_hash().returning(|_| Ok(None));
+    kit.accounts()
+        .expect_api_keys_of()
+        .returning(|_| Ok(vec![]));
+    kit.people()
         .expect_set_password()
         .times(1)
         .returning(|_, _| Ok(()));
-    kit.people.expect_insert_session().returning(|_| Ok(()));
+    kit.people().expect_insert_session().returning(|_| Ok(()));
     let done = service(kit, SignupPolicy::InviteOnly)
         .sign_up("u3@x.io", "long enough", Some(&code))
         .await
@@ -220,13 +224,13 @@ async fn an_existing_account_cannot_be_taken_over_by_sign_up() {
         } else {
             kit.a_loop(&[2], &[])
         };
-        kit.loops
+        kit.loops()
             .expect_loop_by_invite_code()
             .returning(move |_| Ok(Some(lp.clone())));
-        kit.accounts
+        kit.accounts()
             .expect_user_by_email()
             .returning(move |_| Ok(Some(user.clone())));
-        kit.people
+        kit.people()
             .expect_password_hash()
             .returning(move |_| Ok(has_password.then(|| "hashed:x".to_owned())));
         let key = has_key.then(|| {
@@ -245,10 +249,10 @@ async fn an_existing_account_cannot_be_taken_over_by_sign_up() {
                 revoked_at: None,
             })
         });
-        kit.accounts
+        kit.accounts()
             .expect_api_keys_of()
             .returning(move |_| Ok(key.clone().into_iter().collect()));
-        kit.people.expect_set_password().times(0);
+        kit.people().expect_set_password().times(0);
         let result = service(kit, SignupPolicy::Open)
             .sign_up("u3@x.io", "long enough", Some("ABCDEF"))
             .await;
@@ -264,10 +268,10 @@ async fn a_password_change_needs_the_current_password() {
     let mut kit = Kit::new();
     plain_hasher(&mut kit);
     let principal = kit.principal(1);
-    kit.people
+    kit.people()
         .expect_password_hash()
         .returning(|_| Ok(Some("hashed:old password".into())));
-    kit.people.expect_set_password().times(0);
+    kit.people().expect_set_password().times(0);
     let Err(ServiceError::Invalid(e)) = service(kit, SignupPolicy::InviteOnly)
         .change_password(&principal, "not it at all", "new password")
         .await
@@ -283,11 +287,11 @@ async fn a_reset_link_is_emailed_to_known_accounts_and_the_answer_never_tells() 
     kit.mailer = Some(reviewloop_ports::MockMailer::new());
     let user = kit.user(1, "a@x.io");
     let id = user.id;
-    kit.accounts
+    kit.accounts()
         .expect_user_by_email()
         .returning(move |e| Ok((e.as_str() == "a@x.io").then(|| user.clone())));
     let now = kit.now;
-    kit.people
+    kit.people()
         .expect_insert_password_token()
         .withf(move |hash, who, expires, notices| {
             let [email] = notices else { return false };

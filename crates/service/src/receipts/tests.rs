@@ -89,8 +89,8 @@ fn open_requests_are_not_sealed() {
 /// The kit's receipt keys, kept in `store`.
 fn keys_with(store: MockReceiptKeyStore) -> Arc<ReceiptKeys> {
     let mut kit = Kit::new();
-    kit.receipt_keys = store;
-    kit.ports().receipts
+    kit.receipt_keys = Some(store);
+    kit.ports()
 }
 
 #[tokio::test]
@@ -186,7 +186,7 @@ async fn a_running_instance_takes_up_a_key_rotated_elsewhere_within_the_refresh(
         .returning(move || Ok(seen.lock().unwrap().clone()));
     let clock = Arc::new(MovingClock(std::sync::Mutex::new(Kit::new().now)));
     let kit = Kit::new();
-    let ids = kit.ports().ids;
+    let ids: Arc<dyn IdSource> = kit.ports();
     let keys = ReceiptKeys::new(Arc::new(store), clock.clone(), ids);
     assert_eq!(keys.sealer().await.unwrap().key_id, "rk_test");
 

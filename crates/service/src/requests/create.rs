@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::routing::{self, Decision, Routing};
 use super::{CreatedRequest, RequestService};
 use crate::error::{messages, Missing, ServiceError};
+use crate::ports::{check_target, event_id};
 use crate::principal::Principal;
 use crate::wire;
 
@@ -45,9 +46,10 @@ impl RequestService {
             self.check_escalation(caller, &lp.id, escalation).await?;
         }
         if let Some(url) = &fields.callback_url {
-            self.ports.check_target("callback_url", url).await?;
+            check_target(&*self.ports.guard, "callback_url", url).await?;
         }
-        let routing = routing::route(&self.ports, lp, None, &fields, &caller.user_id).await?;
+        let routing =
+            routing::route(&*self.ports.loops, lp, None, &fields, &caller.user_id).await?;
         let lp = routing.lp;
         let mut fields = fields
             .with_loop_quorum(lp.quorum)
@@ -75,7 +77,7 @@ impl RequestService {
         let broadcasts = if answer.is_some() || caller.test {
             Vec::new()
         } else {
-            lp.broadcast_entries(fields.priority, self.ports.email_enabled())
+            lp.broadcast_entries(fields.priority, self.ports.mailer.is_some())
         };
         // Ids and events keep the real time (see `change`).
         let real = self.ports.clock.now();
@@ -110,7 +112,14 @@ impl RequestService {
         let events: Vec<Event> = kinds
             .into_iter()
             .map(|kind| {
-                wire::request_event(self.ports.event_id(real), kind, &request, &lp, None, real)
+                wire::request_event(
+                    event_id(&*self.ports.ids, real),
+                    kind,
+                    &request,
+                    &lp,
+                    None,
+                    real,
+                )
             })
             .collect();
         match self.ports.requests.insert_request(&request, &events).await {
@@ -145,7 +154,9 @@ impl RequestService {
         escalation: &reviewloop_domain::Escalation,
     ) -> Result<(), ServiceError> {
         escalation.check_target(from, "escalation")?;
-        if !crate::loops::may_use(&self.ports, &caller.user_id, &escalation.to_loop_id).await? {
+        if !crate::loops::may_use(&*self.ports.loops, &caller.user_id, &escalation.to_loop_id)
+            .await?
+        {
             return Err(crate::loops::unusable("escalation.to_loop_id").into());
         }
         Ok(())
@@ -182,6 +193,13 @@ impl RequestService {
             )
             .into());
         }
-        routing::route(&self.ports, lp, draft.as_ref(), &fields, &caller.user_id).await
+        routing::route(
+            &*self.ports.loops,
+            lp,
+            draft.as_ref(),
+            &fields,
+            &caller.user_id,
+        )
+        .await
     }
 }

@@ -26,7 +26,7 @@ use reviewloop_domain::{Event, EventType, Loop, LoopId, RequestId, RequestStatus
 use reviewloop_ports::StoreError;
 
 use crate::error::{messages, Missing, ServiceError};
-use crate::ports::Ports;
+use crate::ports::{event_id, RequestPorts};
 use crate::principal::Principal;
 use crate::wire;
 
@@ -71,13 +71,13 @@ enum Actor {
 /// Review request use cases.
 #[derive(Clone)]
 pub struct RequestService {
-    ports: Ports,
+    ports: RequestPorts,
     public_url: String,
 }
 
 impl RequestService {
     /// A service whose polling URLs start with `public_url`.
-    pub fn new(ports: Ports, public_url: &str) -> Self {
+    pub fn new(ports: RequestPorts, public_url: &str) -> Self {
         Self {
             ports,
             public_url: public_url.trim_end_matches('/').to_owned(),
@@ -85,7 +85,7 @@ impl RequestService {
     }
 
     async fn visible_loop(&self, caller: &Principal, id: &LoopId) -> Result<Loop, ServiceError> {
-        crate::loops::visible_loop(&self.ports, caller, id).await
+        crate::loops::visible_loop(&*self.ports.loops, caller, id).await
     }
 
     async fn loop_of(&self, request: &ReviewRequest) -> Result<Option<Loop>, ServiceError> {
@@ -174,7 +174,7 @@ impl RequestService {
                     let reviewer = matches!(actor, Actor::Reviewer)
                         .then_some((&caller.user_id, &caller.email));
                     wire::request_event(
-                        self.ports.event_id(real),
+                        event_id(&*self.ports.ids, real),
                         kind,
                         &request,
                         lp,

@@ -11,7 +11,7 @@ use reviewloop_domain::{Action, AppliedRule, Form, Loop, LoopId, Quorum, Rules, 
 use serde_json::{Map, Value};
 
 use crate::error::ServiceError;
-use crate::ports::Ports;
+use reviewloop_ports::LoopStore;
 
 /// The most routes one request follows. Saving rules refuses cycles, so
 /// this only bounds chains made by two owners' concurrent edits.
@@ -58,7 +58,7 @@ pub struct Routing {
 /// of the routing loop and the requester may use: nobody's request lands
 /// among people it may not see, and no owner's rule reaches a loop it lost.
 pub(crate) async fn route(
-    ports: &Ports,
+    loops: &dyn LoopStore,
     first: Loop,
     draft: Option<&Rules>,
     fields: &ValidRequest,
@@ -114,7 +114,7 @@ pub(crate) async fn route(
                         ));
                         continue;
                     }
-                    match ports.loops.loop_by_id(to).await? {
+                    match loops.loop_by_id(to).await? {
                         Some(next)
                             if next.is_visible_to(&owner) && next.is_visible_to(requester) =>
                         {
@@ -155,7 +155,7 @@ pub(crate) async fn route(
 /// a route from `target` to `from` would close a cycle. Reads each loop
 /// at most once.
 pub(crate) async fn cycle_through(
-    ports: &Ports,
+    loops: &dyn LoopStore,
     from: LoopId,
     target: LoopId,
 ) -> Result<bool, ServiceError> {
@@ -165,7 +165,7 @@ pub(crate) async fn cycle_through(
         if id == target {
             return Ok(true);
         }
-        let Some(lp) = ports.loops.loop_by_id(&id).await? else {
+        let Some(lp) = loops.loop_by_id(&id).await? else {
             continue;
         };
         for (_, to) in lp.rules.routes() {

@@ -5,6 +5,7 @@ use reviewloop_domain::EventType;
 use super::RequestService;
 use crate::error::ServiceError;
 use crate::loops::LoopCache;
+use crate::ports::event_id;
 use crate::wire;
 
 impl RequestService {
@@ -25,8 +26,10 @@ impl RequestService {
             let Some(escalation) = request.escalation else {
                 continue;
             };
-            loops.load(&self.ports, request.loop_id).await?;
-            loops.load(&self.ports, escalation.to_loop_id).await?;
+            loops.load(&*self.ports.loops, request.loop_id).await?;
+            loops
+                .load(&*self.ports.loops, escalation.to_loop_id)
+                .await?;
             let Some(home) = loops.get(&request.loop_id) else {
                 continue;
             };
@@ -43,12 +46,12 @@ impl RequestService {
                     } else {
                         request.priority
                     };
-                    let reviewers = to.broadcast_entries(priority, self.ports.email_enabled());
+                    let reviewers = to.broadcast_entries(priority, self.ports.mailer.is_some());
                     if request.escalate(reviewers, now).is_err() {
                         continue;
                     }
                     events.push(wire::request_event(
-                        self.ports.event_id(now),
+                        event_id(&*self.ports.ids, now),
                         EventType::RequestEscalated,
                         &request,
                         home,
@@ -91,12 +94,12 @@ impl RequestService {
                 continue;
             }
             sealer.seal(&mut request);
-            loops.load(&self.ports, request.loop_id).await?;
+            loops.load(&*self.ports.loops, request.loop_id).await?;
             let Some(lp) = loops.get(&request.loop_id) else {
                 continue;
             };
             let event = wire::request_event(
-                self.ports.event_id(now),
+                event_id(&*self.ports.ids, now),
                 EventType::RequestTimeout,
                 &request,
                 lp,

@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::RequestService;
 use crate::error::ServiceError;
 use crate::loops::LoopCache;
+use crate::ports::event_id;
 use crate::principal::Principal;
 use crate::wire;
 
@@ -167,13 +168,19 @@ impl RequestService {
             } else {
                 continue;
             };
-            loops.load(&self.ports, request.loop_id).await?;
+            loops.load(&*self.ports.loops, request.loop_id).await?;
             let Some(lp) = loops.get(&request.loop_id) else {
                 continue;
             };
             let real = self.ports.clock.now();
-            let event =
-                wire::request_event(self.ports.event_id(real), kind, &request, lp, None, real);
+            let event = wire::request_event(
+                event_id(&*self.ports.ids, real),
+                kind,
+                &request,
+                lp,
+                None,
+                real,
+            );
             changes.push((request, vec![event]));
         }
         if changes.is_empty() {

@@ -59,11 +59,11 @@ fn service(kit: Kit) -> RequestService {
 /// and the loop with active members 2 and 3.
 fn serve(kit: &mut Kit, request: ReviewRequest, later: Option<ReviewRequest>) {
     let lp = kit.a_loop(&[2, 3], &[]);
-    kit.loops
+    kit.loops()
         .expect_loop_by_id()
         .returning(move |_| Ok(Some(lp.clone())));
     let reads = Arc::new(AtomicUsize::new(0));
-    kit.requests.expect_request_by_id().returning(move |_| {
+    kit.requests().expect_request_by_id().returning(move |_| {
         let n = reads.fetch_add(1, Ordering::SeqCst);
         Ok(Some(match (&later, n) {
             (Some(later), n) if n > 0 => later.clone(),
@@ -77,11 +77,11 @@ async fn create_broadcasts_to_active_members_with_a_created_event() {
     let mut kit = Kit::new();
     let lp = kit.a_loop(&[2], &[3]);
     let loop_id = lp.id;
-    kit.loops
+    kit.loops()
         .expect_loop_by_id()
         .returning(move |_| Ok(Some(lp.clone())));
     let (u1, u2) = (kit.user_id(1), kit.user_id(2));
-    kit.requests
+    kit.requests()
         .expect_insert_request()
         .withf(move |r, events| {
             let to: Vec<_> = r.broadcasted_to.iter().map(|b| b.user_id).collect();
@@ -112,10 +112,10 @@ async fn create_refuses_invisible_loops_and_invalid_bodies() {
     let mut kit = Kit::new();
     let lp = kit.a_loop(&[2], &[3]);
     let loop_id = lp.id;
-    kit.loops
+    kit.loops()
         .expect_loop_by_id()
         .returning(move |_| Ok(Some(lp.clone())));
-    kit.requests.expect_insert_request().never();
+    kit.requests().expect_insert_request().never();
     let (creator, pending, stranger) = (kit.principal(1), kit.principal(3), kit.principal(9));
     let svc = service(kit);
     for caller in [pending, stranger] {
@@ -164,7 +164,7 @@ async fn reviewers_see_requests_strangers_and_removed_members_do_not() {
     // user 3 was sent the request but is no longer an active member; the
     // store says only user 2 is.
     let active = kit.principal(2).user_id;
-    kit.requests
+    kit.requests()
         .expect_request_for_viewer()
         .returning(move |_, viewer| Ok(Some((request.clone().into(), *viewer == active))));
     let (creator, reviewer, removed, stranger) = (
@@ -190,7 +190,7 @@ async fn reviewers_may_not_cancel_and_the_requester_cancels_with_an_event() {
     let request = a_request(&kit);
     let id = request.id;
     serve(&mut kit, request, None);
-    kit.requests
+    kit.requests()
         .expect_update_request()
         .withf(|r, events| {
             r.status == RequestStatus::Cancelled
@@ -215,7 +215,7 @@ async fn cancelling_a_final_request_is_refused_with_400() {
         .unwrap();
     let id = request.id;
     serve(&mut kit, request, None);
-    kit.requests.expect_update_request().never();
+    kit.requests().expect_update_request().never();
     let creator = kit.principal(1);
     let err = service(kit).cancel(&creator, &id).await.unwrap_err();
     assert!(matches!(err, ServiceError::Refused(m) if m.contains("only pending or claimed")));
@@ -230,7 +230,7 @@ async fn a_lost_claim_race_rereads_and_answers_409() {
     taken.written();
     let id = pending.id;
     serve(&mut kit, pending, Some(taken));
-    kit.requests
+    kit.requests()
         .expect_update_request()
         .times(1)
         .returning(|_, _| Err(StoreError::Conflict("version".into())));
@@ -245,7 +245,7 @@ async fn claim_writes_a_claimed_event_naming_the_reviewer() {
     let request = a_request(&kit);
     let id = request.id;
     serve(&mut kit, request, None);
-    kit.requests
+    kit.requests()
         .expect_update_request()
         .withf(|r, events| {
             r.status == RequestStatus::Claimed
@@ -265,7 +265,7 @@ async fn respond_validates_the_answer_and_completes() {
     let request = a_request(&kit);
     let id = request.id;
     serve(&mut kit, request, None);
-    kit.requests
+    kit.requests()
         .expect_update_request()
         .withf(|r, events| {
             r.status == RequestStatus::Completed
@@ -308,15 +308,15 @@ async fn due_requests_time_out_once_and_lost_races_are_skipped() {
     let second = ReviewRequest::restore(second);
     kit.now += Duration::seconds(61);
     let lp = kit.a_loop(&[2, 3], &[]);
-    kit.loops
+    kit.loops()
         .expect_loop_by_id()
         .returning(move |_| Ok(Some(lp.clone())));
     let second_id = second.id;
-    kit.requests
+    kit.requests()
         .expect_due_requests()
         .returning(move |_, _| Ok(vec![first.clone(), second.clone()]));
     // Both in one batch; the second was answered meanwhile.
-    kit.requests
+    kit.requests()
         .expect_update_requests()
         .times(1)
         .returning(move |changes| {
@@ -359,7 +359,7 @@ async fn list_parameters_are_validated() {
 async fn list_passes_the_parsed_query_to_the_store() {
     let mut kit = Kit::new();
     let creator = kit.user_id(1);
-    kit.requests
+    kit.requests()
         .expect_list_requests()
         .withf(move |q| {
             q.creator == creator
@@ -391,14 +391,14 @@ async fn a_retry_under_an_idempotency_id_answers_the_request_it_already_created(
     let id = existing.id.object_id();
     let lp = kit.a_loop(&[2], &[]);
     let loop_id = lp.id;
-    kit.loops
+    kit.loops()
         .expect_loop_by_id()
         .returning(move |_| Ok(Some(lp.clone())));
-    kit.requests
+    kit.requests()
         .expect_insert_request()
         .times(1)
         .returning(|_, _| Err(StoreError::Conflict("requests.id".into())));
-    kit.requests
+    kit.requests()
         .expect_request_by_id()
         .returning(move |_| Ok(Some(existing.clone())));
     let caller = kit.principal(1);
@@ -414,13 +414,13 @@ async fn a_callback_to_an_internal_address_is_refused() {
     let mut kit = Kit::new();
     let lp = kit.a_loop(&[], &[]);
     let loop_id = lp.id;
-    kit.loops
+    kit.loops()
         .expect_loop_by_id()
         .returning(move |_| Ok(Some(lp.clone())));
-    kit.guard
+    kit.guard()
         .expect_check()
         .returning(|_| Err("127.0.0.1 is an internal address".into()));
-    kit.requests.expect_insert_request().never();
+    kit.requests().expect_insert_request().never();
     let caller = kit.principal(1);
     let input = RequestInput {
         callback_url: Some("http://127.0.0.1/cb".into()),
@@ -443,11 +443,11 @@ async fn waiting_creators_get_the_written_state_without_reading_again() {
     let id = request.id;
     let pending = request.clone();
     // One read each when they start waiting, none when woken.
-    kit.requests
+    kit.requests()
         .expect_request_for_viewer()
         .times(2)
         .returning(move |_, _| Ok(Some((pending.clone().into(), true))));
-    kit.requests.expect_request_by_id().never();
+    kit.requests().expect_request_by_id().never();
     let creator = kit.principal(1);
     let reviewer = kit.user_id(2);
     let hub = kit.changes.clone();
@@ -503,7 +503,7 @@ async fn rating_keeps_the_feedback_the_api_gave() {
     request.written();
     let id = request.id;
     serve(&mut kit, request, None);
-    kit.requests
+    kit.requests()
         .expect_update_request()
         .withf(|r, _| {
             let f = r.feedback.as_ref().unwrap();
@@ -547,7 +547,7 @@ async fn a_quorum_answer_is_recorded_and_only_the_deciding_one_completes() {
         .unwrap();
     answered.written();
     serve(&mut kit, request, Some(answered));
-    kit.requests
+    kit.requests()
         .expect_update_request()
         .withf(|r, events| {
             r.status == RequestStatus::Pending
@@ -556,7 +556,7 @@ async fn a_quorum_answer_is_recorded_and_only_the_deciding_one_completes() {
         })
         .times(1)
         .returning(|_, _| Ok(()));
-    kit.requests
+    kit.requests()
         .expect_update_request()
         .withf(|r, events| {
             r.status == RequestStatus::Completed
@@ -603,7 +603,7 @@ async fn racing_quorum_answers_retry_and_the_loser_decides_on_fresh_state() {
     other.written();
     serve(&mut kit, request, Some(other));
     let writes = Arc::new(AtomicUsize::new(0));
-    kit.requests
+    kit.requests()
         .expect_update_request()
         .returning(move |r, events| {
             // The first write lost to user 2's answer; the retry, made from
@@ -645,10 +645,10 @@ async fn a_loop_default_quorum_applies_and_must_be_reachable() {
         "three members, one of them the requester"
     );
     let loop_id = lp.id;
-    kit.loops
+    kit.loops()
         .expect_loop_by_id()
         .returning(move |_| Ok(Some(lp.clone())));
-    kit.requests
+    kit.requests()
         .expect_insert_request()
         .withf(|r, _| {
             r.quorum
@@ -686,7 +686,7 @@ fn other_loop(kit: &Kit, n: u8, active: &[u8], rules: serde_json::Value) -> Loop
 
 /// Serves each of `loops` by its id.
 fn serve_loops(kit: &mut Kit, loops: Vec<Loop>) {
-    kit.loops
+    kit.loops()
         .expect_loop_by_id()
         .returning(move |id| Ok(loops.iter().find(|lp| lp.id == *id).cloned()));
 }
@@ -709,11 +709,11 @@ async fn a_due_request_escalates_to_the_other_loops_members_with_its_event() {
     let request = escalating_request(&kit, leads.id);
     kit.now += Duration::seconds(31);
     serve_loops(&mut kit, vec![home, leads]);
-    kit.requests
+    kit.requests()
         .expect_due_escalations()
         .returning(move |_, _| Ok(vec![request.clone()]));
     let (u4, u5) = (kit.user_id(4), kit.user_id(5));
-    kit.requests
+    kit.requests()
         .expect_escalate_requests()
         .times(1)
         .withf(move |changes| {
@@ -748,10 +748,10 @@ async fn an_escalation_to_a_loop_nobody_may_use_any_more_is_dropped() {
     let request = escalating_request(&kit, foreign.id);
     kit.now += Duration::seconds(31);
     serve_loops(&mut kit, vec![home, foreign]);
-    kit.requests
+    kit.requests()
         .expect_due_escalations()
         .returning(move |_, _| Ok(vec![request.clone()]));
-    kit.requests
+    kit.requests()
         .expect_escalate_requests()
         .times(1)
         .withf(|changes| {
@@ -785,7 +785,7 @@ async fn a_rule_answers_a_routine_request_at_creation_and_nobody_is_asked() {
     .unwrap();
     let loop_id = lp.id;
     serve_loops(&mut kit, vec![lp]);
-    kit.requests
+    kit.requests()
         .expect_insert_request()
         .times(2)
         .returning(|r, events| {
@@ -842,7 +842,8 @@ async fn routes_are_followed_and_a_route_back_is_passed_over() {
     serve_loops(&mut kit, vec![first.clone(), second]);
     let fields = boolean_input(1).validate().unwrap();
     let requester = kit.user_id(1);
-    let routing = routing::route(&kit.ports(), first, None, &fields, &requester)
+    let loops: Arc<dyn reviewloop_ports::LoopStore> = kit.ports();
+    let routing = routing::route(&*loops, first, None, &fields, &requester)
         .await
         .unwrap();
     assert_eq!(routing.lp.id, b);
@@ -859,11 +860,11 @@ async fn a_test_key_makes_test_requests_answered_on_its_clock_by_nobody() {
     let loop_id = lp.id;
     serve_loops(&mut kit, vec![lp]);
     // The account's test clock runs an hour ahead.
-    kit.requests
+    kit.requests()
         .expect_test_clock_offset()
         .returning(|_| Ok(3600));
     let now = kit.now;
-    kit.requests
+    kit.requests()
         .expect_insert_request()
         .times(2)
         .returning(move |r, events| {

@@ -60,21 +60,21 @@ pub(crate) fn stored(kit: &Kit) -> Review {
 async fn create_resolves_assignees_and_writes_created_and_assigned() {
     let mut kit = Kit::new();
     let t = template(&kit, 1);
-    kit.templates
+    kit.templates()
         .expect_template_by_id()
         .returning(move |_| Ok(Some(t.clone())));
-    kit.guard.expect_check().returning(|_| Ok(()));
+    kit.guard().expect_check().returning(|_| Ok(()));
     let known = kit.user(2, "u2@x.io");
-    kit.accounts
+    kit.accounts()
         .expect_user_by_email()
         .returning(move |e| Ok((e.as_str() == "u2@x.io").then(|| known.clone())));
     // The unknown address becomes an invitation.
-    kit.accounts
+    kit.accounts()
         .expect_insert_user()
         .withf(|u| u.email.as_str() == "new@x.io")
         .times(1)
         .returning(|_| Ok(()));
-    kit.reviews
+    kit.reviews()
         .expect_insert_review()
         .withf(|r, events| {
             let kinds: Vec<EventType> = events.iter().map(|e| e.event_type).collect();
@@ -96,7 +96,7 @@ async fn create_resolves_assignees_and_writes_created_and_assigned() {
 async fn another_accounts_template_is_not_found_and_nothing_is_written() {
     let mut kit = Kit::new();
     let t = template(&kit, 2);
-    kit.templates
+    kit.templates()
         .expect_template_by_id()
         .returning(move |_| Ok(Some(t.clone())));
     let caller = kit.principal(1);
@@ -109,7 +109,7 @@ async fn another_accounts_template_is_not_found_and_nothing_is_written() {
 }
 
 fn with_review(kit: &mut Kit, review: Review) {
-    kit.reviews
+    kit.reviews()
         .expect_review_by_id()
         .returning(move |_| Ok(Some(review.clone())));
 }
@@ -121,10 +121,10 @@ async fn only_assignees_and_active_team_members_answer() {
     with_review(&mut kit, review);
     let lp = kit.a_loop(&[3], &[4]);
     let members: Vec<Member> = lp.members.clone();
-    kit.loops
+    kit.loops()
         .expect_member()
         .returning(move |_, user| Ok(members.iter().find(|m| &m.user_id == user).cloned()));
-    kit.reviews
+    kit.reviews()
         .expect_update_review()
         .withf(|r, events| {
             let kinds: Vec<EventType> = events.iter().map(|e| e.event_type).collect();
@@ -162,7 +162,7 @@ async fn a_lost_race_is_retried_from_a_fresh_read() {
     with_review(&mut kit, review);
     let calls = Arc::new(AtomicUsize::new(0));
     let seen = calls.clone();
-    kit.reviews.expect_update_review().returning(move |_, _| {
+    kit.reviews().expect_update_review().returning(move |_, _| {
         if seen.fetch_add(1, Ordering::SeqCst) == 0 {
             Err(StoreError::Conflict("version".into()))
         } else {
@@ -202,7 +202,9 @@ async fn only_the_sender_changes_or_cancels() {
 #[tokio::test]
 async fn list_filters_are_checked_and_an_unknown_assignee_lists_nothing() {
     let mut kit = Kit::new();
-    kit.accounts.expect_user_by_email().returning(|_| Ok(None));
+    kit.accounts()
+        .expect_user_by_email()
+        .returning(|_| Ok(None));
     let caller = kit.principal(1);
     let service = ReviewService::new(kit.ports());
     let bad = ListReviewsInput {
@@ -253,14 +255,14 @@ async fn a_reassignment_names_only_the_assignees_it_adds() {
     with_review(&mut kit, review);
     let newcomer = kit.user(3, "u3@x.io");
     let known = kit.user(2, "u2@x.io");
-    kit.accounts.expect_user_by_email().returning(move |e| {
+    kit.accounts().expect_user_by_email().returning(move |e| {
         Ok([&known, &newcomer]
             .into_iter()
             .find(|u| u.email == *e)
             .cloned())
     });
     let added = kit.user_id(3);
-    kit.reviews
+    kit.reviews()
         .expect_update_review()
         .withf(move |_, events| {
             events.len() == 1

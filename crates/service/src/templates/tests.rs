@@ -32,7 +32,7 @@ fn stored(kit: &Kit, owner: u8) -> Template {
 async fn create_stores_a_valid_template_of_the_caller() {
     let mut kit = Kit::new();
     let caller = kit.principal(1);
-    kit.templates
+    kit.templates()
         .expect_insert_template()
         .withf(|t| t.name() == "Blog post" && t.form().fields().len() == 2)
         .times(1)
@@ -73,7 +73,7 @@ async fn creating_needs_requests_write() {
 async fn another_accounts_template_is_not_found() {
     let mut kit = Kit::new();
     let template = stored(&kit, 2);
-    kit.templates
+    kit.templates()
         .expect_template_by_id()
         .returning(move |_| Ok(Some(template.clone())));
     let caller = kit.principal(1);
@@ -105,10 +105,10 @@ async fn another_accounts_template_is_not_found() {
 async fn an_update_is_written_with_its_template_updated_event() {
     let mut kit = Kit::new();
     let template = stored(&kit, 1);
-    kit.templates
+    kit.templates()
         .expect_template_by_id()
         .returning(move |_| Ok(Some(template.clone())));
-    kit.templates
+    kit.templates()
         .expect_update_template()
         .with(always(), always())
         .withf(|t, events| {

@@ -49,14 +49,14 @@ fn a_delivery(
 #[tokio::test]
 async fn create_checks_the_target_and_shows_a_generated_secret_once() {
     let mut kit = Kit::new();
-    kit.guard.expect_check().returning(|url| {
+    kit.guard().expect_check().returning(|url| {
         if url.contains("internal") {
             Err("resolves to 10.0.0.1".into())
         } else {
             Ok(())
         }
     });
-    kit.webhooks
+    kit.webhooks()
         .expect_insert_webhook()
         .withf(|w| w.events == EventFilter::All && w.secret.starts_with("whsec_") && w.active)
         .times(1)
@@ -95,11 +95,11 @@ async fn create_checks_the_target_and_shows_a_generated_secret_once() {
 async fn another_accounts_subscription_is_not_found() {
     let mut kit = Kit::new();
     let theirs = hook(&kit, 2);
-    kit.webhooks
+    kit.webhooks()
         .expect_webhook_by_id()
         .returning(move |_| Ok(Some(theirs.clone())));
-    kit.webhooks.expect_update_webhook().never();
-    kit.webhooks.expect_delete_webhook().never();
+    kit.webhooks().expect_update_webhook().never();
+    kit.webhooks().expect_delete_webhook().never();
     let caller = kit.principal(1);
     let id = WebhookId::new(kit.oid(70));
     let service = WebhookService::new(kit.ports());
@@ -125,10 +125,10 @@ async fn another_accounts_subscription_is_not_found() {
 async fn rotating_shows_the_new_secret_and_turning_on_clears_the_reason() {
     let mut kit = Kit::new();
     let mine = hook(&kit, 1);
-    kit.webhooks
+    kit.webhooks()
         .expect_webhook_by_id()
         .returning(move |_| Ok(Some(mine.clone())));
-    kit.webhooks
+    kit.webhooks()
         .expect_update_webhook()
         .withf(|w| w.active && w.disabled_reason.is_none() && w.secret != "whsec_old")
         .times(1)
@@ -158,12 +158,12 @@ async fn rotating_shows_the_new_secret_and_turning_on_clears_the_reason() {
 async fn redelivery_needs_a_delivery_of_that_subscription() {
     let mut kit = Kit::new();
     let mine = hook(&kit, 1);
-    kit.webhooks
+    kit.webhooks()
         .expect_webhook_by_id()
         .returning(move |_| Ok(Some(mine.clone())));
     let other_hook = WebhookId::new(kit.oid(71));
     let now = kit.now;
-    kit.webhooks.expect_delivery_by_id().returning(move |id| {
+    kit.webhooks().expect_delivery_by_id().returning(move |id| {
         Ok(Some(a_delivery(
             *id,
             other_hook,
@@ -171,7 +171,7 @@ async fn redelivery_needs_a_delivery_of_that_subscription() {
             now,
         )))
     });
-    kit.webhooks.expect_redeliver().never();
+    kit.webhooks().expect_redeliver().never();
     let caller = kit.principal(1);
     let service = WebhookService::new(kit.ports());
     let err = service
@@ -193,7 +193,7 @@ async fn redelivery_needs_an_active_subscription_and_a_finished_delivery() {
         ..hook(&kit, 1).into_record()
     });
     let mut hooks = vec![active.clone(), active.clone(), hook(&kit, 1), active];
-    kit.webhooks
+    kit.webhooks()
         .expect_webhook_by_id()
         .returning(move |_| Ok(hooks.pop()));
     let now = kit.now;
@@ -204,13 +204,13 @@ async fn redelivery_needs_an_active_subscription_and_a_finished_delivery() {
         DeliveryStatus::Failed,
         DeliveryStatus::Pending,
     ];
-    kit.webhooks
+    kit.webhooks()
         .expect_delivery_by_id()
         .returning(move |id| Ok(states.pop().map(|s| a_delivery(*id, hook_id, s, now))));
     // The second failed delivery is taken up by a worker between the read
     // and the write; the third is written.
     let mut store_answers = vec![Ok(()), Err(StoreError::Conflict("pending".into()))];
-    kit.webhooks
+    kit.webhooks()
         .expect_redeliver()
         .withf(|d| d.status == DeliveryStatus::Pending && d.schedule_start == d.attempts)
         .times(2)
@@ -250,10 +250,10 @@ async fn a_test_send_posts_a_signed_test_event_and_reports_the_answer() {
         ..hook(&kit, 1).into_record()
     });
     let found = owned.clone();
-    kit.webhooks
+    kit.webhooks()
         .expect_webhook_by_id()
         .returning(move |_| Ok(Some(found.clone())));
-    kit.sender
+    kit.sender()
         .expect_send()
         .withf(|out| {
             let signature = out

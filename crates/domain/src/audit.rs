@@ -58,38 +58,31 @@ pub struct AuditRecord {
     pub data: Value,
 }
 
-/// Copies the parts of `from` found at each JSON pointer of `pointers` into
-/// an object, under the pointer's last segment; absent ones are left out.
-fn picked(from: &Value, pointers: &[(&str, &str)]) -> serde_json::Map<String, Value> {
-    let mut out = serde_json::Map::new();
-    for (name, pointer) in pointers {
-        if let Some(value) = from.pointer(pointer).filter(|v| !v.is_null()) {
-            out.insert((*name).to_owned(), value.clone());
-        }
-    }
-    out
-}
-
 impl AuditRecord {
     /// The log entry of an event: its type is the action, and of its
     /// payload the facts that say what was decided and by whom are kept
     /// (the whole payload stays in the outbox while it is retained).
     pub fn of_event(event: &crate::Event) -> Self {
-        let mut data = picked(
-            &event.data,
-            &[
-                ("status", "/request/status"),
-                ("response_data", "/request/response_data"),
-                ("response_by", "/request/response_by"),
-                ("claimed_by", "/request/claimed_by"),
-                ("decided_by_rule", "/request/decided_by_rule"),
-                ("escalated_at", "/request/escalated_at"),
-                ("reviewer", "/reviewer/user_id"),
-                ("member", "/member/user_id"),
-                ("member_status", "/member/status"),
-                ("review_status", "/review/status"),
-            ],
+        let f = &event.facts;
+        let mut data = serde_json::Map::new();
+        let mut keep = |name: &str, value: Option<Value>| {
+            if let Some(value) = value {
+                data.insert(name.to_owned(), value);
+            }
+        };
+        keep("status", f.status.map(|s| json!(s.as_str())));
+        keep("response_data", f.response_data.clone());
+        keep("response_by", f.response_by.map(|id| json!(id)));
+        keep("claimed_by", f.claimed_by.map(|id| json!(id)));
+        keep(
+            "decided_by_rule",
+            f.decided_by_rule.as_ref().map(|r| json!(r)),
         );
+        keep("escalated_at", f.escalated_at.map(|at| json!(at)));
+        keep("reviewer", f.reviewer.map(|id| json!(id)));
+        keep("member", f.member.map(|(id, _)| json!(id)));
+        keep("member_status", f.member.map(|(_, s)| json!(s.as_str())));
+        keep("review_status", f.review_status.map(|s| json!(s.as_str())));
         data.insert("event_id".into(), json!(event.id));
         Self {
             account_id: event.account_id,

@@ -5,7 +5,10 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::id::{EventId, LoopId, RequestId, UserId};
+use crate::member::{Member, MemberStatus};
 use crate::request::ReviewRequest;
+use crate::request_fields::RequestStatus;
+use crate::review::{Review, ReviewStatus};
 use crate::review_loop::Loop;
 
 /// The kinds of event the service emits.
@@ -117,6 +120,10 @@ pub struct Event {
     /// About test data: delivered only to test-mode subscriptions and
     /// streams, and kept out of the audit log.
     pub test: bool,
+    /// What the account's audit log keeps of this event, taken from the
+    /// objects it is about when it was made (never read back out of
+    /// `data`); empty for an event read back from the outbox.
+    pub facts: EventFacts,
 }
 
 impl Event {
@@ -138,6 +145,7 @@ impl Event {
             data,
             created_at: now,
             test: request.test,
+            facts: EventFacts::of_request(request),
         }
     }
 
@@ -158,6 +166,7 @@ impl Event {
             data,
             created_at: now,
             test: false,
+            facts: EventFacts::default(),
         }
     }
 
@@ -179,6 +188,67 @@ impl Event {
             data,
             created_at: now,
             test: false,
+            facts: EventFacts::default(),
+        }
+    }
+}
+
+impl Event {
+    /// The reviewer who acted, for the log.
+    pub fn by_reviewer(mut self, reviewer: UserId) -> Self {
+        self.facts.reviewer = Some(reviewer);
+        self
+    }
+
+    /// The member who joined or left, for the log.
+    pub fn about_member(mut self, member: &Member) -> Self {
+        self.facts.member = Some((member.user_id, member.status));
+        self
+    }
+
+    /// The review the event is about, for the log.
+    pub fn about_review(mut self, review: &Review) -> Self {
+        self.facts.review_status = Some(review.record().status);
+        self
+    }
+}
+
+/// The facts of an event that say what was decided and by whom: what an
+/// audit entry keeps of it, while the whole payload stays in the outbox
+/// only as long as it is retained.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EventFacts {
+    /// The request's status after the event.
+    pub status: Option<RequestStatus>,
+    /// Its answer.
+    pub response_data: Option<Value>,
+    /// Who answered it.
+    pub response_by: Option<UserId>,
+    /// Who holds it.
+    pub claimed_by: Option<UserId>,
+    /// The rule that answered it at creation.
+    pub decided_by_rule: Option<String>,
+    /// When it went to another loop.
+    pub escalated_at: Option<DateTime<Utc>>,
+    /// The reviewer who acted.
+    pub reviewer: Option<UserId>,
+    /// The member who joined or left, and their status after.
+    pub member: Option<(UserId, MemberStatus)>,
+    /// The review's status after the event.
+    pub review_status: Option<ReviewStatus>,
+}
+
+impl EventFacts {
+    /// The facts of `request` as it is after the event.
+    pub fn of_request(request: &ReviewRequest) -> Self {
+        Self {
+            status: Some(request.status),
+            response_data: request.response_data.clone().filter(|v| !v.is_null()),
+            response_by: request.response_by,
+            claimed_by: request.claimed_by,
+            decided_by_rule: request.decided_by_rule().map(str::to_owned),
+            escalated_at: request.escalated_at,
+            ..Self::default()
         }
     }
 }

@@ -40,7 +40,7 @@ pub use account::{
 };
 pub use audit::{verify_chain, AuditEntry, AuditRecord, ChainBreak};
 pub use error::{FieldError, TransitionError, ValidationError};
-pub use event::{Event, EventType};
+pub use event::{Event, EventFacts, EventType};
 pub use form::{Field, FieldKind, Form};
 pub use id::{
     ApiKeyId, DeliveryId, EventId, InvalidId, LoopId, NoticeId, ObjectId, RequestId, ReviewId,

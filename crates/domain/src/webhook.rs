@@ -475,6 +475,7 @@ mod tests {
             data: serde_json::Value::Null,
             created_at: t(0),
             test: false,
+            facts: Default::default(),
         };
         Delivery::create(
             DeliveryId::new(ObjectId::from_parts(1, [1; 8])),

@@ -116,6 +116,7 @@ impl ReviewService {
             data,
             now,
         )
+        .about_review(review)
     }
 
     /// Turns named assignees into accounts. An email without an account

@@ -9,7 +9,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use reviewloop_domain::{
     Delivery, DeliveryAttempt, DeliveryId, DeliveryRecord, DeliveryStatus, DeliveryTarget, Event,
-    EventFilter, EventType, UserId, Webhook, WebhookId, WebhookRecord,
+    EventFacts, EventFilter, EventType, UserId, Webhook, WebhookId, WebhookRecord,
 };
 use reviewloop_ports::{StoreError, WebhookStore};
 
@@ -207,6 +207,8 @@ impl EventRow {
             data: from_json_text("event payload", &self.payload)?,
             created_at: from_db_time(self.created_at),
             test: self.test,
+            // Its audit entry was written with it; delivery needs only the payload.
+            facts: EventFacts::default(),
         })
     }
 }

@@ -127,3 +127,35 @@ fn an_inserted_entry_is_named() {
     twice.insert(3, forged);
     assert_eq!(verify_chain(&twice), Err(ChainBreak::Inserted { seq: 3 }));
 }
+
+#[test]
+fn an_event_is_logged_with_its_typed_facts_not_its_payload() {
+    use crate::{Email, Event, EventId, EventType, InviteCode, Loop, Member, NewLoop};
+    let loop_id = LoopId::new(ObjectId::from_parts(1, [2; 8]));
+    let creator = UserId::new(ObjectId::from_parts(1, [1; 8]));
+    let joiner = UserId::new(ObjectId::from_parts(1, [4; 8]));
+    let lp = Loop::create(
+        loop_id,
+        NewLoop::parse(Some("Ops"), None, None).unwrap(),
+        Member::creator(loop_id, creator, Email::parse("c@x.io").unwrap(), at(0)),
+        InviteCode::from_random([1; 6]),
+        at(0),
+    );
+    let member = Member::joined(loop_id, joiner, Email::parse("j@x.io").unwrap(), at(1));
+    // A payload that says something else is not what the log keeps.
+    let payload = json!({"member": {"user_id": "elsewhere", "status": "removed"}});
+    let event = Event::for_loop(
+        EventId::new(ObjectId::from_parts(1, [5; 8])),
+        EventType::LoopMemberJoined,
+        &lp,
+        payload,
+        at(1),
+    )
+    .about_member(&member);
+    let record = AuditRecord::of_event(&event);
+    assert_eq!(record.action, "loop.member_joined");
+    assert_eq!(record.data["member"], json!(joiner));
+    assert_eq!(record.data["member_status"], "active");
+    assert_eq!(record.data["event_id"], json!(event.id));
+    assert!(record.data.get("status").is_none(), "{}", record.data);
+}

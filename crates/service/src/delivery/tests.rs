@@ -18,6 +18,7 @@ fn event(kit: &Kit, kind: EventType, owner: u8, callback: Option<&str>) -> Event
         data: json!({"request": {"callback_url": callback}}),
         created_at: kit.now,
         test: false,
+        facts: Default::default(),
     }
 }
 

@@ -25,7 +25,11 @@ pub fn request_event(
             json!({"user_id": user_id, "email": email.as_str()}),
         );
     }
-    Event::for_request(id, event_type, request, data, now)
+    let event = Event::for_request(id, event_type, request, data, now);
+    match reviewer {
+        Some((user_id, _)) => event.by_reviewer(*user_id),
+        None => event,
+    }
 }
 
 /// An event about `lp`; `member` is who joined or left, where someone did.
@@ -40,7 +44,11 @@ pub fn loop_event(
     if let (Some(member), Some(map)) = (member, data.as_object_mut()) {
         map.insert("member".into(), json!(MemberView::of(member)));
     }
-    Event::for_loop(id, event_type, lp, data, now)
+    let event = Event::for_loop(id, event_type, lp, data, now);
+    match member {
+        Some(member) => event.about_member(member),
+        None => event,
+    }
 }
 
 /// For the alternate surface's events, the key of the one object they

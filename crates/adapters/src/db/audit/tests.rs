@@ -21,7 +21,9 @@ async fn every_change_is_chained_in_its_accounts_log(db: TestDb) {
     request
         .respond(reviewer, json!(7), fixtures::at(3))
         .unwrap();
-    let mut completed = fixtures::event_for(&request, &lp, 91, EventType::RequestCompleted);
+    // The reviewer is one of the event's typed facts, as the service sets it.
+    let mut completed =
+        fixtures::event_for(&request, &lp, 91, EventType::RequestCompleted).by_reviewer(reviewer);
     completed.data = json!({
         "request": {"id": request.id, "status": "completed", "response_data": 7},
         "reviewer": {"user_id": reviewer, "email": "u2@example.com"},

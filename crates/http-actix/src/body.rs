@@ -7,7 +7,6 @@ use actix_web::http::StatusCode;
 use actix_web::{web, FromRequest, HttpRequest};
 use futures_util::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
@@ -62,19 +61,6 @@ pub(crate) fn invalid_id() -> ApiError {
 /// Parses a path id.
 pub(crate) fn id<T: std::str::FromStr>(raw: &str) -> Result<T, ApiError> {
     raw.parse().map_err(|_| invalid_id())
-}
-
-/// For `Option<Value>` fields where an explicit `null` means "clear it":
-/// a present field (even `null`) becomes `Some`, an absent one stays `None`.
-pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
-}
-
-/// Like [`present`] for optional text: `null` becomes `Some(None)`.
-pub(crate) fn present_text<'de, D: Deserializer<'de>>(
-    d: D,
-) -> Result<Option<Option<String>>, D::Error> {
-    Option::<String>::deserialize(d).map(Some)
 }
 
 /// The 408 of a body that did not arrive within [`BODY_READ_TIMEOUT`].

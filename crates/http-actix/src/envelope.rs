@@ -16,8 +16,11 @@ use actix_web::middleware::Next;
 use actix_web::web::Bytes;
 use actix_web::{body::MessageBody, Error, HttpMessage, HttpRequest, HttpResponse, Responder};
 use chrono::{SecondsFormat, Utc};
+use reviewloop_wire::alternate::PageMeta;
+use reviewloop_wire::envelope::{ErrorA, ErrorB, ErrorDetail, FieldProblem, Meta};
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+#[cfg(test)]
+use serde_json::{json, Value};
 
 use crate::error::ApiError;
 
@@ -36,11 +39,12 @@ fn current_request_id(given: Option<String>) -> Option<String> {
     given.or_else(|| REQUEST_ID.try_with(Clone::clone).ok())
 }
 
-fn meta(request_id: Option<String>) -> Value {
-    json!({
-        "request_id": current_request_id(request_id),
-        "timestamp": Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true),
-    })
+fn meta(request_id: Option<String>, pagination: Option<PageMeta>) -> Meta {
+    Meta {
+        request_id: current_request_id(request_id),
+        timestamp: Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true),
+        pagination,
+    }
 }
 
 /// Which envelope a route answers in.
@@ -121,16 +125,9 @@ pub(crate) fn keep_headers<B>(old: &HttpResponse<B>, mut new: HttpResponse) -> H
 enum Shape {
     /// The same data in both.
     Same(Bytes),
-    /// Data of each envelope's own shape: A's, then B's.
+    /// Data of each envelope's own shape: A's, then B's (a webhook is
+    /// `{"webhook": ...}` in A and the object itself in B).
     Each(Bytes, Bytes),
-    /// One object: `{key: object}` in envelope A, the object itself in B.
-    Named(&'static str, Bytes),
-    /// A list: `{...extra, "count", key: [...]}` in A, the list itself in B.
-    List {
-        key: &'static str,
-        items: Vec<Value>,
-        extra: Map<String, Value>,
-    },
 }
 
 /// A success: its status, the message envelope A carries and its data. The
@@ -139,7 +136,7 @@ pub(crate) struct Reply {
     status: StatusCode,
     msg: &'static str,
     shape: Shape,
-    pagination: Option<Value>,
+    pagination: Option<PageMeta>,
 }
 
 /// `data` as JSON text.
@@ -185,38 +182,8 @@ impl Reply {
         }
     }
 
-    /// One object, named `key` in envelope A.
-    pub(crate) fn named(
-        status: StatusCode,
-        msg: &'static str,
-        key: &'static str,
-        data: impl Serialize,
-    ) -> Self {
-        Self {
-            status,
-            msg,
-            shape: Shape::Named(key, json_bytes(&data)),
-            pagination: None,
-        }
-    }
-
-    /// A list named `key` in envelope A, beside `extra` and its `count`.
-    pub(crate) fn list(
-        msg: &'static str,
-        key: &'static str,
-        items: Vec<Value>,
-        extra: Map<String, Value>,
-    ) -> Self {
-        Self {
-            status: StatusCode::OK,
-            msg,
-            shape: Shape::List { key, items, extra },
-            pagination: None,
-        }
-    }
-
     /// Paging facts, which envelope B carries in `meta.pagination`.
-    pub(crate) fn paged(mut self, pagination: Value) -> Self {
+    pub(crate) fn paged(mut self, pagination: PageMeta) -> Self {
         self.pagination = Some(pagination);
         self
     }
@@ -231,24 +198,7 @@ impl Reply {
         let data = match (self.shape, surface) {
             (Shape::Same(data), _)
             | (Shape::Each(data, _), Surface::Request)
-            | (Shape::Each(_, data), Surface::Alternate)
-            | (Shape::Named(_, data), Surface::Alternate) => data,
-            (Shape::Named(key, data), Surface::Request) => {
-                let mut named = Vec::with_capacity(data.len() + key.len() + 5);
-                named.extend_from_slice(b"{");
-                named.extend_from_slice(&json_bytes(&key));
-                named.extend_from_slice(b":");
-                named.extend_from_slice(&data);
-                named.extend_from_slice(b"}");
-                named.into()
-            }
-            (Shape::List { items, .. }, Surface::Alternate) => json_bytes(&items),
-            (Shape::List { key, items, extra }, Surface::Request) => {
-                let mut data = extra;
-                data.insert("count".into(), json!(items.len()));
-                data.insert(key.into(), Value::Array(items));
-                json_bytes(&data)
-            }
+            | (Shape::Each(_, data), Surface::Alternate) => data,
         };
         let mut body = Vec::with_capacity(data.len() + 64);
         match surface {
@@ -259,10 +209,7 @@ impl Reply {
                 body.extend_from_slice(&data);
             }
             Surface::Alternate => {
-                let mut meta = meta(None);
-                if let Some(pagination) = self.pagination {
-                    meta["pagination"] = pagination;
-                }
+                let meta = meta(None, self.pagination);
                 body.extend_from_slice(br#"{"success":true,"data":"#);
                 body.extend_from_slice(&data);
                 body.extend_from_slice(br#","meta":"#);
@@ -313,28 +260,38 @@ pub(crate) fn failure(
     message: &str,
     request_id: Option<String>,
 ) -> HttpResponse {
-    let body = match surface {
-        Surface::Request => json!({"error": true, "msg": message}),
-        Surface::Alternate => {
-            alternate_failure(alternate_code(status), message, Value::Null, request_id)
-        }
-    };
-    HttpResponse::build(status).json(body)
+    match surface {
+        Surface::Request => HttpResponse::build(status).json(ErrorA {
+            error: true,
+            msg: message,
+            data: None,
+        }),
+        Surface::Alternate => HttpResponse::build(status).json(alternate_failure(
+            alternate_code(status),
+            message,
+            None,
+            request_id,
+        )),
+    }
 }
 
-/// A failure body of the alternate envelope: `details` lists the fields at
-/// fault (`[{"field", "message"}]`), or is null.
-pub(crate) fn alternate_failure(
-    code: &str,
-    message: &str,
-    details: Value,
+/// A failure of the alternate envelope: `details` lists the fields at
+/// fault, or is null.
+pub(crate) fn alternate_failure<'a>(
+    code: &'a str,
+    message: &'a str,
+    details: Option<Vec<FieldProblem<'a>>>,
     request_id: Option<String>,
-) -> Value {
-    json!({
-        "success": false,
-        "error": {"code": code, "message": message, "details": details},
-        "meta": meta(request_id),
-    })
+) -> ErrorB<'a> {
+    ErrorB {
+        success: false,
+        error: ErrorDetail {
+            code,
+            message,
+            details,
+        },
+        meta: meta(request_id, None),
+    }
 }
 
 #[cfg(test)]
@@ -347,29 +304,29 @@ mod tests {
 
     #[test]
     fn one_reply_takes_the_envelope_of_its_surface() {
-        let reply = || Reply::named(StatusCode::CREATED, "Made", "thing", json!({"id": 1}));
+        let reply = || {
+            Reply::each(
+                StatusCode::CREATED,
+                "Made",
+                json!({"thing": {"id": 1}}),
+                json!({"id": 1}),
+            )
+        };
         assert_eq!(
             parsed(reply().body(Surface::Request)),
             json!({"error": false, "msg": "Made", "data": {"thing": {"id": 1}}})
         );
-        let b = parsed(reply().body(Surface::Alternate));
+        let page = PageMeta {
+            total: 2,
+            limit: 10,
+            offset: 0,
+            has_more: false,
+        };
+        let b = parsed(reply().paged(page).body(Surface::Alternate));
         assert_eq!(b["success"], true);
         assert_eq!(b["data"], json!({"id": 1}));
         assert!(b["meta"]["timestamp"].is_string());
-    }
-
-    #[test]
-    fn a_list_is_counted_in_envelope_a_and_bare_in_b() {
-        let mut extra = Map::new();
-        extra.insert("webhook_id".into(), json!("w"));
-        let reply = || Reply::list("Listed", "items", vec![json!(1), json!(2)], extra.clone());
-        assert_eq!(
-            parsed(reply().body(Surface::Request))["data"],
-            json!({"webhook_id": "w", "count": 2, "items": [1, 2]})
-        );
-        let b = parsed(reply().paged(json!({"total": 2})).body(Surface::Alternate));
-        assert_eq!(b["data"], json!([1, 2]));
-        assert_eq!(b["meta"]["pagination"], json!({"total": 2}));
+        assert_eq!(b["meta"]["pagination"]["total"], 2);
     }
 
     #[test]

@@ -8,7 +8,8 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use chrono::Utc;
 use reviewloop_service::{Missing, ServiceError};
-use serde_json::{json, Value};
+use reviewloop_wire::envelope::{ErrorA, FieldProblem, UsageOut};
+use serde_json::Value;
 
 use crate::auth::rate_limit_headers;
 use crate::envelope::{alternate_code, alternate_failure, Surface};
@@ -61,36 +62,45 @@ impl ApiError {
     pub fn body(&self, surface: Surface) -> Value {
         let status = self.status_code();
         let message = self.message(surface);
-        if surface == Surface::Request {
-            let mut body = json!({"error": true, "msg": message});
-            // Where the key stands, as HITL.sh's clients read it.
-            if let ServiceError::RateLimited(limit) = &self.error {
-                body["data"] = json!({
-                    "usage_count": limit.limit.saturating_sub(limit.remaining),
-                    "usage_limit": limit.limit,
-                    "remaining": limit.remaining,
-                    "reset_at": limit.reset_at,
-                });
-            }
-            return body;
-        }
-        let code = match &self.error {
-            ServiceError::NotFound(Missing::Template) => "template_not_found",
-            ServiceError::NotFound(Missing::Review) => "review_not_found",
-            ServiceError::NotFound(Missing::Loop) => "team_not_found",
-            _ => alternate_code(status),
+        let body = if surface == Surface::Request {
+            serde_json::to_value(ErrorA {
+                error: true,
+                msg: &message,
+                // Where the key stands, as HITL.sh's clients read it.
+                data: match &self.error {
+                    ServiceError::RateLimited(limit) => Some(UsageOut {
+                        usage_count: limit.limit.saturating_sub(limit.remaining),
+                        usage_limit: limit.limit,
+                        remaining: limit.remaining,
+                        reset_at: limit.reset_at,
+                    }),
+                    _ => None,
+                },
+            })
+        } else {
+            let code = match &self.error {
+                ServiceError::NotFound(Missing::Template) => "template_not_found",
+                ServiceError::NotFound(Missing::Review) => "review_not_found",
+                ServiceError::NotFound(Missing::Loop) => "team_not_found",
+                _ => alternate_code(status),
+            };
+            let details = match &self.error {
+                ServiceError::Invalid(invalid) => Some(
+                    invalid
+                        .errors
+                        .iter()
+                        .map(|e| FieldProblem {
+                            field: &e.field,
+                            message: &e.message,
+                        })
+                        .collect(),
+                ),
+                _ => None,
+            };
+            serde_json::to_value(alternate_failure(code, &message, details, None))
         };
-        let details = match &self.error {
-            ServiceError::Invalid(invalid) => Value::Array(
-                invalid
-                    .errors
-                    .iter()
-                    .map(|e| json!({"field": e.field, "message": e.message}))
-                    .collect(),
-            ),
-            _ => Value::Null,
-        };
-        alternate_failure(code, &message, details, None)
+        // Failure bodies hold no map with keys that are not strings.
+        body.unwrap_or(Value::Null)
     }
 
     /// The whole answer in the envelope of `surface`, with the headers

@@ -133,7 +133,8 @@ impl DeliveryService {
         let now = self.ports.clock.now();
         let mut batch = Vec::with_capacity(events.len());
         for event in &events {
-            let body = crate::wire::event_body(event).to_string();
+            let body = serde_json::to_string(&reviewloop_wire::events::EventBody::of(event))
+                .unwrap_or_default();
             let mut list: Vec<(Delivery, String)> = webhooks
                 .iter()
                 .filter(|w| w.is_for(event))

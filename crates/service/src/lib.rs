@@ -24,7 +24,6 @@ pub mod signing;
 mod templates;
 mod watch;
 mod webhooks;
-pub mod wire;
 
 #[cfg(test)]
 mod testkit;

@@ -12,7 +12,7 @@ use crate::error::{messages, Missing, ServiceError};
 use crate::notices;
 use crate::ports::{check_target, event_id, LoopPorts};
 use crate::principal::Principal;
-use crate::wire;
+use reviewloop_wire::events as wire;
 
 /// How many fresh invite codes to try before giving up on a collision.
 const CODE_ATTEMPTS: usize = 8;

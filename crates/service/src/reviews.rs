@@ -16,7 +16,7 @@ use crate::accounts::find_or_create_user;
 use crate::error::{Missing, ServiceError};
 use crate::ports::{check_target, event_id, ReviewPorts};
 use crate::principal::Principal;
-use crate::wire::event_review_json;
+use reviewloop_wire::alternate::ReviewEventOut;
 
 /// The most reviews one page lists.
 pub const MAX_REVIEW_PAGE: u32 = 200;
@@ -105,7 +105,7 @@ impl ReviewService {
 
     fn event(&self, kind: EventType, review: &Review) -> Event {
         let now = self.ports.clock.now();
-        let mut data = json!({"review": event_review_json(review)});
+        let mut data = json!({"review": ReviewEventOut::of(review)});
         if let (EventType::ReviewCompleted, Some(url)) = (kind, &review.record().callback_url) {
             data["callback_url"] = json!(url);
         }

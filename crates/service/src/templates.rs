@@ -11,7 +11,7 @@ use serde_json::json;
 use crate::error::{Missing, ServiceError};
 use crate::ports::{event_id, TemplatePorts};
 use crate::principal::Principal;
-use crate::wire::template_json;
+use reviewloop_wire::alternate::TemplateOut;
 
 /// Template use cases.
 #[derive(Clone)]
@@ -85,7 +85,7 @@ impl TemplateService {
             event_id(&*self.ports.ids, now),
             EventType::TemplateUpdated,
             caller.user_id,
-            json!({"template": template_json(&template)}),
+            json!({"template": TemplateOut::of(&template)}),
             now,
         );
         match self

@@ -4,17 +4,21 @@
 use std::time::Duration;
 
 use reviewloop_domain::{LoopId, RequestId, RequestInput};
-use reviewloop_service::wire::{full_request, request_view, LoopView};
 use reviewloop_service::{ListRequestsInput, Principal, ServiceError};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
-use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler};
-use serde::Deserialize;
+use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler};
 use serde_json::{json, Value};
 
-use crate::routes::views::created_json;
+use reviewloop_wire::loops::LoopOut;
+use reviewloop_wire::mcp::{
+    CreateArgs, ListArgs, LoopsAnswer, RequestAnswer, RequestArgs, RequestsAnswer, WaitArgs,
+};
+use reviewloop_wire::requests::RequestOut;
+
+use crate::routes::views;
 use crate::state::AppState;
 
 /// The longest `wait_for_response` holds a call. Agents' MCP clients
@@ -32,90 +36,6 @@ type ToolResult = Result<CallToolResult, ErrorData>;
 pub(crate) struct Tools {
     state: AppState,
     tool_router: ToolRouter<Self>,
-}
-
-/// What an agent sends to create a request: the fields of
-/// `POST /v1/api/loops/{id}/requests`, checked by the same rules, with
-/// defaults for those an agent rarely knows.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub(crate) struct CreateArgs {
-    /// The loop whose reviewers are asked (24 hexadecimal characters; see `list_loops`).
-    loop_id: String,
-    /// What the reviewers read (Markdown).
-    request_text: String,
-    /// How they answer: `single_select`, `multi_select`, `text`, `rating`, `number` or `boolean`.
-    response_type: String,
-    /// The answer's rules: `{"options": [...]}` for selects (strings or
-    /// `{value, label, description, color}`), `{"scale_max": 5}` for ratings,
-    /// `{"min_value", "max_value"}` for numbers, `{"max_length"}` for text, `{}` for boolean.
-    response_config: Value,
-    /// The answer that stands if nobody answers in time; it must fit `response_config`.
-    default_response: Value,
-    /// `low`, `medium`, `high` or `critical` (default `medium`).
-    priority: Option<String>,
-    /// Seconds the reviewers have (up to 2592000; default 3600 for time-sensitive requests).
-    timeout_seconds: Option<u64>,
-    /// `time-sensitive` (default) or `deferred`.
-    processing_type: Option<String>,
-    /// `markdown` (default) or `image`.
-    #[serde(rename = "type")]
-    content_type: Option<String>,
-    /// The image reviewers look at, when `type` is `image` (https).
-    image_url: Option<String>,
-    /// Anything that helps the reviewer decide, shown beside the text.
-    context: Option<Value>,
-    /// Your own data, returned with the answer and never shown to reviewers.
-    metadata: Option<Value>,
-    /// Labels for your own filtering.
-    tags: Option<Vec<String>>,
-    /// Where to POST the answer (https), besides waiting for it here.
-    callback_url: Option<String>,
-    /// Where the request comes from: `api` (default), `n8n`, `zapier`, ...
-    platform: Option<String>,
-    /// If nobody takes it up in time, also ask another loop:
-    /// `{"after_seconds": 900, "to_loop_id": "...", "raise_priority": true}`
-    /// (default: the loop's own setting; `null` for none).
-    escalation: Option<Value>,
-    /// Test-mode keys only: the answer the request gets by itself, instead
-    /// of asking people.
-    test_response: Option<Value>,
-    /// Test-mode keys only: seconds on the test clock before
-    /// `test_response` is given (default 0).
-    test_delay_seconds: Option<u64>,
-}
-
-/// A request by id.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub(crate) struct RequestArgs {
-    /// The request's id (24 hexadecimal characters).
-    request_id: String,
-}
-
-/// How long to wait for a request's answer.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub(crate) struct WaitArgs {
-    /// The request's id (24 hexadecimal characters).
-    request_id: String,
-    /// Seconds to wait at most (1 to 300; default 60). The call returns as
-    /// soon as the request is answered, times out or is cancelled.
-    #[schemars(range(min = 1, max = 300))]
-    wait_seconds: Option<u64>,
-}
-
-/// Which requests to list.
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-pub(crate) struct ListArgs {
-    /// Only this status: `pending`, `claimed`, `completed`, `timeout` or `cancelled`.
-    status: Option<String>,
-    /// Only this loop.
-    loop_id: Option<String>,
-    /// Only this priority.
-    priority: Option<String>,
-    /// How many (1 to 200; default 50).
-    #[schemars(range(min = 1, max = 200))]
-    limit: Option<u32>,
-    /// How many to skip.
-    offset: Option<u32>,
 }
 
 /// The caller the key middleware found, carried in the HTTP request.
@@ -153,15 +73,16 @@ fn parse_id<T: std::str::FromStr>(field: &str, raw: &str) -> Result<T, ServiceEr
         .map_err(|_| ServiceError::Refused(format!("{field} must be 24 hexadecimal characters")))
 }
 
+/// `value` as a tool's structured content.
+fn content(value: impl serde::Serialize) -> Value {
+    // Our answers hold no map with keys that are not strings.
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
 /// One request as `viewer` may see it (a reviewer does not see the
 /// requester's metadata), with what an agent reads first.
 fn request_answer(request: &reviewloop_domain::ReviewRequest, viewer: &Principal) -> Value {
-    json!({
-        "request_id": request.id,
-        "status": request.status.as_str(),
-        "response_data": request.response_data,
-        "request": request_view(request, &viewer.user_id),
-    })
+    content(RequestAnswer::of(request, &viewer.user_id))
 }
 
 #[tool_router]
@@ -179,8 +100,10 @@ impl Tools {
     async fn list_loops(&self, ctx: RequestContext<RoleServer>) -> ToolResult {
         let principal = caller(&ctx)?;
         settle(self.state.loops.list(&principal).await.map(|loops| {
-            let views: Vec<_> = loops.iter().map(LoopView::of).collect();
-            json!({"loops": views, "count": loops.len()})
+            content(LoopsAnswer {
+                loops: loops.iter().map(LoopOut::of).collect(),
+                count: loops.len(),
+            })
         }))
     }
 
@@ -241,7 +164,7 @@ impl Tools {
                 .requests
                 .create(&principal, &loop_id, input, None)
                 .await?;
-            Ok(created_json(&created))
+            Ok(content(views::created(&created)))
         };
         settle(outcome.await)
     }
@@ -310,13 +233,12 @@ impl Tools {
                 .await
                 .map(|(page, query)| {
                     // The caller's own requests: shown whole.
-                    let requests: Vec<_> = page.requests.iter().map(full_request).collect();
-                    json!({
-                        "requests": requests,
-                        "count": page.requests.len(),
-                        "total": page.total,
-                        "limit": query.limit,
-                        "offset": query.offset,
+                    content(RequestsAnswer {
+                        requests: page.requests.iter().map(RequestOut::whole).collect(),
+                        count: page.requests.len(),
+                        total: page.total,
+                        limit: query.limit,
+                        offset: query.offset,
                     })
                 }),
         )

@@ -2,7 +2,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::web;
-use serde_json::json;
+use reviewloop_wire::account::SigningSecretOut;
 
 use crate::auth::Caller;
 use crate::envelope::Reply;
@@ -17,7 +17,9 @@ pub(super) async fn signing_secret(
     Ok(Reply::new(
         StatusCode::OK,
         "Signing secret retrieved successfully",
-        json!({"signing_secret": secret}),
+        SigningSecretOut {
+            signing_secret: &secret,
+        },
     ))
 }
 
@@ -32,6 +34,8 @@ pub(super) async fn rotate_signing_secret(
     Ok(Reply::new(
         StatusCode::OK,
         "Signing secret rotated successfully",
-        json!({"signing_secret": secret}),
+        SigningSecretOut {
+            signing_secret: &secret,
+        },
     ))
 }

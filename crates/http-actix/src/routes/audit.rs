@@ -3,9 +3,8 @@
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::http::StatusCode;
 use actix_web::{web, Either, HttpRequest, HttpResponse};
-use reviewloop_service::wire::audit_entry_json;
+use reviewloop_wire::account::{AuditEntryOut, AuditLogOut};
 use serde::Deserialize;
-use serde_json::json;
 
 use super::reviewer::whole;
 use crate::auth::Caller;
@@ -48,22 +47,22 @@ pub(super) async fn list(
     if wants_lines(http.headers()) {
         let mut body = String::new();
         for entry in &found.entries {
-            body.push_str(&audit_entry_json(entry).to_string());
+            body.push_str(&serde_json::to_string(&AuditEntryOut::of(entry)).unwrap_or_default());
             body.push('\n');
         }
         return Ok(Either::Left(
             HttpResponse::Ok().content_type(NDJSON).body(body),
         ));
     }
-    let entries: Vec<_> = found.entries.iter().map(audit_entry_json).collect();
+    let entries: Vec<_> = found.entries.iter().map(AuditEntryOut::of).collect();
     Ok(Either::Right(Reply::new(
         StatusCode::OK,
         "Audit log retrieved successfully",
-        json!({
-            "entries": entries,
-            "total": found.total,
-            "limit": limit.unwrap_or(reviewloop_service::AUDIT_DEFAULT_LIMIT),
-            "offset": offset.unwrap_or(0),
-        }),
+        AuditLogOut {
+            entries,
+            total: found.total,
+            limit: limit.unwrap_or(reviewloop_service::AUDIT_DEFAULT_LIMIT),
+            offset: offset.unwrap_or(0),
+        },
     )))
 }

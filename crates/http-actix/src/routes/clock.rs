@@ -4,8 +4,7 @@
 use actix_web::http::StatusCode;
 use actix_web::web;
 use reviewloop_service::TestClock;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use reviewloop_wire::account::{ClockAdvanceIn, TestClockOut};
 
 use crate::auth::Caller;
 use crate::body::Body;
@@ -13,29 +12,24 @@ use crate::envelope::Reply;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-fn clock_json(clock: &TestClock) -> Value {
-    json!({
-        "now": clock.now,
-        "offset_seconds": clock.offset_seconds,
-        "answered": clock.answered,
-        "timed_out": clock.timed_out,
-    })
+fn shown(clock: &TestClock) -> TestClockOut {
+    TestClockOut {
+        now: clock.now,
+        offset_seconds: clock.offset_seconds,
+        answered: clock.answered,
+        timed_out: clock.timed_out,
+    }
 }
 
 pub(super) async fn get(state: web::Data<AppState>, caller: Caller) -> Result<Reply, ApiError> {
     let clock = state.requests.test_clock(&caller.principal).await?;
-    Ok(Reply::new(StatusCode::OK, "Test clock", clock_json(&clock)))
-}
-
-#[derive(Deserialize)]
-pub(super) struct Advance {
-    advance_seconds: Option<Value>,
+    Ok(Reply::new(StatusCode::OK, "Test clock", shown(&clock)))
 }
 
 pub(super) async fn advance(
     state: web::Data<AppState>,
     caller: Caller,
-    Body(body, _): Body<Advance>,
+    Body(body, _): Body<ClockAdvanceIn>,
 ) -> Result<Reply, ApiError> {
     let clock = state
         .requests
@@ -44,6 +38,6 @@ pub(super) async fn advance(
     Ok(Reply::new(
         StatusCode::OK,
         "Test clock advanced",
-        clock_json(&clock),
+        shown(&clock),
     ))
 }

@@ -12,7 +12,8 @@ use actix_web::http::header::{CacheControl, CacheDirective, CONTENT_TYPE};
 use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::stream;
-use reviewloop_service::{wire, ChangeHub, EventStream, Principal};
+use reviewloop_service::{ChangeHub, EventStream, Principal};
+use reviewloop_wire::events::EventBody;
 use serde::Deserialize;
 
 use crate::auth::Caller;
@@ -81,7 +82,7 @@ impl Listener {
                         chunk.push_str(&format!(
                             "id: {position}\nevent: {}\ndata: {}\n\n",
                             event.event_type.as_str(),
-                            wire::event_body(&event)
+                            serde_json::to_string(&EventBody::of(&event)).unwrap_or_default()
                         ));
                     }
                     if chunk.is_empty() {

@@ -4,13 +4,16 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest};
 use reviewloop_domain::LoopId;
 use reviewloop_service::LoopPatch;
+use reviewloop_wire::loops::{
+    LoopDeletedOut, LoopListOut, LoopOut, LoopPatchIn, NewLoopIn, OneLoopOut,
+};
+use reviewloop_wire::requests::RulesTestIn;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 use super::once::{once, Answer};
-use super::views::{invite_json, loop_json};
+use super::views;
 use crate::auth::Caller;
-use crate::body::{id, present, present_text, Body};
+use crate::body::{id, Body};
 use crate::envelope::Reply;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -19,26 +22,21 @@ type Result = std::result::Result<Reply, ApiError>;
 
 pub(super) async fn list(state: web::Data<AppState>, caller: Caller) -> Result {
     let loops = state.loops.list(&caller.principal).await?;
-    let rendered: Vec<_> = loops.iter().map(loop_json).collect();
     Ok(Reply::new(
         StatusCode::OK,
         "Loops retrieved successfully",
-        json!({"loops": rendered, "count": loops.len()}),
+        LoopListOut {
+            loops: loops.iter().map(LoopOut::of).collect(),
+            count: loops.len(),
+        },
     ))
-}
-
-#[derive(Deserialize)]
-pub(super) struct CreateLoop {
-    name: Option<String>,
-    description: Option<String>,
-    icon: Option<String>,
 }
 
 pub(super) async fn create(
     state: web::Data<AppState>,
     caller: Caller,
     req: HttpRequest,
-    Body(body, raw): Body<CreateLoop>,
+    Body(body, raw): Body<NewLoopIn>,
 ) -> Answer {
     let (app, principal) = (state.clone(), caller.principal.clone());
     once(&state, &caller, &req, &raw, move |id| async move {
@@ -54,7 +52,7 @@ pub(super) async fn create(
         Ok(Reply::new(
             StatusCode::CREATED,
             "Loop created successfully",
-            invite_json(&invite),
+            views::invite(&invite),
         ))
     })
     .await
@@ -72,32 +70,17 @@ pub(super) async fn get(
     Ok(Reply::new(
         StatusCode::OK,
         "Loop retrieved successfully",
-        json!({"loop": loop_json(&lp)}),
+        OneLoopOut {
+            lp: LoopOut::of(&lp),
+        },
     ))
-}
-
-#[derive(Deserialize)]
-pub(super) struct UpdateLoop {
-    name: Option<String>,
-    #[serde(default, deserialize_with = "present_text")]
-    description: Option<Option<String>>,
-    icon: Option<String>,
-    #[serde(default, deserialize_with = "present_text")]
-    slack_webhook_url: Option<Option<String>>,
-    reminders: Option<bool>,
-    #[serde(default, deserialize_with = "present")]
-    quorum: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    escalation: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    rules: Option<Value>,
 }
 
 pub(super) async fn update(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    Body(body, _): Body<UpdateLoop>,
+    Body(body, _): Body<LoopPatchIn>,
 ) -> Result {
     let patch = LoopPatch {
         name: body.name,
@@ -116,16 +99,10 @@ pub(super) async fn update(
     Ok(Reply::new(
         StatusCode::OK,
         "Loop updated successfully",
-        json!({"loop": loop_json(&lp)}),
+        OneLoopOut {
+            lp: LoopOut::of(&lp),
+        },
     ))
-}
-
-/// A sample request, and optionally rules to try in place of the loop's.
-#[derive(Deserialize)]
-pub(super) struct TestRules {
-    #[serde(flatten)]
-    sample: super::requests::CreateRequest,
-    rules: Option<Value>,
 }
 
 /// `POST /loops/{id}/rules/test`: what the loop's rules would do with a
@@ -134,21 +111,21 @@ pub(super) async fn test_rules(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    Body(body, _): Body<TestRules>,
+    Body(body, _): Body<RulesTestIn>,
 ) -> Result {
     let routing = state
         .requests
         .test_rules(
             &caller.principal,
             &id::<LoopId>(&path)?,
-            body.sample.into_input(),
+            body.sample.fields.into_input(),
             body.rules,
         )
         .await?;
     Ok(Reply::new(
         StatusCode::OK,
         "Rules tested",
-        reviewloop_service::wire::routing_json(&routing),
+        views::rules_test(&routing),
     ))
 }
 
@@ -175,6 +152,6 @@ pub(super) async fn delete(
     Ok(Reply::new(
         StatusCode::OK,
         "Loop deleted successfully",
-        json!({"loop_id": loop_id}),
+        LoopDeletedOut { loop_id },
     ))
 }

@@ -3,11 +3,12 @@
 use actix_web::http::StatusCode;
 use actix_web::web;
 use reviewloop_domain::{LoopId, UserId};
-use reviewloop_service::wire::MemberView;
-use serde::Deserialize;
-use serde_json::json;
+use reviewloop_wire::loops::{
+    InviteIn, JoinIn, JoinedOut, LoopMemberOut, LoopOut, MemberListOut, MemberOut,
+    MemberRemovedOut, NotifyIn,
+};
 
-use super::views::{invite_json, loop_json};
+use super::views;
 use crate::auth::Caller;
 use crate::body::{id, Body};
 use crate::envelope::Reply;
@@ -25,32 +26,18 @@ pub(super) async fn list(
         .loops
         .members(&caller.principal, &id::<LoopId>(&path)?)
         .await?;
-    let data = json!({
-        "loop_id": lp.id,
-        "members": lp.members.iter().map(MemberView::of).collect::<Vec<_>>(),
-        "count": lp.member_count(),
-        "member_count": lp.member_count(),
-        "total_count": lp.member_count(),
-        "active_count": lp.active_count(),
-        "pending_count": lp.pending_count(),
-    });
     Ok(Reply::new(
         StatusCode::OK,
         "Members retrieved successfully",
-        data,
+        MemberListOut::of(&lp),
     ))
-}
-
-#[derive(Deserialize)]
-pub(super) struct Invite {
-    email: Option<String>,
 }
 
 pub(super) async fn invite(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    Body(body, _): Body<Invite>,
+    Body(body, _): Body<InviteIn>,
 ) -> Result {
     let loop_id = id::<LoopId>(&path)?;
     let member = state
@@ -60,13 +47,11 @@ pub(super) async fn invite(
     Ok(Reply::new(
         StatusCode::CREATED,
         "Member invited successfully",
-        json!({"loop_id": loop_id, "member": MemberView::of(&member)}),
+        LoopMemberOut {
+            loop_id,
+            member: MemberOut::of(&member),
+        },
     ))
-}
-
-#[derive(Deserialize)]
-pub(super) struct Notifications {
-    notify: Option<String>,
 }
 
 /// `PUT /loops/{id}/notifications`: which requests the caller hears about.
@@ -74,7 +59,7 @@ pub(super) async fn notifications(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    Body(body, _): Body<Notifications>,
+    Body(body, _): Body<NotifyIn>,
 ) -> Result {
     let loop_id = id::<LoopId>(&path)?;
     let member = state
@@ -84,7 +69,10 @@ pub(super) async fn notifications(
     Ok(Reply::new(
         StatusCode::OK,
         "Notification preference saved",
-        json!({"loop_id": loop_id, "member": MemberView::of(&member)}),
+        LoopMemberOut {
+            loop_id,
+            member: MemberOut::of(&member),
+        },
     ))
 }
 
@@ -102,7 +90,11 @@ pub(super) async fn remove(
             &id::<UserId>(&user_id)?,
         )
         .await?;
-    let data = json!({"loop_id": removed.loop_id, "user_id": removed.user_id, "removed_at": removed.removed_at});
+    let data = MemberRemovedOut {
+        loop_id: removed.loop_id,
+        user_id: removed.user_id,
+        removed_at: removed.removed_at,
+    };
     Ok(Reply::new(
         StatusCode::OK,
         "Member removed successfully",
@@ -110,15 +102,10 @@ pub(super) async fn remove(
     ))
 }
 
-#[derive(Deserialize)]
-pub(super) struct Join {
-    invite_code: Option<String>,
-}
-
 pub(super) async fn join(
     state: web::Data<AppState>,
     caller: Caller,
-    Body(body, _): Body<Join>,
+    Body(body, _): Body<JoinIn>,
 ) -> Result {
     let code = body
         .invite_code
@@ -127,7 +114,10 @@ pub(super) async fn join(
     Ok(Reply::new(
         StatusCode::OK,
         "Joined loop successfully",
-        json!({"loop": loop_json(&lp), "member": MemberView::of(&member)}),
+        JoinedOut {
+            lp: LoopOut::of(&lp),
+            member: MemberOut::of(&member),
+        },
     ))
 }
 
@@ -143,6 +133,6 @@ pub(super) async fn new_invite_code(
     Ok(Reply::new(
         StatusCode::OK,
         "Invite code regenerated successfully",
-        invite_json(&invite),
+        views::invite(&invite),
     ))
 }

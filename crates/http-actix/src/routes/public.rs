@@ -7,14 +7,14 @@
 use actix_web::http::header::{CacheControl, CacheDirective};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
-use serde_json::json;
+use reviewloop_wire::account::{ReceiptKeyOut, ReceiptKeysOut, StatusOut};
 
 use crate::envelope::Reply;
 use crate::error::ApiError;
 use crate::state::AppState;
 
 pub(super) async fn health() -> Reply {
-    Reply::new(StatusCode::OK, "ok", json!({"status": "ok"}))
+    Reply::new(StatusCode::OK, "ok", StatusOut { status: "ok" })
 }
 
 /// `GET /ready`: 200 while the database answers, 503 otherwise.
@@ -23,7 +23,7 @@ pub(super) async fn ready(state: web::Data<AppState>) -> Result<Reply, ApiError>
     Ok(Reply::new(
         StatusCode::OK,
         "ready",
-        json!({"status": "ready"}),
+        StatusOut { status: "ready" },
     ))
 }
 
@@ -46,10 +46,20 @@ pub(super) async fn openapi() -> HttpResponse {
 /// `GET /v1/receipts/keys`: every key that ever signed a receipt.
 pub(super) async fn receipt_keys(state: web::Data<AppState>) -> Result<Reply, ApiError> {
     let keys = state.receipts.public_keys().await?;
+    let keys = keys
+        .into_iter()
+        .map(|k| ReceiptKeyOut {
+            key_id: k.key_id,
+            alg: k.alg,
+            public_key: k.public_key,
+            created_at: k.created_at,
+            retired_at: k.retired_at,
+        })
+        .collect();
     Ok(Reply::new(
         StatusCode::OK,
         "Receipt keys",
-        json!({"keys": keys}),
+        ReceiptKeysOut { keys },
     ))
 }
 

@@ -4,84 +4,29 @@ use std::time::Duration;
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest};
-use reviewloop_domain::{FeedbackInput, LoopId, RequestId, RequestInput, RequestPatch};
-use reviewloop_service::wire::FeedbackView;
+use reviewloop_domain::{LoopId, RequestId, RequestPatch};
 use reviewloop_service::{CreatedRequest, ListRequestsInput};
+use reviewloop_wire::requests::{
+    FeedbackIn, FeedbackOut, FeedbackRecordedOut, NewRequestIn, NewRequestInLoopIn, OneRequestOut,
+    RequestCancelledOut, RequestOut, RequestPageOut, RequestPatchIn,
+};
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 use super::once::{once, Answer};
-use super::views::{created_json, page_json, request_json};
+use super::views;
 use crate::auth::Caller;
-use crate::body::{id, present, Body};
+use crate::body::{id, Body};
 use crate::envelope::{json_bytes, Reply};
 use crate::error::ApiError;
 use crate::state::AppState;
 
 type Result = std::result::Result<Reply, ApiError>;
 
-/// A create-request body, loosely typed so that validation can name
-/// every problem; `loop_id` is read only where the path has none.
-#[derive(Deserialize)]
-pub(super) struct CreateRequest {
-    loop_id: Option<String>,
-    request_text: Option<String>,
-    #[serde(rename = "type")]
-    content_type: Option<String>,
-    image_url: Option<String>,
-    response_type: Option<String>,
-    response_config: Option<Value>,
-    priority: Option<String>,
-    processing_type: Option<String>,
-    timeout_seconds: Option<Value>,
-    default_response: Option<Value>,
-    context: Option<Value>,
-    platform: Option<String>,
-    platform_version: Option<String>,
-    callback_url: Option<String>,
-    metadata: Option<Value>,
-    tags: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    quorum: Option<Value>,
-    exclude_requester: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    escalation: Option<Value>,
-    test_response: Option<Value>,
-    test_delay_seconds: Option<Value>,
-}
-
-impl CreateRequest {
-    pub(super) fn into_input(self) -> RequestInput {
-        RequestInput {
-            request_text: self.request_text,
-            content_type: self.content_type,
-            image_url: self.image_url,
-            response_type: self.response_type,
-            response_config: self.response_config,
-            priority: self.priority,
-            processing_type: self.processing_type,
-            timeout_seconds: self.timeout_seconds,
-            default_response: self.default_response,
-            context: self.context,
-            platform: self.platform,
-            platform_version: self.platform_version,
-            callback_url: self.callback_url,
-            metadata: self.metadata,
-            tags: self.tags,
-            quorum: self.quorum,
-            exclude_requester: self.exclude_requester,
-            escalation: self.escalation,
-            test_response: self.test_response,
-            test_delay_seconds: self.test_delay_seconds,
-        }
-    }
-}
-
 fn created(created: CreatedRequest) -> Reply {
     Reply::new(
         StatusCode::CREATED,
         "Request created successfully",
-        created_json(&created),
+        views::created(&created),
     )
 }
 
@@ -98,7 +43,7 @@ pub(super) async fn create(
     state: web::Data<AppState>,
     caller: Caller,
     req: HttpRequest,
-    Body(body, raw): Body<CreateRequest>,
+    Body(body, raw): Body<NewRequestIn>,
 ) -> Answer {
     let (app, principal) = (state.clone(), caller.principal.clone());
     once(&state, &caller, &req, &raw, move |id| async move {
@@ -106,7 +51,7 @@ pub(super) async fn create(
             .ok_or_else(|| ApiError::bad_request("loop_id is required"))?;
         Ok(created(
             app.requests
-                .create(&principal, &loop_id, body.into_input(), id)
+                .create(&principal, &loop_id, body.fields.into_input(), id)
                 .await?,
         ))
     })
@@ -119,7 +64,7 @@ pub(super) async fn create_in_loop(
     caller: Caller,
     req: HttpRequest,
     path: web::Path<String>,
-    Body(body, raw): Body<CreateRequest>,
+    Body(body, raw): Body<NewRequestInLoopIn>,
 ) -> Answer {
     let loop_id = id::<LoopId>(&path)?;
     let (app, principal) = (state.clone(), caller.principal.clone());
@@ -131,7 +76,7 @@ pub(super) async fn create_in_loop(
         }
         Ok(created(
             app.requests
-                .create(&principal, &loop_id, body.into_input(), id)
+                .create(&principal, &loop_id, body.fields.into_input(), id)
                 .await?,
         ))
     })
@@ -173,7 +118,7 @@ pub(super) async fn list(
     Ok(Reply::new(
         StatusCode::OK,
         "Requests retrieved successfully",
-        page_json(&page, query.limit, query.offset),
+        RequestPageOut::of(&page.requests, page.total, query.limit, query.offset),
     ))
 }
 
@@ -188,10 +133,8 @@ pub(super) async fn list_in_loop(
         .requests
         .list_in_loop(&caller.principal, &loop_id, query.into_inner().into_input())
         .await?;
-    let mut data = page_json(&page, query.limit, query.offset);
-    if let Some(map) = data.as_object_mut() {
-        map.insert("loop_id".into(), json!(loop_id));
-    }
+    let mut data = RequestPageOut::of(&page.requests, page.total, query.limit, query.offset);
+    data.loop_id = Some(loop_id);
     Ok(Reply::new(
         StatusCode::OK,
         "Requests retrieved successfully",
@@ -217,7 +160,9 @@ pub(super) async fn get(
     };
     let viewer = &caller.principal.user_id;
     let data = state.rendered.body(&request, viewer, || {
-        json_bytes(&request_json(&request, viewer))
+        json_bytes(&OneRequestOut {
+            request: RequestOut::for_viewer(&request, viewer),
+        })
     });
     Ok(Reply::made(
         StatusCode::OK,
@@ -252,26 +197,11 @@ fn long_poll_wait(raw: Option<&str>) -> std::result::Result<Duration, ApiError> 
         })
 }
 
-#[derive(Deserialize)]
-pub(super) struct UpdateRequest {
-    request_text: Option<String>,
-    priority: Option<String>,
-    #[serde(default, deserialize_with = "present")]
-    context: Option<Value>,
-    response_config: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    default_response: Option<Value>,
-    timeout_seconds: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    tags: Option<Value>,
-    platform: Option<String>,
-}
-
 pub(super) async fn update(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    Body(body, _): Body<UpdateRequest>,
+    Body(body, _): Body<RequestPatchIn>,
 ) -> Result {
     let id = id::<RequestId>(&path)?;
     let patch = RequestPatch {
@@ -288,7 +218,9 @@ pub(super) async fn update(
     Ok(Reply::new(
         StatusCode::OK,
         "Request updated successfully",
-        request_json(&request, &caller.principal.user_id),
+        OneRequestOut {
+            request: RequestOut::for_viewer(&request, &caller.principal.user_id),
+        },
     ))
 }
 
@@ -301,7 +233,10 @@ pub(super) async fn cancel(
         .requests
         .cancel(&caller.principal, &id::<RequestId>(&path)?)
         .await?;
-    let data = json!({"request_id": request.id, "status": request.status.as_str()});
+    let data = RequestCancelledOut {
+        request_id: request.id,
+        status: request.status.as_str(),
+    };
     Ok(Reply::new(
         StatusCode::OK,
         "Request cancelled successfully",
@@ -309,49 +244,11 @@ pub(super) async fn cancel(
     ))
 }
 
-#[derive(Deserialize, Default)]
-pub(super) struct FeedbackFields {
-    rating: Option<f64>,
-    comment: Option<String>,
-    accuracy: Option<f64>,
-    timeliness: Option<f64>,
-    helpfulness: Option<f64>,
-    would_recommend: Option<bool>,
-    follow_up_needed: Option<bool>,
-    tags: Option<Vec<String>>,
-    category: Option<String>,
-}
-
-impl FeedbackFields {
-    fn into_input(self) -> FeedbackInput {
-        FeedbackInput {
-            rating: self.rating,
-            comment: self.comment,
-            accuracy: self.accuracy,
-            timeliness: self.timeliness,
-            helpfulness: self.helpfulness,
-            would_recommend: self.would_recommend,
-            follow_up_needed: self.follow_up_needed,
-            tags: self.tags,
-            category: self.category,
-        }
-    }
-}
-
-/// The feedback's fields, or the same wrapped in `{"feedback": {...}}`
-/// (HITL.sh's form).
-#[derive(Deserialize)]
-pub(super) struct FeedbackBody {
-    #[serde(flatten)]
-    top: FeedbackFields,
-    feedback: Option<FeedbackFields>,
-}
-
 pub(super) async fn feedback(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    Body(body, _): Body<FeedbackBody>,
+    Body(body, _): Body<FeedbackIn>,
 ) -> Result {
     let id = id::<RequestId>(&path)?;
     let input = body.feedback.unwrap_or(body.top).into_input();
@@ -359,8 +256,10 @@ pub(super) async fn feedback(
         .requests
         .feedback(&caller.principal, &id, input)
         .await?;
-    let data =
-        json!({"request_id": request.id, "feedback": request.feedback.as_ref().map(FeedbackView)});
+    let data = FeedbackRecordedOut {
+        request_id: request.id,
+        feedback: request.feedback.as_ref().map(FeedbackOut::of),
+    };
     Ok(Reply::new(
         StatusCode::OK,
         "Feedback recorded successfully",

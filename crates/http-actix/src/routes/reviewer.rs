@@ -3,10 +3,9 @@
 use actix_web::http::StatusCode;
 use actix_web::web;
 use reviewloop_domain::RequestId;
+use reviewloop_wire::requests::{AnswerIn, InboxOut, OneRequestOut, RequestOut};
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::views::{inbox_json, request_json};
 use crate::auth::Caller;
 use crate::body::{id, Body};
 use crate::envelope::Reply;
@@ -49,7 +48,7 @@ pub(super) async fn inbox(
     Ok(Reply::new(
         StatusCode::OK,
         "Inbox retrieved successfully",
-        inbox_json(&requests, &caller.principal.user_id),
+        InboxOut::of(&requests, &caller.principal.user_id),
     ))
 }
 
@@ -65,7 +64,9 @@ pub(super) async fn claim(
     Ok(Reply::new(
         StatusCode::OK,
         "Request claimed successfully",
-        request_json(&request, &caller.principal.user_id),
+        OneRequestOut {
+            request: RequestOut::for_viewer(&request, &caller.principal.user_id),
+        },
     ))
 }
 
@@ -81,20 +82,17 @@ pub(super) async fn release(
     Ok(Reply::new(
         StatusCode::OK,
         "Request released successfully",
-        request_json(&request, &caller.principal.user_id),
+        OneRequestOut {
+            request: RequestOut::for_viewer(&request, &caller.principal.user_id),
+        },
     ))
-}
-
-#[derive(Deserialize)]
-pub(super) struct Respond {
-    response_data: Option<Value>,
 }
 
 pub(super) async fn respond(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    Body(body, _): Body<Respond>,
+    Body(body, _): Body<AnswerIn>,
 ) -> Result {
     let id = id::<RequestId>(&path)?;
     let answer = body.response_data;
@@ -105,6 +103,8 @@ pub(super) async fn respond(
     Ok(Reply::new(
         StatusCode::OK,
         "Response submitted successfully",
-        request_json(&request, &caller.principal.user_id),
+        OneRequestOut {
+            request: RequestOut::for_viewer(&request, &caller.principal.user_id),
+        },
     ))
 }

@@ -4,36 +4,24 @@
 use actix_web::http::StatusCode;
 use actix_web::web;
 use reviewloop_domain::{ReviewId, ReviewInput, ReviewPatch};
-use reviewloop_service::wire::review_json;
 use reviewloop_service::{ListReviewsInput, ServiceError};
+use reviewloop_wire::alternate::{NewReviewIn, PageMeta, ReviewOut, ReviewPatchIn, ReviewResultIn};
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 use crate::body::id;
 use crate::envelope::Reply;
 use crate::error::ApiError;
 
-type Result = std::result::Result<Reply, ApiError>;
 use crate::auth::Caller;
-use crate::body::{present, Body};
+use crate::body::Body;
 use crate::state::AppState;
 
-#[derive(Deserialize)]
-pub(super) struct CreateReview {
-    template_id: Option<Value>,
-    content: Option<Value>,
-    assignees: Option<Value>,
-    team_id: Option<Value>,
-    priority: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    due_date: Option<Value>,
-    callback_url: Option<Value>,
-}
+type Result = std::result::Result<Reply, ApiError>;
 
 pub(super) async fn create(
     state: web::Data<AppState>,
     caller: Caller,
-    Body(body, _): Body<CreateReview>,
+    Body(body, _): Body<NewReviewIn>,
 ) -> Result {
     let input = ReviewInput {
         template_id: body.template_id,
@@ -48,7 +36,7 @@ pub(super) async fn create(
     Ok(Reply::new(
         StatusCode::CREATED,
         "Review created successfully",
-        review_json(&review),
+        ReviewOut::of(&review),
     ))
 }
 
@@ -83,14 +71,14 @@ pub(super) async fn list(
         offset: q.offset,
     };
     let (page, limit, offset) = state.reviews.list(&caller.principal, input).await?;
-    let data: Vec<Value> = page.reviews.iter().map(review_json).collect();
+    let data: Vec<ReviewOut> = page.reviews.iter().map(ReviewOut::of).collect();
     let shown = data.len() as u64;
-    let pagination = json!({
-        "total": page.total,
-        "limit": limit,
-        "offset": offset,
-        "has_more": u64::from(offset) + shown < page.total,
-    });
+    let pagination = PageMeta {
+        total: page.total,
+        limit,
+        offset,
+        has_more: u64::from(offset) + shown < page.total,
+    };
     Ok(Reply::new(StatusCode::OK, "Reviews retrieved successfully", data).paged(pagination))
 }
 
@@ -104,23 +92,15 @@ pub(super) async fn get(
     Ok(Reply::new(
         StatusCode::OK,
         "Review retrieved successfully",
-        review_json(&review),
+        ReviewOut::of(&review),
     ))
-}
-
-#[derive(Deserialize)]
-pub(super) struct PatchReview {
-    priority: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    due_date: Option<Value>,
-    assignees: Option<Value>,
 }
 
 pub(super) async fn update(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    Body(body, _): Body<PatchReview>,
+    Body(body, _): Body<ReviewPatchIn>,
 ) -> Result {
     let id = id::<ReviewId>(&path)?;
     let patch = ReviewPatch {
@@ -132,7 +112,7 @@ pub(super) async fn update(
     Ok(Reply::new(
         StatusCode::OK,
         "Review updated successfully",
-        review_json(&review),
+        ReviewOut::of(&review),
     ))
 }
 
@@ -146,7 +126,7 @@ pub(super) async fn cancel(
     Ok(Reply::new(
         StatusCode::OK,
         "Review cancelled successfully",
-        review_json(&review),
+        ReviewOut::of(&review),
     ))
 }
 
@@ -160,20 +140,15 @@ pub(super) async fn start(
     Ok(Reply::new(
         StatusCode::OK,
         "Review started successfully",
-        review_json(&review),
+        ReviewOut::of(&review),
     ))
-}
-
-#[derive(Deserialize)]
-pub(super) struct Complete {
-    result: Option<Value>,
 }
 
 pub(super) async fn complete(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    Body(body, _): Body<Complete>,
+    Body(body, _): Body<ReviewResultIn>,
 ) -> Result {
     let id = id::<ReviewId>(&path)?;
     let result = body.result.ok_or_else(|| {
@@ -189,6 +164,6 @@ pub(super) async fn complete(
     Ok(Reply::new(
         StatusCode::OK,
         "Review completed successfully",
-        review_json(&review),
+        ReviewOut::of(&review),
     ))
 }

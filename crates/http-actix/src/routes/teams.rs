@@ -5,42 +5,24 @@
 use actix_web::http::StatusCode;
 use actix_web::web;
 use reviewloop_domain::LoopId;
-use reviewloop_service::wire::MemberView;
-use reviewloop_service::LoopInvite;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use reviewloop_wire::alternate::NewTeamIn;
+use reviewloop_wire::loops::{InviteIn, MemberOut, TeamOut};
 
 use crate::body::id;
 use crate::envelope::Reply;
 use crate::error::ApiError;
 
-type Result = std::result::Result<Reply, ApiError>;
-use super::views::loop_json;
+use super::views;
 use crate::auth::Caller;
 use crate::body::Body;
 use crate::state::AppState;
 
-fn created_json(invite: &LoopInvite) -> Value {
-    let mut team = loop_json(&invite.lp);
-    if let Some(map) = team.as_object_mut() {
-        map.insert("invite_code".into(), json!(invite.lp.invite_code.as_str()));
-        map.insert("join_url".into(), json!(invite.join_url));
-        map.insert("qr_code_url".into(), json!(invite.qr_code_url));
-    }
-    team
-}
-
-#[derive(Deserialize)]
-pub(super) struct CreateTeam {
-    name: Option<String>,
-    description: Option<String>,
-    icon: Option<String>,
-}
+type Result = std::result::Result<Reply, ApiError>;
 
 pub(super) async fn create(
     state: web::Data<AppState>,
     caller: Caller,
-    Body(body, _): Body<CreateTeam>,
+    Body(body, _): Body<NewTeamIn>,
 ) -> Result {
     let invite = state
         .loops
@@ -55,13 +37,13 @@ pub(super) async fn create(
     Ok(Reply::new(
         StatusCode::CREATED,
         "Team created successfully",
-        created_json(&invite),
+        views::new_team(&invite),
     ))
 }
 
 pub(super) async fn list(state: web::Data<AppState>, caller: Caller) -> Result {
     let loops = state.loops.list(&caller.principal).await?;
-    let data: Vec<Value> = loops.iter().map(loop_json).collect();
+    let data: Vec<TeamOut> = loops.iter().map(TeamOut::of).collect();
     Ok(Reply::new(
         StatusCode::OK,
         "Teams retrieved successfully",
@@ -79,7 +61,7 @@ pub(super) async fn get(
     Ok(Reply::new(
         StatusCode::OK,
         "Team retrieved successfully",
-        loop_json(&lp),
+        TeamOut::of(&lp),
     ))
 }
 
@@ -90,7 +72,7 @@ pub(super) async fn members(
 ) -> Result {
     let id = id::<LoopId>(&path)?;
     let lp = state.loops.members(&caller.principal, &id).await?;
-    let members: Vec<_> = lp.members.iter().map(MemberView::of).collect();
+    let members: Vec<_> = lp.members.iter().map(MemberOut::of).collect();
     Ok(Reply::new(
         StatusCode::OK,
         "Members retrieved successfully",
@@ -98,16 +80,11 @@ pub(super) async fn members(
     ))
 }
 
-#[derive(Deserialize)]
-pub(super) struct Invite {
-    email: Option<String>,
-}
-
 pub(super) async fn invite(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    Body(body, _): Body<Invite>,
+    Body(body, _): Body<InviteIn>,
 ) -> Result {
     let id = id::<LoopId>(&path)?;
     let member = state
@@ -117,6 +94,6 @@ pub(super) async fn invite(
     Ok(Reply::new(
         StatusCode::CREATED,
         "Member invited successfully",
-        MemberView::of(&member),
+        MemberOut::of(&member),
     ))
 }

@@ -4,30 +4,22 @@
 use actix_web::http::StatusCode;
 use actix_web::web;
 use reviewloop_domain::{TemplateId, TemplateInput, TemplatePatch};
-use reviewloop_service::wire::template_json;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use reviewloop_wire::alternate::{DeletedOut, NewTemplateIn, TemplateOut, TemplatePatchIn};
 
 use crate::body::id;
 use crate::envelope::Reply;
 use crate::error::ApiError;
 
-type Result = std::result::Result<Reply, ApiError>;
 use crate::auth::Caller;
-use crate::body::{present_text, Body};
+use crate::body::Body;
 use crate::state::AppState;
 
-#[derive(Deserialize)]
-pub(super) struct CreateTemplate {
-    name: Option<String>,
-    description: Option<String>,
-    fields: Option<Value>,
-}
+type Result = std::result::Result<Reply, ApiError>;
 
 pub(super) async fn create(
     state: web::Data<AppState>,
     caller: Caller,
-    Body(body, _): Body<CreateTemplate>,
+    Body(body, _): Body<NewTemplateIn>,
 ) -> Result {
     let input = TemplateInput {
         name: body.name,
@@ -38,13 +30,13 @@ pub(super) async fn create(
     Ok(Reply::new(
         StatusCode::CREATED,
         "Template created successfully",
-        template_json(&template),
+        TemplateOut::of(&template),
     ))
 }
 
 pub(super) async fn list(state: web::Data<AppState>, caller: Caller) -> Result {
     let templates = state.templates.list(&caller.principal).await?;
-    let data: Vec<Value> = templates.iter().map(template_json).collect();
+    let data: Vec<TemplateOut> = templates.iter().map(TemplateOut::of).collect();
     Ok(Reply::new(
         StatusCode::OK,
         "Templates retrieved successfully",
@@ -62,23 +54,15 @@ pub(super) async fn get(
     Ok(Reply::new(
         StatusCode::OK,
         "Template retrieved successfully",
-        template_json(&template),
+        TemplateOut::of(&template),
     ))
-}
-
-#[derive(Deserialize)]
-pub(super) struct PatchTemplate {
-    name: Option<String>,
-    #[serde(default, deserialize_with = "present_text")]
-    description: Option<Option<String>>,
-    fields: Option<Value>,
 }
 
 pub(super) async fn update(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    Body(body, _): Body<PatchTemplate>,
+    Body(body, _): Body<TemplatePatchIn>,
 ) -> Result {
     let id = id::<TemplateId>(&path)?;
     let patch = TemplatePatch {
@@ -93,7 +77,7 @@ pub(super) async fn update(
     Ok(Reply::new(
         StatusCode::OK,
         "Template updated successfully",
-        template_json(&template),
+        TemplateOut::of(&template),
     ))
 }
 
@@ -107,6 +91,9 @@ pub(super) async fn delete(
     Ok(Reply::new(
         StatusCode::OK,
         "Template deleted successfully",
-        json!({"id": id, "deleted": true}),
+        DeletedOut {
+            id: id.to_string(),
+            deleted: true,
+        },
     ))
 }

@@ -7,13 +7,15 @@
 use actix_web::http::StatusCode;
 use actix_web::web;
 use reviewloop_domain::{DeliveryId, WebhookId};
-use reviewloop_service::wire::{delivery_json, webhook_json};
 use reviewloop_service::{WebhookInput, WebhookPatch, WebhookView};
-use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use reviewloop_wire::alternate::DeletedOut;
+use reviewloop_wire::webhooks::{
+    DeliveryListOut, DeliveryOut, NewWebhookIn, OneDeliveryOut, OneWebhookOut, WebhookDeletedOut,
+    WebhookListOut, WebhookOut, WebhookPatchIn,
+};
 
 use crate::auth::Caller;
-use crate::body::{id, present_text, Body};
+use crate::body::{id, Body};
 use crate::envelope::Reply;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -38,26 +40,14 @@ pub(super) fn resources(t: &mut super::Table) {
     resource!(t, "/{id}/deliveries/{delivery_id}/redeliver", post => redeliver);
 }
 
-fn view(view: &WebhookView) -> Value {
-    let mut value = webhook_json(&view.webhook);
-    if let (Some(secret), Some(map)) = (&view.secret, value.as_object_mut()) {
-        map.insert("secret".into(), json!(secret));
-    }
-    value
-}
-
-#[derive(Deserialize)]
-pub(super) struct CreateWebhook {
-    url: Option<String>,
-    events: Option<Vec<String>>,
-    secret: Option<String>,
-    description: Option<String>,
+fn view(view: &WebhookView) -> WebhookOut<'_> {
+    WebhookOut::of(&view.webhook).with_secret(view.secret.as_deref())
 }
 
 pub(super) async fn create(
     state: web::Data<AppState>,
     caller: Caller,
-    Body(body, _): Body<CreateWebhook>,
+    Body(body, _): Body<NewWebhookIn>,
 ) -> Result {
     let input = WebhookInput {
         url: body.url,
@@ -66,22 +56,31 @@ pub(super) async fn create(
         description: body.description,
     };
     let created = state.webhooks.create(&caller.principal, input).await?;
-    Ok(Reply::named(
+    Ok(one(
         StatusCode::CREATED,
         "Webhook created successfully",
-        "webhook",
         view(&created),
     ))
 }
 
+/// One subscription: `{"webhook": ...}` in envelope A, itself in B.
+fn one(status: StatusCode, msg: &'static str, webhook: WebhookOut<'_>) -> Reply {
+    let b = serde_json::to_value(&webhook).unwrap_or_default();
+    Reply::each(status, msg, OneWebhookOut { webhook }, b)
+}
+
 pub(super) async fn list(state: web::Data<AppState>, caller: Caller) -> Result {
     let webhooks = state.webhooks.list(&caller.principal).await?;
-    let list = webhooks.iter().map(webhook_json).collect();
-    Ok(Reply::list(
+    let shown: Vec<WebhookOut> = webhooks.iter().map(WebhookOut::of).collect();
+    let b = serde_json::to_value(&shown).unwrap_or_default();
+    Ok(Reply::each(
+        StatusCode::OK,
         "Webhooks retrieved successfully",
-        "webhooks",
-        list,
-        Map::new(),
+        WebhookListOut {
+            count: shown.len(),
+            webhooks: shown,
+        },
+        b,
     ))
 }
 
@@ -94,30 +93,18 @@ pub(super) async fn get(
         .webhooks
         .get(&caller.principal, &id::<WebhookId>(&path)?)
         .await?;
-    Ok(Reply::named(
+    Ok(one(
         StatusCode::OK,
         "Webhook retrieved successfully",
-        "webhook",
-        webhook_json(&webhook),
+        WebhookOut::of(&webhook),
     ))
-}
-
-#[derive(Deserialize)]
-pub(super) struct PatchWebhook {
-    url: Option<String>,
-    events: Option<Vec<String>>,
-    active: Option<bool>,
-    secret: Option<String>,
-    rotate_secret: Option<bool>,
-    #[serde(default, deserialize_with = "present_text")]
-    description: Option<Option<String>>,
 }
 
 pub(super) async fn update(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-    Body(body, _): Body<PatchWebhook>,
+    Body(body, _): Body<WebhookPatchIn>,
 ) -> Result {
     let webhook_id = id::<WebhookId>(&path)?;
     let patch = WebhookPatch {
@@ -132,10 +119,9 @@ pub(super) async fn update(
         .webhooks
         .update(&caller.principal, &webhook_id, patch)
         .await?;
-    Ok(Reply::named(
+    Ok(one(
         StatusCode::OK,
         "Webhook updated successfully",
-        "webhook",
         view(&updated),
     ))
 }
@@ -154,8 +140,11 @@ pub(super) async fn delete(
     Ok(Reply::each(
         StatusCode::OK,
         "Webhook deleted successfully",
-        json!({"webhook_id": webhook_id}),
-        json!({"id": webhook_id, "deleted": true}),
+        WebhookDeletedOut { webhook_id },
+        DeletedOut {
+            id: webhook_id.to_string(),
+            deleted: true,
+        },
     ))
 }
 
@@ -169,14 +158,17 @@ pub(super) async fn deliveries(
         .webhooks
         .deliveries(&caller.principal, &webhook_id)
         .await?;
-    let rendered: Vec<Value> = list.iter().map(|(d, a)| delivery_json(d, a)).collect();
-    let mut about = Map::new();
-    about.insert("webhook_id".into(), json!(webhook_id));
-    Ok(Reply::list(
+    let shown: Vec<DeliveryOut> = list.iter().map(|(d, a)| DeliveryOut::of(d, a)).collect();
+    let b = serde_json::to_value(&shown).unwrap_or_default();
+    Ok(Reply::each(
+        StatusCode::OK,
         "Deliveries retrieved successfully",
-        "deliveries",
-        rendered,
-        about,
+        DeliveryListOut {
+            webhook_id,
+            count: shown.len(),
+            deliveries: shown,
+        },
+        b,
     ))
 }
 
@@ -191,10 +183,12 @@ pub(super) async fn redeliver(
         .webhooks
         .redeliver(&caller.principal, &webhook_id, &delivery_id)
         .await?;
-    Ok(Reply::named(
+    let delivery = DeliveryOut::of(&queued, &[]);
+    let b = serde_json::to_value(&delivery).unwrap_or_default();
+    Ok(Reply::each(
         StatusCode::ACCEPTED,
         "Delivery queued again",
-        "delivery",
-        delivery_json(&queued, &[]),
+        OneDeliveryOut { delivery },
+        b,
     ))
 }

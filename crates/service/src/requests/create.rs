@@ -11,7 +11,7 @@ use super::{CreatedRequest, RequestService};
 use crate::error::{messages, Missing, ServiceError};
 use crate::ports::{check_target, event_id};
 use crate::principal::Principal;
-use crate::wire;
+use reviewloop_wire::events as wire;
 
 impl RequestService {
     /// Creates a request in a loop the caller can see and broadcasts it to

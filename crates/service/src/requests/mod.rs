@@ -28,7 +28,7 @@ use reviewloop_ports::StoreError;
 use crate::error::{messages, Missing, ServiceError};
 use crate::ports::{event_id, RequestPorts};
 use crate::principal::Principal;
-use crate::wire;
+use reviewloop_wire::events as wire;
 
 /// How often a change is retried after losing a race before giving up.
 const WRITE_ATTEMPTS: usize = 5;

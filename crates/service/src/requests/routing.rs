@@ -176,3 +176,43 @@ pub(crate) async fn cycle_through(
     }
     Ok(false)
 }
+
+impl Routing {
+    /// One sentence on what would happen.
+    pub fn summary(&self) -> String {
+        let routing = self;
+        let routes: Vec<String> = routing
+            .applied
+            .iter()
+            .filter(|a| matches!(a.then, reviewloop_domain::Action::Route(_)))
+            .map(|a| format!("rule {} routes it on", a.rule_id))
+            .collect();
+        let lead = if routes.is_empty() {
+            String::new()
+        } else {
+            format!("{}; ", routes.join(", then "))
+        };
+        let last = routing.applied.last().map(|a| a.rule_id.as_str());
+        let end = match (&routing.decision, last) {
+            (Decision::Answer(answer), Some(rule)) => {
+                format!("rule {rule} answers it at once with {answer}: nobody is asked")
+            }
+            (Decision::Quorum(q), Some(rule)) => format!(
+                "rule {rule} sends it to the members of {} and asks for {} answers ({})",
+                routing.lp.name.as_str(),
+                q.count,
+                q.rule.as_str()
+            ),
+            _ if routing.applied.is_empty() => format!(
+                "no rule fires: it goes to the members of {}",
+                routing.lp.name.as_str()
+            ),
+            _ => format!("it goes to the members of {}", routing.lp.name.as_str()),
+        };
+        let mut sentence = format!("{lead}{end}.");
+        if let Some(first) = sentence.get(0..1) {
+            sentence = first.to_uppercase() + &sentence[1..];
+        }
+        sentence
+    }
+}

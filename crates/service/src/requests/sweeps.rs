@@ -6,7 +6,7 @@ use super::RequestService;
 use crate::error::ServiceError;
 use crate::loops::LoopCache;
 use crate::ports::event_id;
-use crate::wire;
+use reviewloop_wire::events as wire;
 
 impl RequestService {
     /// Escalates every pending request whose escalation is due, up to

@@ -10,7 +10,7 @@ use crate::error::ServiceError;
 use crate::loops::LoopCache;
 use crate::ports::event_id;
 use crate::principal::Principal;
-use crate::wire;
+use reviewloop_wire::events as wire;
 
 /// The longest single move of a test clock: a year.
 const MAX_CLOCK_ADVANCE: i64 = 365 * 24 * 60 * 60;

@@ -450,7 +450,7 @@ fn rules_card(
                     button.secondary type="submit" name="do" value="test" { "Test these rules" }
                     @if let Some(routing) = tested {
                         div.rules-result role="status" {
-                            p { strong { (reviewloop_service::wire::routing_summary(routing)) } }
+                            p { strong { (routing.summary()) } }
                             @if !routing.passed_over.is_empty() {
                                 ul { @for p in &routing.passed_over {
                                     li { "Rule " code { (p.rule_id) } " matched but was passed over: " (p.reason) }

@@ -11,6 +11,7 @@ use crate::schema;
 
 /// Where a key stands against its hourly limit.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(as = RateLimit)]
 pub struct RateLimitOut {
     pub limit: u32,
     pub remaining: u32,
@@ -19,6 +20,7 @@ pub struct RateLimitOut {
 
 /// The alternate surface's allowance.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(as = PlanLimit)]
 pub struct PlanLimitOut {
     pub per_minute: u32,
 }
@@ -61,6 +63,7 @@ pub struct StatusOut {
 /// One entry of an account's audit log, with every part its hash covers,
 /// so a reader can recompute it.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(as = AuditEntry)]
 pub struct AuditEntryOut<'a> {
     #[schema(value_type = schema::Id)]
     pub account_id: UserId,
@@ -113,6 +116,7 @@ pub struct AuditLogOut<'a> {
 
 /// A key that signs (or signed) decision receipts.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ReceiptKey)]
 pub struct ReceiptKeyOut {
     pub key_id: String,
     /// Always `Ed25519`.

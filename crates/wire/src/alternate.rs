@@ -41,6 +41,7 @@ impl<'a> TemplateOut<'a> {
 
 /// Who started or completed a review.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Reviewer)]
 pub struct ReviewerOut<'a> {
     #[schema(value_type = schema::Id)]
     pub id: UserId,
@@ -199,6 +200,7 @@ pub struct TemplatePatchIn {
 
 /// What a review is about, as sent.
 #[derive(Debug, ToSchema)]
+#[schema(as = NewReviewContent)]
 #[allow(dead_code)] // Describes `NewReviewIn::content`, which is read loosely.
 pub struct ReviewContentIn {
     text: String,

@@ -10,6 +10,7 @@ use crate::alternate::PageMeta;
 
 /// Where a key stands, on a 429 of the request surface.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Usage)]
 pub struct UsageOut {
     pub usage_count: u32,
     pub usage_limit: u32,

@@ -450,6 +450,7 @@ pub struct FeedbackRecordedOut<'a> {
 
 /// A loop that a rule's route stepped over, and why.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(as = PassedOver)]
 pub struct PassedOverOut<'a> {
     #[schema(value_type = schema::Id)]
     pub loop_id: LoopId,
@@ -483,6 +484,7 @@ pub struct RulesTestOut<'a> {
 /// domain, so an answer names every mistake at once; the schema says what
 /// is accepted.
 #[derive(Debug, Default, Deserialize, ToSchema)]
+#[schema(as = RequestFields)]
 pub struct RequestFieldsIn {
     #[schema(value_type = String, min_length = 1, max_length = 2000)]
     pub request_text: Option<String>,
@@ -598,12 +600,16 @@ pub struct NewRequestInLoopIn {
     "loop_id": "6743a1f09c1e4b2a8d3f5e61",
     "request_text": "Publish this reply to the customer?",
     "type": "markdown",
-    "response_type": "boolean",
-    "response_config": {},
+    "response_type": "single_select",
+    "response_config": {"options": [
+        {"value": "approve", "label": "Approve", "color": "#16a34a"},
+        {"value": "reject", "label": "Reject", "color": "#dc2626"}
+    ]},
     "priority": "high",
     "processing_type": "time-sensitive",
     "timeout_seconds": 3600,
-    "default_response": false,
+    "default_response": "reject",
+    "platform": "api",
 }))]
 pub struct NewRequestIn {
     #[schema(value_type = schema::Id)]
@@ -651,6 +657,7 @@ pub struct RequestPatchIn {
 
 /// The requester's feedback.
 #[derive(Debug, Default, Deserialize, ToSchema)]
+#[schema(as = FeedbackFields)]
 pub struct FeedbackFieldsIn {
     #[schema(minimum = 1, maximum = 5)]
     pub rating: Option<f64>,

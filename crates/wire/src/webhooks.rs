@@ -58,6 +58,7 @@ impl<'a> WebhookOut<'a> {
 
 /// One attempt at a delivery.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Attempt)]
 pub struct AttemptOut<'a> {
     #[schema(value_type = schema::Id)]
     pub delivery_id: DeliveryId,

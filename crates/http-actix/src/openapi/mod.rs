@@ -1,11 +1,12 @@
 //! The OpenAPI 3.1 document served at `GET /v1/openapi.json`, assembled
-//! with utoipa's model from [`operations::OPERATIONS`] and the shapes in
-//! [`schemas`]. Each request-surface operation is written once and placed
-//! under both path forms, as the route table mounts it; a test compares the
+//! with utoipa's model from [`operations::OPERATIONS`] and the schemas
+//! utoipa derives from the wire types ([`reviewloop_wire::components`]):
+//! the document describes the very types the handlers parse and answer
+//! with. Each request-surface operation is written once and placed under
+//! both path forms, as the route table mounts it; a test compares the
 //! document with the route table, so neither can gain a path alone.
 
 mod operations;
-mod schemas;
 
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
@@ -35,13 +36,24 @@ pub fn json_text() -> &'static str {
     TEXT.get_or_init(|| document().to_string())
 }
 
-/// utoipa's model holds the operations; the schemas are JSON Schema 2020-12
-/// as OpenAPI 3.1 has it (`const`, `{}` for any value, `null` in `oneOf`),
-/// which that model cannot hold, so they join the document as written.
+/// Every schema of the wire types, by name, as JSON.
+pub(super) fn components() -> serde_json::Map<String, Value> {
+    reviewloop_wire::components()
+        .into_iter()
+        .map(|(name, schema)| {
+            let schema = serde_json::to_value(schema).unwrap_or_else(|_| json!({}));
+            (name, schema)
+        })
+        .collect()
+}
+
+/// utoipa's model holds the operations and the derived schemas; the
+/// success envelopes around each operation's data are written as JSON
+/// Schema 2020-12 (`const`), which that model cannot hold.
 fn assemble() -> Value {
     let (api, envelopes) = build();
     let mut doc = serde_json::to_value(&api).unwrap_or_else(|_| json!({}));
-    let mut all = schemas::components();
+    let mut all = components();
     all.extend(envelopes);
     doc["components"]["schemas"] = Value::Object(all);
     // utoipa writes a link's `operationId` in snake case; 3.1 spells it so.

@@ -60,7 +60,7 @@ pub use request::{
     ESCALATION_ROLE,
 };
 pub use request::{ValidRequest, DEFAULT_TIMEOUT_SECONDS, MAX_QUORUM, MAX_TIMEOUT_SECONDS};
-pub use response::{ResponseConfig, ResponseType, ReviewerHints, SelectOption};
+pub use response::{RequestConfig, ResponseConfig, ResponseType, ReviewerHints, SelectOption};
 pub use retry::{parse_retry_schedule, retry_delay_in, with_jitter, DEFAULT_RETRY_SCHEDULE};
 pub use review::parse_assignees;
 pub use review::{

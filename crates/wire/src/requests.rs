@@ -252,7 +252,7 @@ impl<'a> RequestOut<'a> {
             platform: r.platform.as_str(),
             platform_version: r.platform_version.as_deref(),
             response_type: r.response_type.as_str(),
-            response_config: &r.response_config,
+            response_config: r.response_config.as_value(),
             default_response: &r.default_response,
             timeout_seconds: r.timeout_seconds,
             timeout_at: r.timeout_at,

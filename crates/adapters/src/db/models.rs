@@ -6,8 +6,8 @@ use diesel::prelude::*;
 use reviewloop_domain::{
     AccountStatus, Answer, ApiKey, ApiKeyRecord, AppliedRule, BroadcastEntry, ContentType, Email,
     Escalation, Feedback, Member, MemberRecord, MemberStatus, NotifyLevel, Permission, Plan,
-    Platform, Priority, ProcessingType, Quorum, Receipt, RequestRecord, RequestStatus,
-    ResponseType, ReviewRequest, TestAnswer, User, UserRecord,
+    Platform, Priority, ProcessingType, Quorum, Receipt, RequestConfig, RequestRecord,
+    RequestStatus, ResponseType, ReviewRequest, TestAnswer, User, UserRecord,
 };
 use serde_json::{json, Value};
 
@@ -398,7 +398,7 @@ impl RequestRow {
             platform: r.platform.as_str().to_owned(),
             platform_version: r.platform_version.clone(),
             response_type: r.response_type.as_str().to_owned(),
-            response_config: to_json_text(&r.response_config),
+            response_config: to_json_text(r.response_config.as_value()),
             default_response: r.default_response.as_ref().map(to_json_text),
             timeout_at: to_db_time(r.timeout_at),
             callback_url: r.callback_url.clone(),
@@ -488,6 +488,7 @@ impl RequestRow {
             }),
             None => None,
         };
+        let response_type = enum_value("response type", &self.response_type, ResponseType::parse)?;
         Ok(ReviewRequest::restore(RequestRecord {
             id: parse("request id", &self.id)?,
             loop_id: parse("loop id", &self.loop_id)?,
@@ -505,8 +506,13 @@ impl RequestRow {
             context: from_json_opt("context", self.context.as_deref())?,
             platform: enum_value("platform", &self.platform, Platform::parse)?,
             platform_version: self.platform_version,
-            response_type: enum_value("response type", &self.response_type, ResponseType::parse)?,
-            response_config: from_json_text("response config", &self.response_config)?,
+            response_type,
+            // Parsed once, here: what was valid when written is valid now.
+            response_config: RequestConfig::parse(
+                response_type,
+                Some(&from_json_text("response config", &self.response_config)?),
+            )
+            .map_err(|e| corrupt("response config", &e.to_string()))?,
             default_response: from_json_opt("default response", self.default_response.as_deref())?,
             timeout_seconds: (timeout_at - created_at).num_seconds(),
             timeout_at,

@@ -9,7 +9,7 @@ use crate::quorum::Quorum;
 use crate::request_fields::{
     ContentType, Platform, Priority, ProcessingType, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS,
 };
-use crate::response::{ResponseConfig, ResponseType};
+use crate::response::{RequestConfig, ResponseType};
 use crate::text::{char_len, check_line, check_prose, parse_http_url};
 
 const MAX_PLATFORM_VERSION_LEN: usize = 100;
@@ -107,9 +107,7 @@ pub struct ValidRequest {
     /// The kind of answer.
     pub response_type: ResponseType,
     /// The answer's bounds.
-    pub response_config: ResponseConfig,
-    /// The bounds as stored (client keys kept, defaults filled in).
-    pub response_config_value: Value,
+    pub response_config: RequestConfig,
     /// Urgency.
     pub priority: Priority,
     /// Processing type.
@@ -336,10 +334,10 @@ impl RequestInput {
         };
 
         let config = response_type
-            .and_then(|t| errors.collect(ResponseConfig::parse(t, self.response_config.as_ref())));
+            .and_then(|t| errors.collect(RequestConfig::parse(t, self.response_config.as_ref())));
         let default_response = self.default_response.filter(|v| !v.is_null());
         if let (Some(config), Some(default)) = (&config, &default_response) {
-            errors.collect(Form::single(config.for_default()).validate(
+            errors.collect(Form::single(config.typed().for_default()).validate(
                 "default_response",
                 default,
                 &Map::new(),
@@ -399,13 +397,16 @@ impl RequestInput {
             }
         }
         let no_escalation = self.escalation.as_ref().is_some_and(Value::is_null);
-        let test_response =
-            match (&config, self.test_response.filter(|v| !v.is_null())) {
-                (Some(config), Some(answer)) => errors.collect(
-                    Form::single(config.clone()).validate("test_response", &answer, &Map::new()),
-                ),
-                _ => None,
-            };
+        let test_response = match (&config, self.test_response.filter(|v| !v.is_null())) {
+            (Some(config), Some(answer)) => {
+                errors.collect(Form::single(config.typed().clone()).validate(
+                    "test_response",
+                    &answer,
+                    &Map::new(),
+                ))
+            }
+            _ => None,
+        };
         let test_delay_seconds = match self.test_delay_seconds.filter(|v| !v.is_null()) {
             None => None,
             Some(raw) => {
@@ -449,7 +450,6 @@ impl RequestInput {
                 content_type,
                 image_url,
                 response_type,
-                response_config_value: response_config.to_value(self.response_config.as_ref()),
                 response_config,
                 priority,
                 processing_type,
@@ -507,8 +507,8 @@ mod tests {
         assert_eq!(valid.platform, Platform::Api);
         assert_eq!(valid.timeout_seconds, 300);
         assert_eq!(
-            valid.response_config_value,
-            json!({"options": ["approve", "reject"]})
+            valid.response_config.as_value(),
+            &json!({"options": ["approve", "reject"]})
         );
         assert_eq!(valid.default_response, Some(json!("reject")));
     }

@@ -22,7 +22,7 @@ use super::{
 use crate::error::{TransitionError, ValidationError};
 use crate::form::Form;
 use crate::id::{ApiKeyId, LoopId, RequestId, UserId};
-use crate::response::ResponseConfig;
+use crate::response::{RequestConfig, ResponseConfig};
 use crate::text::{char_len, check_line, check_prose};
 
 /// A change that was refused, either by the state machine or by validation.
@@ -68,7 +68,7 @@ impl ReviewRequest {
             platform: fields.platform,
             platform_version: fields.platform_version,
             response_type: fields.response_type,
-            response_config: fields.response_config_value,
+            response_config: fields.response_config,
             default_response: fields.default_response,
             timeout_seconds: fields.timeout_seconds,
             timeout_at: now + Duration::seconds(fields.timeout_seconds),
@@ -105,9 +105,9 @@ impl ReviewRequest {
         })
     }
 
-    /// The typed configuration behind the stored `response_config`.
-    pub fn config(&self) -> Result<ResponseConfig, ValidationError> {
-        ResponseConfig::parse(self.response_type, Some(&self.response_config))
+    /// The typed bounds of the answer.
+    pub fn config(&self) -> &ResponseConfig {
+        self.response_config.typed()
     }
 
     /// True when `user` was sent this request.
@@ -189,7 +189,7 @@ impl ReviewRequest {
             return self.answer_for_quorum(quorum, by, answer, now);
         }
         self.ensure_not_claimed_by_other(&by)?;
-        Form::single(self.config()?).validate("response_data", &answer, &Map::new())?;
+        Form::single(self.config().clone()).validate("response_data", &answer, &Map::new())?;
         if self.claimed_by.is_none() {
             self.record.claimed_by = Some(by);
             self.record.claimed_at = Some(now);
@@ -219,7 +219,7 @@ impl ReviewRequest {
         if self.broadcasted_to[entry].answer.is_some() {
             return Err(TransitionError::AlreadyAnswered.into());
         }
-        Form::single(self.config()?).validate("response_data", &answer, &Map::new())?;
+        Form::single(self.config().clone()).validate("response_data", &answer, &Map::new())?;
         self.record.broadcasted_to[entry].answer = Some(super::Answer {
             response_data: answer,
             response_at: now,
@@ -334,7 +334,7 @@ impl ReviewRequest {
         if self.status != RequestStatus::Pending || self.version != 0 {
             return Err(TransitionError::NotOpen.into());
         }
-        Form::single(self.config()?).validate("response_data", &answer, &Map::new())?;
+        Form::single(self.config().clone()).validate("response_data", &answer, &Map::new())?;
         self.record.status = RequestStatus::Completed;
         self.record.response_at = Some(now);
         self.record.response_data = Some(answer);
@@ -629,17 +629,17 @@ impl ReviewRequest {
         let context = patch
             .context
             .map(|c| errors.collect(parse_object("context", Some(c))).flatten());
-        let config_raw = patch.response_config.filter(|c| !c.is_null());
-        let config = match &config_raw {
-            Some(raw) => errors.collect(ResponseConfig::parse(self.response_type, Some(raw))),
-            None => errors.collect(self.config()),
-        };
+        let new_config = patch
+            .response_config
+            .filter(|c| !c.is_null())
+            .and_then(|raw| errors.collect(RequestConfig::parse(self.response_type, Some(&raw))));
+        let config = new_config.as_ref().unwrap_or(&self.response_config).typed();
         let default_response = match patch.default_response {
             Some(Value::Null) => None,
             Some(value) => Some(value),
             None => self.default_response.clone(),
         };
-        if let (Some(config), Some(default)) = (&config, &default_response) {
+        if let Some(default) = &default_response {
             errors.collect(Form::single(config.for_default()).validate(
                 "default_response",
                 default,
@@ -683,8 +683,8 @@ impl ReviewRequest {
         if let Some(context) = context {
             self.record.context = context;
         }
-        if let (Some(config), Some(raw)) = (&config, &config_raw) {
-            self.record.response_config = config.to_value(Some(raw));
+        if let Some(config) = new_config {
+            self.record.response_config = config;
         }
         self.record.default_response = default_response;
         if let Some(seconds) = timeout_seconds {

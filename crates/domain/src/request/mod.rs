@@ -160,7 +160,7 @@ pub struct RequestRecord {
     /// What kind of answer is wanted.
     pub response_type: crate::response::ResponseType,
     /// Bounds of the answer, with defaults filled in.
-    pub response_config: Value,
+    pub response_config: crate::response::RequestConfig,
     /// The answer used when nobody answers in time.
     pub default_response: Option<Value>,
     /// Seconds from creation to timeout.

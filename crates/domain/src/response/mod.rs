@@ -243,5 +243,38 @@ impl ResponseConfig {
     }
 }
 
+/// A request's answer bounds, parsed once: the typed configuration its
+/// answers are checked against, and the object as stored and shown (the
+/// client's own keys, such as reviewer hints, kept; every default filled
+/// in). The two never disagree, since one is made from the other.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestConfig {
+    typed: ResponseConfig,
+    shown: Value,
+}
+
+impl RequestConfig {
+    /// Validates what a client sent for `response_type` (see
+    /// [`ResponseConfig::parse`]).
+    pub fn parse(
+        response_type: ResponseType,
+        raw: Option<&Value>,
+    ) -> Result<Self, ValidationError> {
+        let typed = ResponseConfig::parse(response_type, raw)?;
+        let shown = typed.to_value(raw);
+        Ok(Self { typed, shown })
+    }
+
+    /// The typed bounds.
+    pub fn typed(&self) -> &ResponseConfig {
+        &self.typed
+    }
+
+    /// The object as stored and shown.
+    pub fn as_value(&self) -> &Value {
+        &self.shown
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -172,7 +172,7 @@ async fn render(
     let mine = r.claimed_by == Some(me) && r.status == RequestStatus::Claimed;
     let can_answer = r.may_answer(&me);
     let action = |what: &str| format!("/app/requests/{}/{what}", r.id);
-    let config = r.config().ok();
+    let (config, hints) = (r.config(), ReviewerHints::of(r.response_config.as_value()));
     let body = html! {
         nav.crumbs {
             a href="/app" { "← Inbox" }
@@ -217,11 +217,9 @@ async fn render(
                 @if can_answer {
                     h2 { "Your answer" }
                     (view.problems.show())
-                    @if let Some(config) = &config {
-                        form.widget method="post" action=(action("respond")) data-type=(r.response_type.as_str()) {
-                            (csrf_field(person.csrf()))
-                            (widgets::widget(config, &ReviewerHints::of(&r.response_config), &view.previous))
-                        }
+                    form.widget method="post" action=(action("respond")) data-type=(r.response_type.as_str()) {
+                        (csrf_field(person.csrf()))
+                        (widgets::widget(config, &hints, &view.previous))
                     }
                 } @else if reviewer {
                     (view.problems.show())
@@ -246,11 +244,9 @@ async fn render(
                         }
                     }
                     @if can_answer {
-                        @if let Some(config) = &config {
-                            form.widget method="post" action=(action("respond")) data-type=(r.response_type.as_str()) {
-                                (csrf_field(person.csrf()))
-                                (widgets::widget(config, &ReviewerHints::of(&r.response_config), &view.previous))
-                            }
+                        form.widget method="post" action=(action("respond")) data-type=(r.response_type.as_str()) {
+                            (csrf_field(person.csrf()))
+                            (widgets::widget(config, &hints, &view.previous))
                         }
                     }
                 }
@@ -413,8 +409,7 @@ pub(crate) async fn respond(
     let id = parse_id(&path)?;
     let who = posted.person.principal();
     let r = state.requests.get(who, &id).await?;
-    let config = r.config().map_err(ServiceError::from)?;
-    let answer = widgets::answer(&config, &posted.form);
+    let answer = widgets::answer(r.config(), &posted.form);
     let result = state.requests.respond(who, &id, Some(answer)).await;
     finish(&state, &posted, &id, result.map(|_| "answered")).await
 }

@@ -394,7 +394,10 @@ fn update_checks_the_default_against_the_new_config_and_is_all_or_nothing() {
         ..RequestPatch::default()
     };
     r.update(patch, t(6)).unwrap();
-    assert_eq!(r.response_config, json!({"options": ["b", "c"]}));
+    assert_eq!(
+        r.response_config.as_value(),
+        &json!({"options": ["b", "c"]})
+    );
     assert_eq!(r.default_response, Some(json!("c")));
     assert_eq!(r.context, Some(json!({"k": 1})));
 

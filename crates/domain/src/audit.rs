@@ -157,7 +157,7 @@ impl AuditEntry {
     }
 
     /// The hash this entry's content gives: what `hash` must be.
-    pub fn computed_hash(&self) -> String {
+    pub(crate) fn computed_hash(&self) -> String {
         let content = json!({
             "account_id": self.account_id,
             "seq": self.seq,

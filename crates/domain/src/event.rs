@@ -214,33 +214,35 @@ impl Event {
 }
 
 /// The facts of an event that say what was decided and by whom: what an
-/// audit entry keeps of it, while the whole payload stays in the outbox
-/// only as long as it is retained.
+/// audit entry keeps of it ([`crate::AuditRecord::of_event`]), while the
+/// whole payload stays in the outbox only as long as it is retained. Set by
+/// the event's constructors and [`Event::by_reviewer`],
+/// [`Event::about_member`] and [`Event::about_review`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EventFacts {
     /// The request's status after the event.
-    pub status: Option<RequestStatus>,
+    pub(crate) status: Option<RequestStatus>,
     /// Its answer.
-    pub response_data: Option<Value>,
+    pub(crate) response_data: Option<Value>,
     /// Who answered it.
-    pub response_by: Option<UserId>,
+    pub(crate) response_by: Option<UserId>,
     /// Who holds it.
-    pub claimed_by: Option<UserId>,
+    pub(crate) claimed_by: Option<UserId>,
     /// The rule that answered it at creation.
-    pub decided_by_rule: Option<String>,
+    pub(crate) decided_by_rule: Option<String>,
     /// When it went to another loop.
-    pub escalated_at: Option<DateTime<Utc>>,
+    pub(crate) escalated_at: Option<DateTime<Utc>>,
     /// The reviewer who acted.
-    pub reviewer: Option<UserId>,
+    pub(crate) reviewer: Option<UserId>,
     /// The member who joined or left, and their status after.
-    pub member: Option<(UserId, MemberStatus)>,
+    pub(crate) member: Option<(UserId, MemberStatus)>,
     /// The review's status after the event.
-    pub review_status: Option<ReviewStatus>,
+    pub(crate) review_status: Option<ReviewStatus>,
 }
 
 impl EventFacts {
     /// The facts of `request` as it is after the event.
-    pub fn of_request(request: &ReviewRequest) -> Self {
+    pub(crate) fn of_request(request: &ReviewRequest) -> Self {
         Self {
             status: Some(request.status),
             response_data: request.response_data.clone().filter(|v| !v.is_null()),

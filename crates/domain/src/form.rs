@@ -35,7 +35,7 @@ pub enum FieldKind {
 
 impl FieldKind {
     /// The type's name as the API spells it.
-    pub fn type_name(&self) -> &'static str {
+    pub(crate) fn type_name(&self) -> &'static str {
         match self {
             Self::ContentDisplay => CONTENT_DISPLAY,
             Self::Answer(config) => config.response_type().as_str(),

@@ -52,16 +52,16 @@ pub use notice::{
 };
 pub use person::Password;
 pub use receipt::Receipt;
-pub use receipt::{canonical_json, sha256_hex, RECEIPT_ALG};
+pub use receipt::{sha256_hex, RECEIPT_ALG};
 pub use request::{
     Answer, Audience, BroadcastEntry, ChangeError, ContentType, Escalation, Feedback,
     FeedbackInput, Platform, Priority, ProcessingType, Quorum, QuorumRule, RequestInput,
     RequestPatch, RequestRecord, RequestStatus, Response, ReviewRequest, TestAnswer,
     ESCALATION_ROLE,
 };
-pub use request::{ValidRequest, DEFAULT_TIMEOUT_SECONDS, MAX_QUORUM, MAX_TIMEOUT_SECONDS};
+pub use request::{ValidRequest, DEFAULT_TIMEOUT_SECONDS, MAX_QUORUM};
 pub use response::{RequestConfig, ResponseConfig, ResponseType, ReviewerHints, SelectOption};
-pub use retry::{parse_retry_schedule, retry_delay_in, with_jitter, DEFAULT_RETRY_SCHEDULE};
+pub use retry::{parse_retry_schedule, DEFAULT_RETRY_SCHEDULE};
 pub use review::parse_assignees;
 pub use review::{
     AssigneeRef, ParsedReview, Review, ReviewInput, ReviewPatch, ReviewRecord, ReviewStatus,

@@ -25,7 +25,7 @@ pub struct Receipt {
 /// `value` as canonical JSON: object keys sorted at every depth, no
 /// whitespace. Signed bytes must not depend on how a map happens to be
 /// ordered, so the same statement always gives the same bytes.
-pub fn canonical_json(value: &Value) -> String {
+pub(crate) fn canonical_json(value: &Value) -> String {
     fn sorted(value: &Value) -> Value {
         match value {
             Value::Object(map) => {

@@ -5,7 +5,7 @@
 /// Timeout of a deferred request that names none: 30 days.
 pub const DEFAULT_TIMEOUT_SECONDS: i64 = 30 * 24 * 60 * 60;
 /// The longest timeout a request may ask for: 30 days.
-pub const MAX_TIMEOUT_SECONDS: i64 = DEFAULT_TIMEOUT_SECONDS;
+pub(crate) const MAX_TIMEOUT_SECONDS: i64 = DEFAULT_TIMEOUT_SECONDS;
 
 api_enum!(
     /// How the request is processed.

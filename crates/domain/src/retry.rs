@@ -12,7 +12,7 @@ pub const DEFAULT_RETRY_SCHEDULE: [i64; 11] = [
 ];
 
 /// The pause after `attempts_made` attempts in a schedule of seconds.
-pub fn retry_delay_in(schedule: &[i64], attempts_made: u32) -> Option<Duration> {
+pub(crate) fn retry_delay_in(schedule: &[i64], attempts_made: u32) -> Option<Duration> {
     let index = usize::try_from(attempts_made).ok()?.checked_sub(1)?;
     schedule.get(index).map(|s| Duration::seconds(*s))
 }
@@ -37,7 +37,7 @@ pub fn parse_retry_schedule(raw: &str) -> Result<Vec<i64>, String> {
 
 /// Spreads a delay by up to ±10 % so that receivers coming back from an
 /// outage are not hit by every retry at once. `spread` is in [-1, 1].
-pub fn with_jitter(delay: Duration, spread: f64) -> Duration {
+pub(crate) fn with_jitter(delay: Duration, spread: f64) -> Duration {
     let spread = spread.clamp(-1.0, 1.0);
     let millis = delay.num_milliseconds() as f64;
     Duration::milliseconds((millis * (1.0 + 0.1 * spread)).round() as i64)

@@ -88,7 +88,7 @@ impl Icon {
     }
 
     /// The default icon.
-    pub fn default_icon() -> Self {
+    pub(crate) fn default_icon() -> Self {
         Self(Self::DEFAULT.to_owned())
     }
 

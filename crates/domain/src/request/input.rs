@@ -26,7 +26,7 @@ pub struct RequestInput {
     pub image_url: Option<String>,
     /// See [`ResponseType`].
     pub response_type: Option<String>,
-    /// See [`ResponseConfig`].
+    /// See [`crate::ResponseConfig`].
     pub response_config: Option<Value>,
     /// `low`, `medium`, `high`, `critical`.
     pub priority: Option<String>,

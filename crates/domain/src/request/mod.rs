@@ -10,7 +10,6 @@ mod statement;
 pub use crate::quorum::{Answer, Quorum, QuorumRule, Response, MAX_QUORUM};
 pub use crate::request_fields::{
     ContentType, Platform, Priority, ProcessingType, RequestStatus, DEFAULT_TIMEOUT_SECONDS,
-    MAX_TIMEOUT_SECONDS,
 };
 pub use audience::Audience;
 pub use escalation::Escalation;

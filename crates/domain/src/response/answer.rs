@@ -24,7 +24,11 @@ fn listed(options: &[SelectOption]) -> String {
 impl ResponseConfig {
     /// Checks an answer (`field` names it in messages: `response_data` or
     /// `default_response`).
-    pub fn validate_answer(&self, field: &str, answer: &Value) -> Result<(), ValidationError> {
+    pub(crate) fn validate_answer(
+        &self,
+        field: &str,
+        answer: &Value,
+    ) -> Result<(), ValidationError> {
         let fail = |message: String| Err(ValidationError::field(field, message));
         match self {
             Self::Text {

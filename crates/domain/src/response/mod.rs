@@ -188,7 +188,7 @@ impl ResponseConfig {
     /// The names of the settings this type reads. (A template's form field
     /// takes these only; the words shown around a request's widget,
     /// [`ReviewerHints`], are not shown on forms.)
-    pub fn setting_names(response_type: ResponseType) -> &'static [&'static str] {
+    pub(crate) fn setting_names(response_type: ResponseType) -> &'static [&'static str] {
         match response_type {
             ResponseType::Text => &["min_length", "max_length"],
             ResponseType::SingleSelect => &["options"],
@@ -211,7 +211,7 @@ impl ResponseConfig {
     /// ask effort of reviewers, not of the fallback an automation names
     /// (HITL.sh's own scripts send a 19-character default where answers
     /// need 20, and `[]` as a multi-select default).
-    pub fn for_default(&self) -> Self {
+    pub(crate) fn for_default(&self) -> Self {
         match self {
             Self::Text { max_length, .. } => Self::Text {
                 min_length: 0,

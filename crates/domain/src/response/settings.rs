@@ -268,7 +268,7 @@ impl ResponseConfig {
 
     /// The settings of `response_type` read from `map`, where other keys
     /// may stand too; mistakes are named by their path under `prefix`.
-    pub fn parse_settings(
+    pub(crate) fn parse_settings(
         prefix: &str,
         response_type: ResponseType,
         map: &Map<String, Value>,

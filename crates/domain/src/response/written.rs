@@ -26,7 +26,7 @@ impl ResponseConfig {
     }
 
     /// Writes the effective value of every setting into `map`.
-    pub fn write_settings(&self, map: &mut Map<String, Value>) {
+    pub(crate) fn write_settings(&self, map: &mut Map<String, Value>) {
         let options_value = |options: &[SelectOption]| {
             Value::Array(options.iter().map(SelectOption::to_value).collect())
         };

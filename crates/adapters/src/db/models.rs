@@ -507,12 +507,11 @@ impl RequestRow {
             platform: enum_value("platform", &self.platform, Platform::parse)?,
             platform_version: self.platform_version,
             response_type,
-            // Parsed once, here: what was valid when written is valid now.
-            response_config: RequestConfig::parse(
+            // Parsed once, here.
+            response_config: RequestConfig::restore(
                 response_type,
-                Some(&from_json_text("response config", &self.response_config)?),
-            )
-            .map_err(|e| corrupt("response config", &e.to_string()))?,
+                from_json_text("response config", &self.response_config)?,
+            ),
             default_response: from_json_opt("default response", self.default_response.as_deref())?,
             timeout_seconds: (timeout_at - created_at).num_seconds(),
             timeout_at,

@@ -336,8 +336,10 @@ impl RequestInput {
         let config = response_type
             .and_then(|t| errors.collect(RequestConfig::parse(t, self.response_config.as_ref())));
         let default_response = self.default_response.filter(|v| !v.is_null());
-        if let (Some(config), Some(default)) = (&config, &default_response) {
-            errors.collect(Form::single(config.typed().for_default()).validate(
+        // Just parsed, so its typed bounds are there.
+        let bounds = config.as_ref().and_then(|c| c.typed().ok());
+        if let (Some(bounds), Some(default)) = (bounds, &default_response) {
+            errors.collect(Form::single(bounds.for_default()).validate(
                 "default_response",
                 default,
                 &Map::new(),
@@ -397,16 +399,13 @@ impl RequestInput {
             }
         }
         let no_escalation = self.escalation.as_ref().is_some_and(Value::is_null);
-        let test_response = match (&config, self.test_response.filter(|v| !v.is_null())) {
-            (Some(config), Some(answer)) => {
-                errors.collect(Form::single(config.typed().clone()).validate(
-                    "test_response",
-                    &answer,
-                    &Map::new(),
-                ))
-            }
-            _ => None,
-        };
+        let test_response =
+            match (bounds, self.test_response.filter(|v| !v.is_null())) {
+                (Some(bounds), Some(answer)) => errors.collect(
+                    Form::single(bounds.clone()).validate("test_response", &answer, &Map::new()),
+                ),
+                _ => None,
+            };
         let test_delay_seconds = match self.test_delay_seconds.filter(|v| !v.is_null()) {
             None => None,
             Some(raw) => {

@@ -106,7 +106,7 @@ impl ReviewRequest {
     }
 
     /// The typed bounds of the answer.
-    pub fn config(&self) -> &ResponseConfig {
+    pub fn config(&self) -> Result<&ResponseConfig, ValidationError> {
         self.response_config.typed()
     }
 
@@ -189,7 +189,7 @@ impl ReviewRequest {
             return self.answer_for_quorum(quorum, by, answer, now);
         }
         self.ensure_not_claimed_by_other(&by)?;
-        Form::single(self.config().clone()).validate("response_data", &answer, &Map::new())?;
+        Form::single(self.config()?.clone()).validate("response_data", &answer, &Map::new())?;
         if self.claimed_by.is_none() {
             self.record.claimed_by = Some(by);
             self.record.claimed_at = Some(now);
@@ -219,7 +219,7 @@ impl ReviewRequest {
         if self.broadcasted_to[entry].answer.is_some() {
             return Err(TransitionError::AlreadyAnswered.into());
         }
-        Form::single(self.config().clone()).validate("response_data", &answer, &Map::new())?;
+        Form::single(self.config()?.clone()).validate("response_data", &answer, &Map::new())?;
         self.record.broadcasted_to[entry].answer = Some(super::Answer {
             response_data: answer,
             response_at: now,
@@ -334,7 +334,7 @@ impl ReviewRequest {
         if self.status != RequestStatus::Pending || self.version != 0 {
             return Err(TransitionError::NotOpen.into());
         }
-        Form::single(self.config().clone()).validate("response_data", &answer, &Map::new())?;
+        Form::single(self.config()?.clone()).validate("response_data", &answer, &Map::new())?;
         self.record.status = RequestStatus::Completed;
         self.record.response_at = Some(now);
         self.record.response_data = Some(answer);
@@ -629,17 +629,23 @@ impl ReviewRequest {
         let context = patch
             .context
             .map(|c| errors.collect(parse_object("context", Some(c))).flatten());
-        let new_config = patch
-            .response_config
-            .filter(|c| !c.is_null())
-            .and_then(|raw| errors.collect(RequestConfig::parse(self.response_type, Some(&raw))));
-        let config = new_config.as_ref().unwrap_or(&self.response_config).typed();
+        let config_raw = patch.response_config.filter(|c| !c.is_null());
+        let new_config = config_raw
+            .as_ref()
+            .and_then(|raw| errors.collect(RequestConfig::parse(self.response_type, Some(raw))));
+        // A new configuration that is wrong is reported alone: the default
+        // is checked against the configuration that will hold.
+        let config = match (&config_raw, &new_config) {
+            (Some(_), Some(new)) => new.typed().ok(),
+            (Some(_), None) => None,
+            (None, _) => errors.collect(self.config()),
+        };
         let default_response = match patch.default_response {
             Some(Value::Null) => None,
             Some(value) => Some(value),
             None => self.default_response.clone(),
         };
-        if let Some(default) = &default_response {
+        if let (Some(config), Some(default)) = (config, &default_response) {
             errors.collect(Form::single(config.for_default()).validate(
                 "default_response",
                 default,

@@ -249,7 +249,10 @@ impl ResponseConfig {
 /// in). The two never disagree, since one is made from the other.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestConfig {
-    typed: ResponseConfig,
+    /// What parsing the stored object gave. A stored object that no longer
+    /// parses (bounds tightened since it was written) keeps its error, so
+    /// the request can still be read and shown; only answering it fails.
+    typed: Result<ResponseConfig, ValidationError>,
     shown: Value,
 }
 
@@ -262,12 +265,23 @@ impl RequestConfig {
     ) -> Result<Self, ValidationError> {
         let typed = ResponseConfig::parse(response_type, raw)?;
         let shown = typed.to_value(raw);
-        Ok(Self { typed, shown })
+        Ok(Self {
+            typed: Ok(typed),
+            shown,
+        })
+    }
+
+    /// The configuration a store gives back, as it was written.
+    pub fn restore(response_type: ResponseType, stored: Value) -> Self {
+        Self {
+            typed: ResponseConfig::parse(response_type, Some(&stored)),
+            shown: stored,
+        }
     }
 
     /// The typed bounds.
-    pub fn typed(&self) -> &ResponseConfig {
-        &self.typed
+    pub fn typed(&self) -> Result<&ResponseConfig, ValidationError> {
+        self.typed.as_ref().map_err(Clone::clone)
     }
 
     /// The object as stored and shown.

@@ -87,7 +87,7 @@ pub(crate) async fn route(
             };
             match &rule.then {
                 Action::Answer(answer) => {
-                    let fits = Form::single(fields.response_config.typed().clone()).validate(
+                    let fits = Form::single(fields.response_config.typed()?.clone()).validate(
                         "answer",
                         answer,
                         &Map::new(),

@@ -261,37 +261,88 @@ fn type_of(schema: &Value) -> Markup {
     if let Some(value) = schema.get("const") {
         return html! { code { (value.to_string()) } };
     }
-    match schema["type"].as_str() {
+    // OpenAPI 3.1 writes a nullable type as a list: `["string", "null"]`.
+    let kinds: Vec<&str> = match &schema["type"] {
+        Value::String(kind) => vec![kind.as_str()],
+        Value::Array(kinds) => kinds.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let nullable = kinds.contains(&"null");
+    let kind = kinds.into_iter().find(|k| *k != "null");
+    let shown = match kind {
         Some("array") => html! { "array of " (type_of(&schema["items"])) },
         Some(kind) => {
             let format = schema["format"].as_str();
             html! { (kind) @if let Some(f) = format { " (" (f) ")" } }
         }
         None if schema.get("allOf").is_some() => type_of(&schema["allOf"][0]),
+        None if nullable => return html! { "null" },
         None => html! { "any value" },
+    };
+    html! { (shown) @if nullable { " or null" } }
+}
+
+/// A field of a schema: its name, its own schema, and the fields the part
+/// it is written in requires.
+type FieldOf<'a> = (&'a String, &'a Value, Vec<&'a str>);
+
+/// The fields of `schema`: its own, and those of each part of an `allOf`
+/// written in place. Parts that are references are listed apart, as links.
+fn fields_of(schema: &Value) -> (Vec<FieldOf<'_>>, Vec<&str>) {
+    let mut fields = Vec::new();
+    let mut included = Vec::new();
+    let parts = std::iter::once(schema).chain(
+        schema["allOf"]
+            .as_array()
+            .map(|parts| parts.iter())
+            .into_iter()
+            .flatten(),
+    );
+    for part in parts {
+        if let Some(target) = part["$ref"].as_str() {
+            included.push(target.rsplit('/').next().unwrap_or(target));
+            continue;
+        }
+        let required: Vec<&str> = part["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if let Some(properties) = part["properties"].as_object() {
+            for (field, shape) in properties {
+                fields.push((field, shape, required.clone()));
+            }
+        }
     }
+    (fields, included)
 }
 
 fn schema_entry(name: &str, schema: &Value) -> Markup {
-    let required: Vec<&str> = schema["required"]
-        .as_array()
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
     let example = schema
         .get("example")
         .and_then(|e| serde_json::to_string_pretty(e).ok());
+    let (fields, included) = fields_of(schema);
     html! {
         article.schema id={ "schema-" (name) } {
             h3 { code { (name) } }
             @if let Some(description) = schema["description"].as_str() {
                 (markdown::render(description))
             }
-            @if let Some(properties) = schema["properties"].as_object() {
+            @if !included.is_empty() {
+                p {
+                    "Every field of "
+                    @for (i, part) in included.iter().enumerate() {
+                        @if i > 0 { ", " }
+                        a href={ "#schema-" (part) } { (part) }
+                    }
+                    @if !fields.is_empty() { ", and:" } @else { "." }
+                }
+            }
+            @if !fields.is_empty() {
                 div.table-scroll {
                     table {
                         thead { tr { th { "Field" } th { "Type" } th { "Description" } } }
                         tbody {
-                            @for (field, shape) in properties {
+                            @for (field, shape, required) in &fields {
                                 tr {
                                     td {
                                         code { (field) }
@@ -304,7 +355,7 @@ fn schema_entry(name: &str, schema: &Value) -> Markup {
                         }
                     }
                 }
-            } @else {
+            } @else if included.is_empty() {
                 p { (type_of(schema)) }
             }
             @if let Some(example) = example {
@@ -314,5 +365,33 @@ fn schema_entry(name: &str, schema: &Value) -> Markup {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn nullable_types_read_as_such() {
+        let shown = type_of(&json!({"type": ["string", "null"], "format": "date-time"}));
+        assert_eq!(shown.into_string(), "string (date-time) or null");
+        let list = type_of(&json!({"type": ["array", "null"], "items": {"type": "string"}}));
+        assert_eq!(list.into_string(), "array of string or null");
+        assert_eq!(type_of(&json!({})).into_string(), "any value");
+    }
+
+    #[test]
+    fn a_schema_made_of_parts_lists_every_field() {
+        let schema = json!({"allOf": [
+            {"$ref": "#/components/schemas/RequestFields"},
+            {"type": "object", "required": ["loop_id"],
+             "properties": {"loop_id": {"$ref": "#/components/schemas/Id"}}},
+        ]});
+        let html = schema_entry("NewRequest", &schema).into_string();
+        assert!(html.contains(r##"href="#schema-RequestFields""##), "{html}");
+        assert!(html.contains("<code>loop_id</code>"), "{html}");
+        assert!(html.contains("required"), "{html}");
     }
 }

@@ -172,7 +172,11 @@ async fn render(
     let mine = r.claimed_by == Some(me) && r.status == RequestStatus::Claimed;
     let can_answer = r.may_answer(&me);
     let action = |what: &str| format!("/app/requests/{}/{what}", r.id);
-    let (config, hints) = (r.config(), ReviewerHints::of(r.response_config.as_value()));
+    // A stored configuration that no longer parses shows no widget.
+    let (config, hints) = (
+        r.config().ok(),
+        ReviewerHints::of(r.response_config.as_value()),
+    );
     let body = html! {
         nav.crumbs {
             a href="/app" { "← Inbox" }
@@ -217,9 +221,11 @@ async fn render(
                 @if can_answer {
                     h2 { "Your answer" }
                     (view.problems.show())
-                    form.widget method="post" action=(action("respond")) data-type=(r.response_type.as_str()) {
-                        (csrf_field(person.csrf()))
-                        (widgets::widget(config, &hints, &view.previous))
+                    @if let Some(config) = config {
+                        form.widget method="post" action=(action("respond")) data-type=(r.response_type.as_str()) {
+                            (csrf_field(person.csrf()))
+                            (widgets::widget(config, &hints, &view.previous))
+                        }
                     }
                 } @else if reviewer {
                     (view.problems.show())
@@ -244,9 +250,11 @@ async fn render(
                         }
                     }
                     @if can_answer {
-                        form.widget method="post" action=(action("respond")) data-type=(r.response_type.as_str()) {
-                            (csrf_field(person.csrf()))
-                            (widgets::widget(config, &hints, &view.previous))
+                        @if let Some(config) = config {
+                            form.widget method="post" action=(action("respond")) data-type=(r.response_type.as_str()) {
+                                (csrf_field(person.csrf()))
+                                (widgets::widget(config, &hints, &view.previous))
+                            }
                         }
                     }
                 }
@@ -409,7 +417,7 @@ pub(crate) async fn respond(
     let id = parse_id(&path)?;
     let who = posted.person.principal();
     let r = state.requests.get(who, &id).await?;
-    let answer = widgets::answer(r.config(), &posted.form);
+    let answer = widgets::answer(r.config().map_err(ServiceError::from)?, &posted.form);
     let result = state.requests.respond(who, &id, Some(answer)).await;
     finish(&state, &posted, &id, result.map(|_| "answered")).await
 }

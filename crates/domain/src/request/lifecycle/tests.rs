@@ -387,6 +387,17 @@ fn update_checks_the_default_against_the_new_config_and_is_all_or_nothing() {
     );
     assert_eq!(r, before, "a refused patch changes nothing");
 
+    // A wrong new configuration is reported alone, not the default checked
+    // against the options it would have replaced.
+    let patch = RequestPatch {
+        response_config: Some(json!({"options": ["x", ""]})),
+        default_response: Some(json!("x")),
+        ..RequestPatch::default()
+    };
+    let err = r.update(patch, t(5)).unwrap_err().to_string();
+    assert!(err.contains("response_config.options"), "{err}");
+    assert!(!err.contains("default_response"), "{err}");
+
     let patch = RequestPatch {
         response_config: Some(json!({"options": ["b", "c"]})),
         default_response: Some(json!("c")),
@@ -794,4 +805,17 @@ fn a_test_request_answers_itself_when_its_clock_gets_there() {
     .unwrap_err();
     let fields: Vec<&str> = bad.errors.iter().map(|e| e.field.as_str()).collect();
     assert_eq!(fields, ["test_response", "test_delay_seconds"]);
+}
+
+#[test]
+fn a_stored_configuration_that_no_longer_parses_is_read_but_not_answered() {
+    let mut record = request().into_record();
+    // A select whose options are gone: no answer could fit.
+    record.response_type = crate::ResponseType::SingleSelect;
+    record.response_config =
+        crate::RequestConfig::restore(record.response_type, json!({"options": []}));
+    let mut r = ReviewRequest::restore(record);
+    assert_eq!(r.response_config.as_value(), &json!({"options": []}));
+    assert!(r.config().is_err());
+    assert!(r.respond(user(2), json!("a"), t(1)).is_err());
 }

@@ -154,15 +154,10 @@ pub(crate) fn json_bytes(data: &impl Serialize) -> Bytes {
 impl Reply {
     /// `data`, the same in both envelopes.
     pub(crate) fn new(status: StatusCode, msg: &'static str, data: impl Serialize) -> Self {
-        Self::made(status, msg, json_bytes(&data))
-    }
-
-    /// Data serialized before (kept by [`crate::rendered`]).
-    pub(crate) fn made(status: StatusCode, msg: &'static str, data: Bytes) -> Self {
         Self {
             status,
             msg,
-            shape: Shape::Same(data),
+            shape: Shape::Same(json_bytes(&data)),
             pagination: None,
         }
     }

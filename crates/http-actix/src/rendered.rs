@@ -15,12 +15,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 use actix_web::web::Bytes;
 use reviewloop_domain::{RequestId, ReviewRequest, UserId};
 
+use crate::envelope::Surface;
+
 /// Answers kept at most.
 const KEPT: usize = 1024;
 
 struct Rendered {
     state: Arc<ReviewRequest>,
     viewer: UserId,
+    surface: Surface,
     body: Bytes,
 }
 
@@ -31,17 +34,20 @@ pub(crate) struct RenderedRequests {
 }
 
 impl RenderedRequests {
-    /// The answer showing `state` to `viewer`: the one made before, or
-    /// made now by `render` and kept.
+    /// The answer showing `state` to `viewer` in the envelope of
+    /// `surface`: the one made before, or made now by `render` and kept.
     pub(crate) fn body(
         &self,
         state: &Arc<ReviewRequest>,
         viewer: &UserId,
+        surface: Surface,
         render: impl FnOnce() -> Bytes,
     ) -> Bytes {
         let kept = |map: &HashMap<RequestId, Rendered>| {
             map.get(&state.id)
-                .filter(|r| Arc::ptr_eq(&r.state, state) && r.viewer == *viewer)
+                .filter(|r| {
+                    Arc::ptr_eq(&r.state, state) && r.viewer == *viewer && r.surface == surface
+                })
                 .map(|r| r.body.clone())
         };
         if let Some(body) = kept(&self.lock()) {
@@ -60,6 +66,7 @@ impl RenderedRequests {
             Rendered {
                 state: state.clone(),
                 viewer: *viewer,
+                surface,
                 body: body.clone(),
             },
         );
@@ -110,15 +117,19 @@ mod tests {
         };
         let first = request("first");
         let viewer = first.creator_id;
-        assert_eq!(kept.body(&first, &viewer, || render("a")), "a");
-        assert_eq!(kept.body(&first, &viewer, || render("b")), "a");
+        let a = Surface::Request;
+        assert_eq!(kept.body(&first, &viewer, a, || render("a")), "a");
+        assert_eq!(kept.body(&first, &viewer, a, || render("b")), "a");
         assert_eq!(made.get(), 1, "the same state is not serialized again");
         // Another viewer sees the request its own way.
         let other = UserId::new(reviewloop_domain::ObjectId::from_parts(1, [9; 8]));
-        assert_eq!(kept.body(&first, &other, || render("c")), "c");
+        assert_eq!(kept.body(&first, &other, a, || render("c")), "c");
         // A new state of the same request (even an equal one) is made anew.
         let second = Arc::new((*first).clone());
-        assert_eq!(kept.body(&second, &viewer, || render("d")), "d");
-        assert_eq!(made.get(), 3);
+        assert_eq!(kept.body(&second, &viewer, a, || render("d")), "d");
+        // Another envelope is another answer.
+        let b = Surface::Alternate;
+        assert_eq!(kept.body(&second, &viewer, b, || render("e")), "e");
+        assert_eq!(made.get(), 4);
     }
 }

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest};
+use actix_web::{web, HttpRequest, HttpResponse};
 use reviewloop_domain::{LoopId, RequestId, RequestPatch};
 use reviewloop_service::{CreatedRequest, ListRequestsInput};
 use reviewloop_wire::requests::{
@@ -16,7 +16,7 @@ use super::once::{once, Answer};
 use super::views;
 use crate::auth::Caller;
 use crate::body::{id, Body};
-use crate::envelope::{json_bytes, Reply};
+use crate::envelope::{json_response, Reply, Surface};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -145,9 +145,10 @@ pub(super) async fn list_in_loop(
 pub(super) async fn get(
     state: web::Data<AppState>,
     caller: Caller,
+    req: HttpRequest,
     path: web::Path<String>,
     query: web::Query<GetQuery>,
-) -> Result {
+) -> std::result::Result<HttpResponse, ApiError> {
     let id = id::<RequestId>(&path)?;
     let wait = long_poll_wait(query.wait.as_deref())?;
     let request = if wait.is_zero() {
@@ -158,17 +159,16 @@ pub(super) async fn get(
             .get_when_settled(&caller.principal, &id, wait)
             .await?
     };
-    let viewer = &caller.principal.user_id;
-    let data = state.rendered.body(&request, viewer, || {
-        json_bytes(&OneRequestOut {
+    // The whole answer is kept, in the envelope of the route's surface, so
+    // a poll that finds nothing new writes bytes made once.
+    let (viewer, surface) = (&caller.principal.user_id, Surface::of(&req));
+    let body = state.rendered.body(&request, viewer, surface, || {
+        let one = OneRequestOut {
             request: RequestOut::for_viewer(&request, viewer),
-        })
+        };
+        Reply::new(StatusCode::OK, "Request retrieved successfully", one).body(surface)
     });
-    Ok(Reply::made(
-        StatusCode::OK,
-        "Request retrieved successfully",
-        data,
-    ))
+    Ok(json_response(StatusCode::OK, body))
 }
 
 /// The longest a client may ask `GET /requests/{id}` to wait.

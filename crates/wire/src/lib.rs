@@ -21,8 +21,6 @@ pub mod requests;
 pub mod schema;
 pub mod webhooks;
 
-pub use present::{present, present_text};
-
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::{PartialSchema, ToSchema};
 

@@ -168,14 +168,14 @@ pub struct WebhookPatchIn {
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = OneWebhook)]
 pub struct OneWebhookOut<'a> {
-    pub webhook: WebhookOut<'a>,
+    pub webhook: &'a WebhookOut<'a>,
 }
 
 /// The caller's subscriptions on the request surface.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = WebhookList)]
 pub struct WebhookListOut<'a> {
-    pub webhooks: Vec<WebhookOut<'a>>,
+    pub webhooks: &'a [WebhookOut<'a>],
     pub count: usize,
 }
 
@@ -193,7 +193,7 @@ pub struct WebhookDeletedOut {
 pub struct DeliveryListOut<'a> {
     #[schema(value_type = schema::Id)]
     pub webhook_id: WebhookId,
-    pub deliveries: Vec<DeliveryOut<'a>>,
+    pub deliveries: &'a [DeliveryOut<'a>],
     pub count: usize,
 }
 
@@ -201,5 +201,5 @@ pub struct DeliveryListOut<'a> {
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = OneDelivery)]
 pub struct OneDeliveryOut<'a> {
-    pub delivery: DeliveryOut<'a>,
+    pub delivery: &'a DeliveryOut<'a>,
 }

@@ -65,22 +65,20 @@ pub(super) async fn create(
 
 /// One subscription: `{"webhook": ...}` in envelope A, itself in B.
 fn one(status: StatusCode, msg: &'static str, webhook: WebhookOut<'_>) -> Reply {
-    let b = serde_json::to_value(&webhook).unwrap_or_default();
-    Reply::each(status, msg, OneWebhookOut { webhook }, b)
+    Reply::each(status, msg, OneWebhookOut { webhook: &webhook }, &webhook)
 }
 
 pub(super) async fn list(state: web::Data<AppState>, caller: Caller) -> Result {
     let webhooks = state.webhooks.list(&caller.principal).await?;
     let shown: Vec<WebhookOut> = webhooks.iter().map(WebhookOut::of).collect();
-    let b = serde_json::to_value(&shown).unwrap_or_default();
     Ok(Reply::each(
         StatusCode::OK,
         "Webhooks retrieved successfully",
         WebhookListOut {
+            webhooks: &shown,
             count: shown.len(),
-            webhooks: shown,
         },
-        b,
+        &shown,
     ))
 }
 
@@ -159,16 +157,15 @@ pub(super) async fn deliveries(
         .deliveries(&caller.principal, &webhook_id)
         .await?;
     let shown: Vec<DeliveryOut> = list.iter().map(|(d, a)| DeliveryOut::of(d, a)).collect();
-    let b = serde_json::to_value(&shown).unwrap_or_default();
     Ok(Reply::each(
         StatusCode::OK,
         "Deliveries retrieved successfully",
         DeliveryListOut {
             webhook_id,
+            deliveries: &shown,
             count: shown.len(),
-            deliveries: shown,
         },
-        b,
+        &shown,
     ))
 }
 
@@ -184,11 +181,12 @@ pub(super) async fn redeliver(
         .redeliver(&caller.principal, &webhook_id, &delivery_id)
         .await?;
     let delivery = DeliveryOut::of(&queued, &[]);
-    let b = serde_json::to_value(&delivery).unwrap_or_default();
     Ok(Reply::each(
         StatusCode::ACCEPTED,
         "Delivery queued again",
-        OneDeliveryOut { delivery },
-        b,
+        OneDeliveryOut {
+            delivery: &delivery,
+        },
+        &delivery,
     ))
 }

@@ -507,7 +507,7 @@ impl RequestRow {
             platform: enum_value("platform", &self.platform, Platform::parse)?,
             platform_version: self.platform_version,
             response_type,
-            // Parsed once, here.
+            // Parsed when an answer first needs it, not on every read.
             response_config: RequestConfig::restore(
                 response_type,
                 from_json_text("response config", &self.response_config)?,

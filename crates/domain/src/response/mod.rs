@@ -11,6 +11,8 @@ mod written;
 
 pub use hints::ReviewerHints;
 
+use std::sync::OnceLock;
+
 use serde_json::{Map, Value};
 
 use crate::error::ValidationError;
@@ -243,17 +245,27 @@ impl ResponseConfig {
     }
 }
 
-/// A request's answer bounds, parsed once: the typed configuration its
-/// answers are checked against, and the object as stored and shown (the
-/// client's own keys, such as reviewer hints, kept; every default filled
-/// in). The two never disagree, since one is made from the other.
-#[derive(Debug, Clone, PartialEq)]
+/// A request's answer bounds, parsed at most once: the object as stored
+/// and shown (the client's own keys, such as reviewer hints, kept; every
+/// default filled in), and the typed configuration answers are checked
+/// against, made from it. A configuration read back from a store is parsed
+/// the first time an answer is checked against it, not on every read: most
+/// reads only show it.
+#[derive(Debug, Clone)]
 pub struct RequestConfig {
-    /// What parsing the stored object gave. A stored object that no longer
-    /// parses (bounds tightened since it was written) keeps its error, so
-    /// the request can still be read and shown; only answering it fails.
-    typed: Result<ResponseConfig, ValidationError>,
+    response_type: ResponseType,
     shown: Value,
+    /// What parsing `shown` gives. A stored object that no longer parses
+    /// (bounds tightened since it was written) keeps its error, so the
+    /// request can still be read and shown; only answering it fails.
+    typed: OnceLock<Result<ResponseConfig, ValidationError>>,
+}
+
+impl PartialEq for RequestConfig {
+    /// The typed bounds follow from the rest, parsed yet or not.
+    fn eq(&self, other: &Self) -> bool {
+        self.response_type == other.response_type && self.shown == other.shown
+    }
 }
 
 impl RequestConfig {
@@ -264,24 +276,28 @@ impl RequestConfig {
         raw: Option<&Value>,
     ) -> Result<Self, ValidationError> {
         let typed = ResponseConfig::parse(response_type, raw)?;
-        let shown = typed.to_value(raw);
         Ok(Self {
-            typed: Ok(typed),
-            shown,
+            response_type,
+            shown: typed.to_value(raw),
+            typed: OnceLock::from(Ok(typed)),
         })
     }
 
     /// The configuration a store gives back, as it was written.
     pub fn restore(response_type: ResponseType, stored: Value) -> Self {
         Self {
-            typed: ResponseConfig::parse(response_type, Some(&stored)),
+            response_type,
             shown: stored,
+            typed: OnceLock::new(),
         }
     }
 
     /// The typed bounds.
     pub fn typed(&self) -> Result<&ResponseConfig, ValidationError> {
-        self.typed.as_ref().map_err(Clone::clone)
+        self.typed
+            .get_or_init(|| ResponseConfig::parse(self.response_type, Some(&self.shown)))
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// The object as stored and shown.

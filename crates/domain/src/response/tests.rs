@@ -480,3 +480,22 @@ fn hitl_bounds_are_enforced() {
         "response_config.min_value disagrees with response_config.min: send one of them"
     );
 }
+
+#[test]
+fn a_restored_configuration_is_the_one_written_and_parses_when_used() {
+    let written = RequestConfig::parse(
+        ResponseType::SingleSelect,
+        Some(&json!({"options": ["a", "b"], "placeholder": "Pick"})),
+    )
+    .unwrap();
+    let restored = RequestConfig::restore(ResponseType::SingleSelect, written.as_value().clone());
+    assert_eq!(restored, written, "equal before it is parsed");
+    assert_eq!(restored.typed().unwrap(), written.typed().unwrap());
+    assert_eq!(restored, written, "and after");
+    let broken = RequestConfig::restore(ResponseType::SingleSelect, json!({"options": []}));
+    assert!(broken.typed().is_err());
+    assert!(
+        broken.typed().is_err(),
+        "the error is kept, not lost on first use"
+    );
+}

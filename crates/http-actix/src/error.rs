@@ -7,7 +7,7 @@ use actix_web::http::header::{HeaderValue, RETRY_AFTER};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use chrono::Utc;
-use reviewloop_service::{Missing, ServiceError};
+use reviewloop_service::{Failure, Missing, ServiceError};
 use reviewloop_wire::envelope::{ErrorA, FieldProblem, UsageOut};
 use serde_json::Value;
 
@@ -118,10 +118,11 @@ impl ApiError {
     }
 }
 
-impl From<ServiceError> for ApiError {
-    fn from(error: ServiceError) -> Self {
+/// Every use case's error reaches the client through its class.
+impl<E: Failure> From<E> for ApiError {
+    fn from(error: E) -> Self {
         Self {
-            error,
+            error: error.into(),
             status: None,
         }
     }

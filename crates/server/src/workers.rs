@@ -7,7 +7,7 @@ use std::time::Duration;
 use reviewloop_adapters::SharedRateLimiter;
 use reviewloop_service::{
     ChangeHub, DeliveryService, EventStream, IdempotencyService, NoticeService, PeopleService,
-    RequestService, ServiceError,
+    RequestService,
 };
 use tokio::sync::watch;
 use tokio::sync::Semaphore;
@@ -22,7 +22,7 @@ const TIMEOUT_TICK: Duration = Duration::from_millis(250);
 /// told to stop: again at once while passes come back full, since more
 /// work is waiting, else after `tick`, or sooner when `wake` says this
 /// instance wrote to the outbox.
-async fn in_passes<F, Fut>(
+async fn in_passes<F, Fut, E>(
     what: &'static str,
     batch: u32,
     tick: Duration,
@@ -31,7 +31,8 @@ async fn in_passes<F, Fut>(
     mut pass: F,
 ) where
     F: FnMut() -> Fut,
-    Fut: Future<Output = Result<usize, ServiceError>>,
+    Fut: Future<Output = Result<usize, E>>,
+    E: std::fmt::Display,
 {
     loop {
         // Listening before the pass (a `Notified` hears `notify_waiters`
@@ -85,7 +86,7 @@ pub(crate) async fn time_out_due_requests(requests: RequestService, stop: watch:
             if settled > 0 {
                 tracing::info!(settled, "test requests answered or timed out");
             }
-            Ok(ended.max(settled))
+            Ok::<_, reviewloop_service::SweepError>(ended.max(settled))
         },
     )
     .await;
@@ -106,7 +107,7 @@ pub(crate) async fn escalate_due_requests(requests: RequestService, stop: watch:
             if escalated > 0 {
                 tracing::info!(escalated, "requests escalated");
             }
-            Ok(escalated)
+            Ok::<_, reviewloop_ports::StoreError>(escalated)
         },
     )
     .await;

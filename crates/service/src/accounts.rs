@@ -2,16 +2,72 @@
 //! bootstraps. Keys are random, shown once, and stored only as a SHA-256
 //! hash; a fast hash is enough because a key carries 192 random bits.
 
-use reviewloop_domain::{ApiKey, ApiKeyId, Email, NewApiKey, Permission, Plan, User, UserId};
+use reviewloop_domain::{
+    ApiKey, ApiKeyId, Email, NewApiKey, Permission, Plan, User, UserId, ValidationError,
+};
 use std::sync::Arc;
 
 use reviewloop_ports::{AccountStore, Clock, IdSource, StoreError};
 use sha2::{Digest, Sha256};
 
 use crate::auth::KeyCache;
-use crate::error::{Missing, ServiceError};
+use crate::error::{use_case_error, AccountRule, Bug, Denied, Missing};
+
 use crate::ports::AccountPorts;
 use crate::principal::Principal;
+
+use_case_error! {
+    /// Why an account could not be created ([`AccountService::create_user`]).
+    pub enum CreateUserError {
+        Invalid(ValidationError),
+        Rule(AccountRule),
+        Store(StoreError),
+    }
+
+    /// Why a key could not be created ([`AccountService::create_key`],
+    /// [`AccountService::create_own_key`]).
+    pub enum CreateKeyError {
+        Denied(Denied),
+        Invalid(ValidationError),
+        Store(StoreError),
+        Bug(Bug),
+    }
+
+    /// Why an account's keys could not be listed
+    /// ([`AccountService::list_keys`], [`AccountService::own_keys`]).
+    pub enum ListKeysError {
+        Denied(Denied),
+        Invalid(ValidationError),
+        NotFound(Missing),
+        Store(StoreError),
+    }
+
+    /// Why a key could not be revoked ([`AccountService::revoke_key`],
+    /// [`AccountService::revoke_own_key`]).
+    pub enum RevokeKeyError {
+        Denied(Denied),
+        Rule(AccountRule),
+        NotFound(Missing),
+        Store(StoreError),
+    }
+
+    /// Why a callback signing secret could not be read or replaced
+    /// ([`AccountService::signing_secret`],
+    /// [`AccountService::rotate_signing_secret`],
+    /// [`AccountService::signing_secret_of`]).
+    pub enum SigningSecretError {
+        Denied(Denied),
+        Invalid(ValidationError),
+        NotFound(Missing),
+        Store(StoreError),
+    }
+
+    /// Why the first account could not be made ([`AccountService::bootstrap`]).
+    pub enum BootstrapError {
+        Store(StoreError),
+        Bug(Bug),
+    }
+}
 
 /// The email of the account created on first start.
 pub const BOOTSTRAP_EMAIL: &str = "admin@localhost";
@@ -37,23 +93,26 @@ pub(crate) fn new_user(clock: &dyn Clock, ids: &dyn IdSource, email: Email) -> U
 }
 
 /// The account of `email`; 404 when there is none.
-pub(crate) async fn existing_user(
-    accounts: &dyn AccountStore,
-    email: &Email,
-) -> Result<User, ServiceError> {
+pub(crate) async fn existing_user<E>(accounts: &dyn AccountStore, email: &Email) -> Result<User, E>
+where
+    E: From<Missing> + From<StoreError>,
+{
     accounts
         .user_by_email(email)
         .await?
-        .ok_or(ServiceError::NotFound(Missing::User))
+        .ok_or(Missing::User.into())
 }
 
 /// The account of `email`, created if it has none yet.
-pub(crate) async fn find_or_create_user(
+pub(crate) async fn find_or_create_user<E>(
     accounts: &dyn AccountStore,
     clock: &dyn Clock,
     ids: &dyn IdSource,
     email: Email,
-) -> Result<User, ServiceError> {
+) -> Result<User, E>
+where
+    E: From<StoreError> + From<Bug>,
+{
     if let Some(user) = accounts.user_by_email(&email).await? {
         return Ok(user);
     }
@@ -64,7 +123,7 @@ pub(crate) async fn find_or_create_user(
         Err(StoreError::Conflict(_)) => accounts
             .user_by_email(&email)
             .await?
-            .ok_or_else(|| ServiceError::Unexpected("user vanished after email conflict".into())),
+            .ok_or_else(|| Bug::new("user vanished after email conflict").into()),
         Err(e) => Err(e.into()),
     }
 }
@@ -145,22 +204,19 @@ impl AccountService {
 
     /// Creates an account; refuses an email that already has one.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn create_user(&self, email: &str) -> Result<User, ServiceError> {
+    pub async fn create_user(&self, email: &str) -> Result<User, CreateUserError> {
         let email = Email::parse(email)?;
         let user = new_user(&*self.ports.clock, &*self.ports.ids, email);
         match self.ports.accounts.insert_user(&user).await {
             Ok(()) => Ok(user),
-            Err(StoreError::Conflict(_)) => Err(ServiceError::Conflict(format!(
-                "A user with email {} already exists",
-                user.email
-            ))),
+            Err(StoreError::Conflict(_)) => Err(AccountRule::EmailTaken(user.email.clone()).into()),
             Err(e) => Err(e.into()),
         }
     }
 
     /// Creates a key, and its account if the email has none yet.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn create_key(&self, new: NewKey) -> Result<CreatedKey, ServiceError> {
+    pub async fn create_key(&self, new: NewKey) -> Result<CreatedKey, CreateKeyError> {
         let email = Email::parse(&new.email)?;
         let permissions = match new.permissions.as_deref() {
             Some(list) => Permission::parse_list(list)?,
@@ -180,7 +236,7 @@ impl AccountService {
             .map(Plan::parse)
             .transpose()?
             .unwrap_or_default();
-        let user = find_or_create_user(
+        let user = find_or_create_user::<CreateKeyError>(
             &*self.ports.accounts,
             &*self.ports.clock,
             &*self.ports.ids,
@@ -194,23 +250,24 @@ impl AccountService {
 
     /// The keys of an account, newest first.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn list_keys(&self, email: &str) -> Result<(User, Vec<ApiKey>), ServiceError> {
-        let user = existing_user(&*self.ports.accounts, &Email::parse(email)?).await?;
+    pub async fn list_keys(&self, email: &str) -> Result<(User, Vec<ApiKey>), ListKeysError> {
+        let user =
+            existing_user::<ListKeysError>(&*self.ports.accounts, &Email::parse(email)?).await?;
         let keys = self.ports.accounts.api_keys_of(&user.id).await?;
         Ok((user, keys))
     }
 
     /// Revokes a key; it stops working at once.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn revoke_key(&self, id: &str) -> Result<ApiKey, ServiceError> {
-        let id = ApiKeyId::parse(id).map_err(|e| ServiceError::Refused(e.to_string()))?;
+    pub async fn revoke_key(&self, id: &str) -> Result<ApiKey, RevokeKeyError> {
+        let id = ApiKeyId::parse(id).map_err(|e| AccountRule::BadKeyId(e.to_string()))?;
         let now = self.ports.clock.now();
         let key = self
             .ports
             .accounts
             .revoke_api_key(&id, now)
             .await?
-            .ok_or(ServiceError::NotFound(Missing::ApiKey))?;
+            .ok_or(Missing::ApiKey)?;
         if let Some(keys) = &self.keys {
             keys.forget_key(&key.id);
         }
@@ -219,18 +276,16 @@ impl AccountService {
 
     /// Refuses unless the caller is a person signed in (not a program with
     /// a key): a key must not mint or revoke keys.
-    fn require_person(caller: &Principal) -> Result<(), ServiceError> {
+    fn require_person(caller: &Principal) -> Result<(), Denied> {
         match caller.api_key_id {
             None => Ok(()),
-            Some(_) => Err(ServiceError::Forbidden(
-                "API keys are managed by a person signed in to the web application".into(),
-            )),
+            Some(_) => Err(Denied::KeysNeedPerson),
         }
     }
 
     /// The signed-in person's own keys, newest first.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn own_keys(&self, caller: &Principal) -> Result<Vec<ApiKey>, ServiceError> {
+    pub async fn own_keys(&self, caller: &Principal) -> Result<Vec<ApiKey>, ListKeysError> {
         Self::require_person(caller)?;
         Ok(self.ports.accounts.api_keys_of(&caller.user_id).await?)
     }
@@ -241,7 +296,7 @@ impl AccountService {
         &self,
         caller: &Principal,
         mut new: NewKey,
-    ) -> Result<CreatedKey, ServiceError> {
+    ) -> Result<CreatedKey, CreateKeyError> {
         Self::require_person(caller)?;
         new.email = caller.email.to_string();
         self.create_key(new).await
@@ -254,26 +309,29 @@ impl AccountService {
         &self,
         caller: &Principal,
         id: &str,
-    ) -> Result<ApiKey, ServiceError> {
+    ) -> Result<ApiKey, RevokeKeyError> {
         Self::require_person(caller)?;
-        let mine = ApiKeyId::parse(id).map_err(|_| ServiceError::NotFound(Missing::ApiKey))?;
+        let mine = ApiKeyId::parse(id).map_err(|_| Missing::ApiKey)?;
         let keys = self.ports.accounts.api_keys_of(&caller.user_id).await?;
         if !keys.iter().any(|k| k.id == mine) {
-            return Err(ServiceError::NotFound(Missing::ApiKey));
+            return Err(Missing::ApiKey.into());
         }
         self.revoke_key(id).await
     }
 
     /// The secret that signs the caller's callbacks.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn signing_secret(&self, caller: &Principal) -> Result<String, ServiceError> {
+    pub async fn signing_secret(&self, caller: &Principal) -> Result<String, SigningSecretError> {
         caller.require(Permission::RequestsRead)?;
         self.secret_of(&caller.user_id).await
     }
 
     /// Replaces the secret that signs the caller's callbacks; returns the new one.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn rotate_signing_secret(&self, caller: &Principal) -> Result<String, ServiceError> {
+    pub async fn rotate_signing_secret(
+        &self,
+        caller: &Principal,
+    ) -> Result<String, SigningSecretError> {
         caller.require_live("the signing secret")?;
         caller.require(Permission::RequestsWrite)?;
         self.rotate_secret_of(&caller.user_id).await
@@ -285,8 +343,10 @@ impl AccountService {
         &self,
         email: &str,
         rotate: bool,
-    ) -> Result<(User, String), ServiceError> {
-        let user = existing_user(&*self.ports.accounts, &Email::parse(email)?).await?;
+    ) -> Result<(User, String), SigningSecretError> {
+        let user =
+            existing_user::<SigningSecretError>(&*self.ports.accounts, &Email::parse(email)?)
+                .await?;
         let secret = if rotate {
             self.rotate_secret_of(&user.id).await?
         } else {
@@ -295,21 +355,21 @@ impl AccountService {
         Ok((user, secret))
     }
 
-    async fn secret_of(&self, user: &UserId) -> Result<String, ServiceError> {
+    async fn secret_of(&self, user: &UserId) -> Result<String, SigningSecretError> {
         let user = self
             .ports
             .accounts
             .user_by_id(user)
             .await?
-            .ok_or(ServiceError::NotFound(Missing::User))?;
+            .ok_or(Missing::User)?;
         Ok(user.into_record().signing_secret)
     }
 
-    async fn rotate_secret_of(&self, user: &UserId) -> Result<String, ServiceError> {
+    async fn rotate_secret_of(&self, user: &UserId) -> Result<String, SigningSecretError> {
         let secret = crate::signing::new_secret(&self.ports.ids.secret_hex(24));
         match self.ports.accounts.set_signing_secret(user, &secret).await {
             Ok(()) => Ok(secret),
-            Err(StoreError::NotFound) => Err(ServiceError::NotFound(Missing::User)),
+            Err(StoreError::NotFound) => Err(Missing::User.into()),
             Err(e) => Err(e.into()),
         }
     }
@@ -317,8 +377,8 @@ impl AccountService {
     /// On a database with no account at all, creates `admin@localhost` with
     /// every permission and returns its key; otherwise `None`.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn bootstrap(&self) -> Result<Option<CreatedKey>, ServiceError> {
-        let email = Email::parse(BOOTSTRAP_EMAIL)?;
+    pub async fn bootstrap(&self) -> Result<Option<CreatedKey>, BootstrapError> {
+        let email = Email::parse(BOOTSTRAP_EMAIL).map_err(|e| Bug::new(e.to_string()))?;
         let user = new_user(&*self.ports.clock, &*self.ports.ids, email);
         let (plain, key) = self.new_key(
             &user,
@@ -440,7 +500,7 @@ mod tests {
         ] {
             assert!(matches!(
                 service.create_key(new).await,
-                Err(ServiceError::Invalid(_))
+                Err(CreateKeyError::Invalid(_))
             ));
         }
     }
@@ -495,11 +555,11 @@ mod tests {
         let service = AccountService::new(kit.ports());
         assert!(matches!(
             service.revoke_key("0123456789abcdef01234567").await,
-            Err(ServiceError::NotFound(_))
+            Err(RevokeKeyError::NotFound(Missing::ApiKey))
         ));
         assert!(matches!(
             service.revoke_key("xyz").await,
-            Err(ServiceError::Refused(_))
+            Err(RevokeKeyError::Rule(AccountRule::BadKeyId(_)))
         ));
     }
 }

@@ -7,7 +7,19 @@ use chrono::{Duration, NaiveDate};
 use reviewloop_domain::{Email, LoopId, Permission, RequestStatus, UserId, ValidationError};
 use reviewloop_ports::RequestFacts;
 
-use crate::error::{Missing, ServiceError};
+use reviewloop_ports::StoreError;
+
+use crate::error::{use_case_error, Denied, Missing};
+
+use_case_error! {
+    /// Why the figures could not be computed ([`AnalyticsService::of`]).
+    pub enum AnalyticsError {
+        Denied(Denied),
+        Invalid(ValidationError),
+        NotFound(Missing),
+        Store(StoreError),
+    }
+}
 use crate::ports::AnalyticsPorts;
 use crate::principal::Principal;
 
@@ -129,7 +141,7 @@ impl AnalyticsService {
         caller: &Principal,
         loop_id: Option<LoopId>,
         days: u32,
-    ) -> Result<Analytics, ServiceError> {
+    ) -> Result<Analytics, AnalyticsError> {
         caller.require(Permission::RequestsRead)?;
         if !ANALYTICS_WINDOWS.contains(&days) {
             return Err(ValidationError::field("days", "days must be 7 or 30").into());
@@ -137,7 +149,7 @@ impl AnalyticsService {
         let loops = self.ports.loops.loops_created_by(&caller.user_id).await?;
         if let Some(id) = loop_id {
             if !loops.iter().any(|l| l.id == id) {
-                return Err(ServiceError::NotFound(Missing::Loop));
+                return Err(Missing::Loop.into());
             }
         }
         let now = self.ports.clock.now();

@@ -3,7 +3,18 @@
 
 use reviewloop_domain::{verify_chain, AuditEntry, ChainBreak, Email, Permission, UserId};
 
-use crate::error::ServiceError;
+use reviewloop_ports::StoreError;
+
+use crate::error::{use_case_error, Missing, QueryError};
+
+use_case_error! {
+    /// Why audit chains could not be checked ([`AuditService::verify`]).
+    pub enum VerifyAuditError {
+        Invalid(reviewloop_domain::ValidationError),
+        NotFound(Missing),
+        Store(StoreError),
+    }
+}
 use crate::ports::AuditPorts;
 use crate::principal::Principal;
 
@@ -55,13 +66,13 @@ impl AuditService {
 
     /// Links entries written since the last pass into their accounts'
     /// chains, up to `batch`; returns how many.
-    pub async fn link(&self, batch: u32) -> Result<usize, ServiceError> {
-        Ok(self.ports.audit.link_audit(batch).await?)
+    pub async fn link(&self, batch: u32) -> Result<usize, StoreError> {
+        self.ports.audit.link_audit(batch).await
     }
 
     /// Links everything written so far, so a read sees every change that
     /// committed before it.
-    async fn link_all(&self) -> Result<(), ServiceError> {
+    async fn link_all(&self) -> Result<(), StoreError> {
         while self.link(LINK_BATCH).await? >= LINK_BATCH as usize {}
         Ok(())
     }
@@ -72,7 +83,7 @@ impl AuditService {
         caller: &Principal,
         limit: Option<u32>,
         offset: Option<u32>,
-    ) -> Result<AuditPage, ServiceError> {
+    ) -> Result<AuditPage, QueryError> {
         caller.require_live("the audit log")?;
         caller.require(Permission::RequestsRead)?;
         let limit = limit.unwrap_or(AUDIT_DEFAULT_LIMIT);
@@ -100,14 +111,17 @@ impl AuditService {
     }
 
     /// Checks the log of the account with `email`, or of every account.
-    pub async fn verify(&self, email: Option<&str>) -> Result<Vec<ChainVerdict>, ServiceError> {
+    pub async fn verify(&self, email: Option<&str>) -> Result<Vec<ChainVerdict>, VerifyAuditError> {
         self.link_all().await?;
         let accounts = match email {
             Some(email) => {
                 vec![
-                    crate::accounts::existing_user(&*self.ports.accounts, &Email::parse(email)?)
-                        .await?
-                        .id,
+                    crate::accounts::existing_user::<VerifyAuditError>(
+                        &*self.ports.accounts,
+                        &Email::parse(email)?,
+                    )
+                    .await?
+                    .id,
                 ]
             }
             None => self.ports.audit.audit_accounts().await?,
@@ -119,7 +133,7 @@ impl AuditService {
         Ok(verdicts)
     }
 
-    async fn verify_one(&self, account: UserId) -> Result<ChainVerdict, ServiceError> {
+    async fn verify_one(&self, account: UserId) -> Result<ChainVerdict, StoreError> {
         let mut log = Vec::new();
         let mut after = 0;
         loop {

@@ -15,7 +15,6 @@ use reviewloop_ports::{
     AttemptResult, Dispatch, LeasedDelivery, Outgoing, SendOutcome, StoreError, WebhookHealth,
 };
 
-use crate::error::ServiceError;
 use crate::notices::NoticeService;
 use crate::ports::DeliveryPorts;
 use crate::signing::delivery_headers;
@@ -65,7 +64,7 @@ impl DeliveryService {
     /// attempts, dispatched events, run-out sweep leases) older than
     /// `keep`, a batch per transaction; returns how many rows went.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn purge_history(&self, keep: chrono::Duration) -> Result<u64, ServiceError> {
+    pub async fn purge_history(&self, keep: chrono::Duration) -> Result<u64, StoreError> {
         const BATCH: u32 = 1000;
         let before = self.ports.clock.now() - keep;
         let mut purged = 0;
@@ -121,7 +120,7 @@ impl DeliveryService {
     /// Turns up to `batch` undispatched events into deliveries; returns how
     /// many events it dispatched.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn dispatch_pending(&self, batch: u32) -> Result<usize, ServiceError> {
+    pub async fn dispatch_pending(&self, batch: u32) -> Result<usize, StoreError> {
         let events = self.ports.deliveries.undispatched_events(batch).await?;
         if events.is_empty() {
             return Ok(0);
@@ -162,12 +161,12 @@ impl DeliveryService {
             });
         }
         // The whole pass in one transaction.
-        Ok(self.ports.deliveries.dispatch_all(&batch, now).await?)
+        self.ports.deliveries.dispatch_all(&batch, now).await
     }
 
     /// Leases up to `batch` due deliveries to this worker.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn lease(&self, batch: u32) -> Result<Vec<LeasedDelivery>, ServiceError> {
+    pub async fn lease(&self, batch: u32) -> Result<Vec<LeasedDelivery>, StoreError> {
         let now = self.ports.clock.now();
         let until = now + Duration::seconds(LEASE_SECONDS);
         let mine = self.in_flight.lock().map(|m| m.clone()).unwrap_or_default();
@@ -198,7 +197,7 @@ impl DeliveryService {
     /// Makes one attempt at a leased delivery and records it; returns where
     /// the delivery stands afterwards.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn attempt(&self, leased: LeasedDelivery) -> Result<DeliveryStatus, ServiceError> {
+    pub async fn attempt(&self, leased: LeasedDelivery) -> Result<DeliveryStatus, StoreError> {
         let url = leased.delivery.url.clone();
         let outcome = self.attempt_leased(leased).await;
         self.done_with(&url);
@@ -209,10 +208,7 @@ impl DeliveryService {
     /// URL and secret (so an edit or rotation applies to retries too), or the
     /// callback URL and the account's signing secret. `None` when the
     /// subscription or account is gone.
-    async fn receiver(
-        &self,
-        delivery: &Delivery,
-    ) -> Result<Option<(String, String)>, ServiceError> {
+    async fn receiver(&self, delivery: &Delivery) -> Result<Option<(String, String)>, StoreError> {
         Ok(match (delivery.target, delivery.webhook_id) {
             (DeliveryTarget::Webhook, Some(id)) => {
                 self.ports.webhooks.webhook_by_id(&id).await?.map(|w| {
@@ -229,7 +225,7 @@ impl DeliveryService {
         })
     }
 
-    async fn attempt_leased(&self, leased: LeasedDelivery) -> Result<DeliveryStatus, ServiceError> {
+    async fn attempt_leased(&self, leased: LeasedDelivery) -> Result<DeliveryStatus, StoreError> {
         let LeasedDelivery {
             mut delivery,
             payload,
@@ -312,7 +308,7 @@ impl DeliveryService {
                 tracing::warn!(delivery = %delivery.id, %why, "attempt not recorded");
                 Ok(DeliveryStatus::Pending)
             }
-            Err(e) => Err(e.into()),
+            Err(e) => Err(e),
         }
     }
 }

@@ -3,7 +3,18 @@
 
 use reviewloop_domain::{Event, Permission};
 
-use crate::error::ServiceError;
+use reviewloop_ports::StoreError;
+
+use crate::error::{use_case_error, BadResumePoint, Denied};
+
+use_case_error! {
+    /// Why an event stream could not start ([`EventStream::start`]).
+    pub enum StreamStartError {
+        Denied(Denied),
+        Resume(BadResumePoint),
+        Store(StoreError),
+    }
+}
 use crate::ports::EventPorts;
 use crate::principal::Principal;
 
@@ -27,18 +38,14 @@ impl EventStream {
         &self,
         caller: &Principal,
         last_event_id: Option<&str>,
-    ) -> Result<i64, ServiceError> {
+    ) -> Result<i64, StreamStartError> {
         caller.require(Permission::RequestsRead)?;
         match last_event_id.map(str::trim).filter(|id| !id.is_empty()) {
             Some(raw) => raw
                 .parse::<i64>()
                 .ok()
                 .filter(|position| *position >= 0)
-                .ok_or_else(|| {
-                    ServiceError::Refused(
-                        "Last-Event-ID must be an event id from this stream".into(),
-                    )
-                }),
+                .ok_or(BadResumePoint.into()),
             None => Ok(self.ports.feed.last_position().await?),
         }
     }
@@ -46,7 +53,7 @@ impl EventStream {
     /// Numbers up to `batch` newly committed events, which makes them
     /// visible to listeners; returns how many it numbered.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn number_new_events(&self, batch: u32) -> Result<usize, ServiceError> {
+    pub async fn number_new_events(&self, batch: u32) -> Result<usize, StoreError> {
         let numbered = self.ports.feed.number_new_events(batch).await?;
         if numbered > 0 {
             self.ports.changes.events_numbered();
@@ -67,12 +74,11 @@ impl EventStream {
         caller: &Principal,
         position: i64,
         limit: u32,
-    ) -> Result<Vec<(i64, Event)>, ServiceError> {
-        Ok(self
-            .ports
+    ) -> Result<Vec<(i64, Event)>, StoreError> {
+        self.ports
             .feed
             .events_after(&caller.user_id, position, limit)
-            .await?)
+            .await
     }
 }
 
@@ -93,7 +99,7 @@ mod tests {
             assert!(
                 matches!(
                     stream.start(&caller, Some(bad)).await,
-                    Err(ServiceError::Refused(_))
+                    Err(StreamStartError::Resume(BadResumePoint))
                 ),
                 "{bad}"
             );
@@ -108,7 +114,9 @@ mod tests {
         let stream = EventStream::new(kit.ports());
         assert!(matches!(
             stream.start(&caller, None).await,
-            Err(ServiceError::Forbidden(_))
+            Err(StreamStartError::Denied(Denied::Permission(
+                Permission::RequestsRead
+            )))
         ));
     }
 }

@@ -9,7 +9,16 @@ use reviewloop_ports::{IdempotencyBegin, StoreError};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::error::ServiceError;
+use crate::error::{use_case_error, IdempotencyRule};
+
+use_case_error! {
+    /// Why an `Idempotency-Key` could not be taken up
+    /// ([`IdempotencyService::begin`]).
+    pub enum IdempotencyError {
+        Rule(IdempotencyRule),
+        Store(StoreError),
+    }
+}
 use crate::ports::IdempotencyPorts;
 use crate::principal::Principal;
 
@@ -88,17 +97,13 @@ impl IdempotencyService {
         key: &str,
         operation: &str,
         body: &Value,
-    ) -> Result<Idempotent, ServiceError> {
+    ) -> Result<Idempotent, IdempotencyError> {
         if key.is_empty() || key.chars().count() > MAX_KEY_LEN {
-            return Err(ServiceError::Refused(format!(
-                "Idempotency-Key must be 1 to {MAX_KEY_LEN} characters"
-            )));
+            return Err(IdempotencyRule::BadKey { max: MAX_KEY_LEN }.into());
         }
         // Only programs retry with keys; a person's session has no API key
         // to file the record under.
-        let api_key = caller
-            .api_key_id
-            .ok_or_else(|| ServiceError::Refused("Idempotency-Key needs an API key".into()))?;
+        let api_key = caller.api_key_id.ok_or(IdempotencyRule::NeedsApiKey)?;
         let now = self.ports.clock.now();
         let fingerprint = fingerprint(operation, body);
         let begin = |fp: String| {
@@ -129,12 +134,8 @@ impl IdempotencyService {
                 since,
             })),
             IdempotencyBegin::Replay { status, body } => Ok(Idempotent::Replay { status, body }),
-            IdempotencyBegin::Mismatch => Err(ServiceError::Unprocessable(
-                "Idempotency key reused with a different body".into(),
-            )),
-            IdempotencyBegin::InProgress => Err(ServiceError::Conflict(
-                "A request with this Idempotency-Key is still being processed".into(),
-            )),
+            IdempotencyBegin::Mismatch => Err(IdempotencyRule::Reused.into()),
+            IdempotencyBegin::InProgress => Err(IdempotencyRule::InProgress.into()),
         }
     }
 
@@ -146,7 +147,7 @@ impl IdempotencyService {
         ticket: IdempotencyTicket,
         status: u16,
         body: &str,
-    ) -> Result<(), ServiceError> {
+    ) -> Result<(), StoreError> {
         if status >= 500 {
             self.ports
                 .idempotency
@@ -163,9 +164,9 @@ impl IdempotencyService {
 
     /// Deletes records older than they are kept; returns how many.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn purge_expired(&self) -> Result<u64, ServiceError> {
+    pub async fn purge_expired(&self) -> Result<u64, StoreError> {
         let before = self.ports.clock.now() - Duration::hours(KEEP_HOURS);
-        Ok(self.ports.idempotency.purge(before).await?)
+        self.ports.idempotency.purge(before).await
     }
 }
 
@@ -227,11 +228,11 @@ mod tests {
         );
         assert!(matches!(
             service.begin(&caller, "k", "op", &body).await,
-            Err(ServiceError::Unprocessable(_))
+            Err(IdempotencyError::Rule(IdempotencyRule::Reused))
         ));
         assert!(matches!(
             service.begin(&caller, "k", "op", &body).await,
-            Err(ServiceError::Conflict(_))
+            Err(IdempotencyError::Rule(IdempotencyRule::InProgress))
         ));
     }
 
@@ -260,7 +261,7 @@ mod tests {
         for key in [String::new(), "k".repeat(256)] {
             assert!(matches!(
                 service.begin(&caller, &key, "op", &json!({})).await,
-                Err(ServiceError::Refused(_))
+                Err(IdempotencyError::Rule(IdempotencyRule::BadKey { .. }))
             ));
         }
     }

@@ -28,21 +28,34 @@ mod webhooks;
 #[cfg(test)]
 mod testkit;
 
-pub use accounts::{AccountService, CreatedKey, NewKey};
-pub use analytics::{Analytics, AnalyticsService, ANALYTICS_WINDOWS};
-pub use audit::{
-    AuditPage, AuditService, ChainVerdict, AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT, LINK_BATCH,
+pub use accounts::{
+    AccountService, BootstrapError, CreateKeyError, CreateUserError, CreatedKey, ListKeysError,
+    NewKey, RevokeKeyError, SigningSecretError,
 };
-pub use auth::{Allowance, Authenticator, KeyCache};
+pub use analytics::{Analytics, AnalyticsError, AnalyticsService, ANALYTICS_WINDOWS};
+pub use audit::{
+    AuditPage, AuditService, ChainVerdict, VerifyAuditError, AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT,
+    LINK_BATCH,
+};
+pub use auth::{Allowance, AuthError, Authenticator, KeyCache};
 pub use delivery::DeliveryService;
-pub use error::{messages, Missing, ServiceError};
-pub use events::EventStream;
-pub use idempotency::{IdempotencyService, IdempotencyTicket, Idempotent};
-pub use loops::{LoopInvite, LoopPatch, LoopService, RemovedMember};
+pub use error::{
+    messages, AccountRule, BadResumePoint, Bug, Busy, CreateError, Denied, EditError, Failure,
+    IdempotencyRule, ListError, LoopRule, Missing, NotReady, OverLimit, QueryError, ReadError,
+    ReviewState, ServiceError, Unauthenticated, WebhookRule,
+};
+pub use events::{EventStream, StreamStartError};
+pub use idempotency::{IdempotencyError, IdempotencyService, IdempotencyTicket, Idempotent};
+pub use loops::{
+    CreateLoopError, DeleteLoopError, InviteCodeError, InviteMemberError, JoinLoopError,
+    LoopInvite, LoopPatch, LoopService, NewInviteCodeError, RemoveMemberError, RemovedMember,
+    SetNotifyError,
+};
 pub use notices::NoticeService;
 pub use operations::OperationsService;
 pub use people::{
-    PeopleService, SignInThrottle, SignedIn, SignedUp, SignupPolicy, WebSession, ACCOUNT_EXISTS,
+    PasswordError, PasswordLinkError, PasswordResetError, PeopleService, SignInError,
+    SignInThrottle, SignUpError, SignedIn, SignedUp, SignupPolicy, WebSession, ACCOUNT_EXISTS,
     SESSION_DAYS, SETUP_LINK_DAYS, WRONG_CREDENTIALS,
 };
 pub use ports::{
@@ -51,11 +64,19 @@ pub use ports::{
     ReviewPorts, TemplatePorts, WebhookPorts,
 };
 pub use principal::Principal;
-pub use receipts::{PublicKey, ReceiptKeys, REFRESH as RECEIPT_KEY_REFRESH};
-pub use requests::{
-    CreatedRequest, Decision, ListRequestsInput, PassedOver, RequestService, Routing, TestClock,
+pub use receipts::{
+    PublicKey, ReceiptKeyError, ReceiptKeys, SweepError, REFRESH as RECEIPT_KEY_REFRESH,
 };
-pub use reviews::{ListReviewsInput, ReviewService, MAX_REVIEW_PAGE};
+pub use requests::{
+    ChangeRequestError, CreateRequestError, CreatedRequest, Decision, ListLoopRequestsError,
+    ListRequestsInput, PassedOver, RequestService, Routing, TestClock, TestClockError,
+    TestRulesError,
+};
+pub use reviews::{
+    ChangeReviewError, ListReviewsInput, ReviewService, SendReviewError, MAX_REVIEW_PAGE,
+};
 pub use templates::TemplateService;
 pub use watch::{ChangeHub, RequestWatcher};
-pub use webhooks::{WebhookInput, WebhookPatch, WebhookService, WebhookView, TEST_EVENT};
+pub use webhooks::{
+    RedeliverError, WebhookInput, WebhookPatch, WebhookService, WebhookView, TEST_EVENT,
+};

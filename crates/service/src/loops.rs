@@ -8,10 +8,17 @@ use reviewloop_domain::{
 use reviewloop_ports::{LoopStore, StoreError};
 
 use crate::accounts::find_or_create_user;
-use crate::error::{messages, Missing, ServiceError};
+use crate::error::{Bug, Busy, Denied, EditError, ListError, LoopRule, Missing, ReadError};
+
+mod errors;
+
 use crate::notices;
 use crate::ports::{check_target, event_id, LoopPorts};
 use crate::principal::Principal;
+pub use errors::{
+    CreateLoopError, DeleteLoopError, InviteCodeError, InviteMemberError, JoinLoopError,
+    NewInviteCodeError, RemoveMemberError, SetNotifyError,
+};
 use reviewloop_wire::events as wire;
 
 /// How many fresh invite codes to try before giving up on a collision.
@@ -20,15 +27,11 @@ const CODE_ATTEMPTS: usize = 8;
 const WRITE_ATTEMPTS: usize = 5;
 
 /// A write that found its loop gone (deleted meanwhile) is a 404.
-fn loop_gone(error: StoreError) -> ServiceError {
+fn loop_gone<E: From<Missing> + From<StoreError>>(error: StoreError) -> E {
     match error {
-        StoreError::NotFound => ServiceError::NotFound(Missing::Loop),
+        StoreError::NotFound => Missing::Loop.into(),
         other => other.into(),
     }
-}
-
-fn busy() -> ServiceError {
-    ServiceError::Conflict("The loop is being changed by someone else; try again".into())
 }
 
 /// A loop with what reviewers need to join it.
@@ -87,16 +90,19 @@ pub struct LoopService {
 
 /// A loop `caller` may see and send to (its creator or an active member),
 /// else 404: one rule for every use case that starts from a loop.
-pub(crate) async fn visible_loop(
+pub(crate) async fn visible_loop<E>(
     loops: &dyn LoopStore,
     caller: &Principal,
     id: &LoopId,
-) -> Result<Loop, ServiceError> {
+) -> Result<Loop, E>
+where
+    E: From<Missing> + From<StoreError>,
+{
     loops
         .loop_by_id(id)
         .await?
         .filter(|lp| lp.is_visible_to(&caller.user_id))
-        .ok_or(ServiceError::NotFound(Missing::Loop))
+        .ok_or(Missing::Loop.into())
 }
 
 /// Whether `caller` may send requests to loop `id` (its creator or an
@@ -106,7 +112,7 @@ pub(crate) async fn may_use(
     loops: &dyn LoopStore,
     caller: &UserId,
     id: &LoopId,
-) -> Result<bool, ServiceError> {
+) -> Result<bool, StoreError> {
     Ok(loops
         .loop_by_id(id)
         .await?
@@ -129,7 +135,7 @@ impl LoopCache {
         &mut self,
         loops: &dyn LoopStore,
         id: LoopId,
-    ) -> Result<(), ServiceError> {
+    ) -> Result<(), StoreError> {
         if let std::collections::hash_map::Entry::Vacant(entry) = self.0.entry(id) {
             entry.insert(loops.loop_by_id(&id).await?);
         }
@@ -161,13 +167,13 @@ impl LoopService {
         format!("{}/join/{}", self.public_url, code.as_str())
     }
 
-    fn invite_for(&self, lp: Loop) -> Result<LoopInvite, ServiceError> {
+    fn invite_for(&self, lp: Loop) -> Result<LoopInvite, Bug> {
         let join_url = self.join_url(&lp.invite_code);
         let qr_png = self
             .ports
             .qr
             .png(&join_url)
-            .map_err(|e| ServiceError::Unexpected(e.to_string()))?;
+            .map_err(|e| Bug::new(e.to_string()))?;
         Ok(LoopInvite {
             qr_code_url: format!("{}/v1/qr/{}.png", self.public_url, lp.invite_code.as_str()),
             join_url,
@@ -177,23 +183,24 @@ impl LoopService {
     }
 
     /// A loop the caller may see (creator or active member), else 404.
-    async fn visible_loop(&self, caller: &Principal, id: &LoopId) -> Result<Loop, ServiceError> {
+    async fn visible_loop<E>(&self, caller: &Principal, id: &LoopId) -> Result<Loop, E>
+    where
+        E: From<Missing> + From<StoreError>,
+    {
         visible_loop(&*self.ports.loops, caller, id).await
     }
 
     /// A loop the caller created: 404 if invisible, 403 with `denied` if
     /// the caller is only a member.
-    async fn own_loop(
-        &self,
-        caller: &Principal,
-        id: &LoopId,
-        denied: &str,
-    ) -> Result<Loop, ServiceError> {
-        let lp = self.visible_loop(caller, id).await?;
+    async fn own_loop<E>(&self, caller: &Principal, id: &LoopId, denied: Denied) -> Result<Loop, E>
+    where
+        E: From<Missing> + From<StoreError> + From<Denied>,
+    {
+        let lp = self.visible_loop::<E>(caller, id).await?;
         if lp.is_creator(&caller.user_id) {
             Ok(lp)
         } else {
-            Err(ServiceError::Forbidden(denied.to_owned()))
+            Err(denied.into())
         }
     }
 
@@ -208,7 +215,7 @@ impl LoopService {
         description: Option<&str>,
         icon: Option<&str>,
         id: Option<ObjectId>,
-    ) -> Result<LoopInvite, ServiceError> {
+    ) -> Result<LoopInvite, CreateLoopError> {
         caller.require_live("loop changes")?;
         caller.require(Permission::LoopsWrite)?;
         let fields = NewLoop::parse(name, description, icon)?;
@@ -225,13 +232,13 @@ impl LoopService {
                 now,
             );
             match self.ports.loops.insert_loop(&lp, &[]).await {
-                Ok(()) => return self.invite_for(lp),
+                Ok(()) => return Ok(self.invite_for(lp)?),
                 Err(StoreError::Conflict(_)) if given => {
                     // Either the invite code is taken, or an earlier attempt
                     // under the same idempotency key created this loop.
                     if let Some(existing) = self.ports.loops.loop_by_id(&id).await? {
                         if existing.is_creator(&caller.user_id) {
-                            return self.invite_for(existing);
+                            return Ok(self.invite_for(existing)?);
                         }
                     }
                 }
@@ -239,28 +246,26 @@ impl LoopService {
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(ServiceError::Unexpected(
-            "no free invite code after several attempts".into(),
-        ))
+        Err(Bug::new("no free invite code after several attempts").into())
     }
 
     /// The loops the caller created, newest first.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn list(&self, caller: &Principal) -> Result<Vec<Loop>, ServiceError> {
+    pub async fn list(&self, caller: &Principal) -> Result<Vec<Loop>, ListError> {
         caller.require(Permission::LoopsRead)?;
         Ok(self.ports.loops.loops_created_by(&caller.user_id).await?)
     }
 
     /// The loops where the caller reviews (is an active member), by name.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn joined(&self, caller: &Principal) -> Result<Vec<Loop>, ServiceError> {
+    pub async fn joined(&self, caller: &Principal) -> Result<Vec<Loop>, ListError> {
         caller.require(Permission::LoopsRead)?;
         Ok(self.ports.loops.loops_joined_by(&caller.user_id).await?)
     }
 
     /// One loop, with its members.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn get(&self, caller: &Principal, id: &LoopId) -> Result<Loop, ServiceError> {
+    pub async fn get(&self, caller: &Principal, id: &LoopId) -> Result<Loop, ReadError> {
         caller.require(Permission::LoopsRead)?;
         self.visible_loop(caller, id).await
     }
@@ -272,13 +277,13 @@ impl LoopService {
         caller: &Principal,
         id: &LoopId,
         patch: LoopPatch,
-    ) -> Result<Loop, ServiceError> {
+    ) -> Result<Loop, EditError> {
         caller.require_live("loop changes")?;
         caller.require(Permission::LoopsWrite)?;
         // Who may act is settled before what they sent is judged, so a
         // stranger learns nothing from validation messages.
         let mut lp = self
-            .own_loop(caller, id, messages::LOOP_ACCESS_DENIED)
+            .own_loop::<EditError>(caller, id, Denied::LoopAccess)
             .await?;
         if patch == LoopPatch::default() {
             return Err(ValidationError::field(
@@ -345,7 +350,11 @@ impl LoopService {
         errors.into_result()?;
         lp.change(name, description, icon, now);
         lp.set_notifications(slack, patch.reminders, now);
-        self.ports.loops.update_loop(&lp).await.map_err(loop_gone)?;
+        self.ports
+            .loops
+            .update_loop(&lp)
+            .await
+            .map_err(loop_gone::<EditError>)?;
         Ok(lp)
     }
     /// What is wrong with `rules` for `lp` beyond their shape: routes to
@@ -356,7 +365,7 @@ impl LoopService {
         caller: &Principal,
         lp: &Loop,
         rules: &reviewloop_domain::Rules,
-    ) -> Result<ValidationError, ServiceError> {
+    ) -> Result<ValidationError, StoreError> {
         let mut errors = ValidationError::default();
         for (i, to) in rules.routes() {
             let field = format!("rules[{i}].then.route_to_loop_id");
@@ -397,11 +406,11 @@ impl LoopService {
         caller: &Principal,
         id: &LoopId,
         force: bool,
-    ) -> Result<LoopId, ServiceError> {
+    ) -> Result<LoopId, DeleteLoopError> {
         caller.require_live("loop changes")?;
         caller.require(Permission::LoopsWrite)?;
         let lp = self
-            .own_loop(caller, id, messages::LOOP_ACCESS_DENIED)
+            .own_loop::<DeleteLoopError>(caller, id, Denied::LoopAccess)
             .await?;
         let now = self.ports.clock.now();
         let mut events = Vec::new();
@@ -432,17 +441,15 @@ impl LoopService {
                 self.ports.changes.outbox_written();
                 Ok(lp.id)
             }
-            Err(StoreError::Conflict(_)) => Err(ServiceError::Refused(
-                messages::LOOP_HAS_ACTIVE_REQUESTS.into(),
-            )),
-            Err(StoreError::NotFound) => Err(ServiceError::NotFound(Missing::Loop)),
+            Err(StoreError::Conflict(_)) => Err(LoopRule::HasActiveRequests.into()),
+            Err(StoreError::NotFound) => Err(Missing::Loop.into()),
             Err(e) => Err(e.into()),
         }
     }
 
     /// The loop with its members (any member may look).
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn members(&self, caller: &Principal, id: &LoopId) -> Result<Loop, ServiceError> {
+    pub async fn members(&self, caller: &Principal, id: &LoopId) -> Result<Loop, ReadError> {
         self.get(caller, id).await
     }
 
@@ -455,23 +462,18 @@ impl LoopService {
         caller: &Principal,
         id: &LoopId,
         user: &UserId,
-    ) -> Result<RemovedMember, ServiceError> {
+    ) -> Result<RemovedMember, RemoveMemberError> {
         caller.require_live("loop changes")?;
         caller.require(Permission::LoopsWrite)?;
         let now = self.ports.clock.now();
         for _ in 0..WRITE_ATTEMPTS {
             let lp = self
-                .own_loop(caller, id, messages::ONLY_CREATOR_REMOVES)
+                .own_loop::<RemoveMemberError>(caller, id, Denied::OnlyCreatorRemoves)
                 .await?;
             if lp.is_creator(user) {
-                return Err(ServiceError::Refused(
-                    messages::CREATOR_CANNOT_REMOVE_SELF.into(),
-                ));
+                return Err(LoopRule::CreatorStays.into());
             }
-            let mut member = lp
-                .member(user)
-                .cloned()
-                .ok_or(ServiceError::NotFound(Missing::Member))?;
+            let mut member = lp.member(user).cloned().ok_or(Missing::Member)?;
             let previous = member.status;
             member.remove(now)?;
             let event = wire::loop_event(
@@ -499,7 +501,7 @@ impl LoopService {
                 Err(e) => return Err(loop_gone(e)),
             }
         }
-        Err(busy())
+        Err(Busy::Loop.into())
     }
 
     /// Puts the loop's requests claimed by `user` back to pending. A claim
@@ -511,7 +513,7 @@ impl LoopService {
         loop_id: &LoopId,
         user: &UserId,
         now: chrono::DateTime<chrono::Utc>,
-    ) -> Result<(), ServiceError> {
+    ) -> Result<(), StoreError> {
         let mut open = self.ports.requests.open_requests_in_loop(loop_id).await?;
         open.extend(
             self.ports
@@ -550,7 +552,7 @@ impl LoopService {
                     self.ports.changes.request_written(&request);
                 }
                 Err(StoreError::Conflict(_) | StoreError::NotFound) => {}
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(e),
             }
         }
         Ok(())
@@ -563,11 +565,11 @@ impl LoopService {
         &self,
         caller: &Principal,
         code: &str,
-    ) -> Result<(Loop, Member), ServiceError> {
+    ) -> Result<(Loop, Member), JoinLoopError> {
         caller.require_live("loop changes")?;
         caller.require(Permission::LoopsWrite)?;
         for _ in 0..WRITE_ATTEMPTS {
-            let mut lp = self.loop_for_code(code).await?;
+            let mut lp = self.code_loop::<JoinLoopError>(code).await?;
             let now = self.ports.clock.now();
             let existing = self.ports.loops.member(&lp.id, &caller.user_id).await?;
             let previous = existing.as_ref().map(|m| m.status);
@@ -595,13 +597,11 @@ impl LoopService {
                     return Ok((lp, member));
                 }
                 Err(StoreError::Conflict(_)) => continue,
-                Err(StoreError::NotFound) => {
-                    return Err(ServiceError::NotFound(Missing::InviteCode))
-                }
+                Err(StoreError::NotFound) => return Err(Missing::InviteCode.into()),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(busy())
+        Err(Busy::Loop.into())
     }
 
     /// Invites someone by email (creator only): a pending member who turns
@@ -613,15 +613,15 @@ impl LoopService {
         caller: &Principal,
         id: &LoopId,
         email: Option<&str>,
-    ) -> Result<Member, ServiceError> {
+    ) -> Result<Member, InviteMemberError> {
         caller.require_live("loop changes")?;
         caller.require(Permission::LoopsWrite)?;
         let email = email.ok_or_else(|| ValidationError::field("email", "email is required"))?;
         let email = Email::parse(email)?;
         let lp = self
-            .own_loop(caller, id, messages::LOOP_ACCESS_DENIED)
+            .own_loop::<InviteMemberError>(caller, id, Denied::LoopAccess)
             .await?;
-        let user = find_or_create_user(
+        let user = find_or_create_user::<InviteMemberError>(
             &*self.ports.accounts,
             &*self.ports.clock,
             &*self.ports.ids,
@@ -634,9 +634,7 @@ impl LoopService {
             let previous = existing.as_ref().map(|m| m.status);
             let member = match existing {
                 Some(member) if member.status == MemberStatus::Active => {
-                    return Err(ServiceError::Conflict(
-                        "User is already an active member of this loop".into(),
-                    ))
+                    return Err(LoopRule::AlreadyMember.into())
                 }
                 Some(mut member) => {
                     if !member.reinvite(now) {
@@ -667,7 +665,7 @@ impl LoopService {
                 Err(e) => return Err(loop_gone(e)),
             }
         }
-        Err(busy())
+        Err(Busy::Loop.into())
     }
 
     /// Sets which of the loop's requests the caller hears about. Only an
@@ -678,7 +676,7 @@ impl LoopService {
         caller: &Principal,
         id: &LoopId,
         level: Option<&str>,
-    ) -> Result<Member, ServiceError> {
+    ) -> Result<Member, SetNotifyError> {
         caller.require_live("loop changes")?;
         caller.require(Permission::LoopsWrite)?;
         let level = level.ok_or_else(|| {
@@ -686,12 +684,12 @@ impl LoopService {
         })?;
         let level = NotifyLevel::parse(level)?;
         for _ in 0..WRITE_ATTEMPTS {
-            let lp = self.visible_loop(caller, id).await?;
+            let lp = self.visible_loop::<SetNotifyError>(caller, id).await?;
             let mut member = lp
                 .member(&caller.user_id)
                 .filter(|m| m.status == MemberStatus::Active)
                 .cloned()
-                .ok_or(ServiceError::NotFound(Missing::Member))?;
+                .ok_or(Missing::Member)?;
             if member.notify == level {
                 return Ok(member);
             }
@@ -708,7 +706,7 @@ impl LoopService {
                 Err(e) => return Err(loop_gone(e)),
             }
         }
-        Err(busy())
+        Err(Busy::Loop.into())
     }
 
     /// Gives the loop a new invite code (creator only); the old one stops working.
@@ -717,11 +715,11 @@ impl LoopService {
         &self,
         caller: &Principal,
         id: &LoopId,
-    ) -> Result<LoopInvite, ServiceError> {
+    ) -> Result<LoopInvite, NewInviteCodeError> {
         caller.require_live("loop changes")?;
         caller.require(Permission::LoopsWrite)?;
         let mut lp = self
-            .own_loop(caller, id, messages::LOOP_ACCESS_DENIED)
+            .own_loop::<NewInviteCodeError>(caller, id, Denied::LoopAccess)
             .await?;
         let now = self.ports.clock.now();
         for _ in 0..CODE_ATTEMPTS {
@@ -732,31 +730,36 @@ impl LoopService {
                 .set_invite_code(&lp.id, &lp.invite_code, lp.updated_at)
                 .await
             {
-                Ok(()) => return self.invite_for(lp),
+                Ok(()) => return Ok(self.invite_for(lp)?),
                 Err(StoreError::Conflict(_)) => continue,
                 Err(e) => return Err(loop_gone(e)),
             }
         }
-        Err(ServiceError::Unexpected(
-            "no free invite code after several attempts".into(),
-        ))
+        Err(Bug::new("no free invite code after several attempts").into())
     }
     /// The QR code PNG of a live invite code (public: the code is the secret).
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn qr_png(&self, code: &str) -> Result<Vec<u8>, ServiceError> {
+    pub async fn qr_png(&self, code: &str) -> Result<Vec<u8>, InviteCodeError> {
         let lp = self.loop_for_code(code).await?;
         Ok(self.invite_for(lp)?.qr_png)
     }
 
     /// The loop behind a live invite code, for the public join page.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn loop_for_code(&self, code: &str) -> Result<Loop, ServiceError> {
-        let code = InviteCode::parse(code).ok_or(ServiceError::NotFound(Missing::InviteCode))?;
+    pub async fn loop_for_code(&self, code: &str) -> Result<Loop, InviteCodeError> {
+        self.code_loop(code).await
+    }
+
+    async fn code_loop<E>(&self, code: &str) -> Result<Loop, E>
+    where
+        E: From<Missing> + From<StoreError>,
+    {
+        let code = InviteCode::parse(code).ok_or(Missing::InviteCode)?;
         self.ports
             .loops
             .loop_by_invite_code(&code)
             .await?
-            .ok_or(ServiceError::NotFound(Missing::InviteCode))
+            .ok_or(Missing::InviteCode.into())
     }
 }
 

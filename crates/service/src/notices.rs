@@ -10,7 +10,6 @@ use reviewloop_domain::{
 use reviewloop_ports::{AttemptResult, Clock, IdSource, LeasedNotice, Mail, Outgoing, StoreError};
 use serde_json::json;
 
-use crate::error::ServiceError;
 use crate::loops::LoopCache;
 use crate::people::RESET_LINK_HOURS;
 use crate::ports::NoticePorts;
@@ -52,7 +51,7 @@ impl NoticeService {
     /// same for the reviewers and the Slack channel of the loop it
     /// escalated to. A request a rule answered at once asks nobody. Other
     /// events cause none.
-    pub async fn plan(&self, event: &Event) -> Result<Vec<Notice>, ServiceError> {
+    pub async fn plan(&self, event: &Event) -> Result<Vec<Notice>, StoreError> {
         if matches!(
             event.event_type,
             EventType::ReviewCreated | EventType::ReviewAssigned
@@ -140,7 +139,7 @@ impl NoticeService {
     /// The emails of a review still open: on `review.assigned`, to each
     /// assignee; on `review.created`, to its team's members who want to
     /// hear of it and are not assignees.
-    async fn plan_review(&self, event: &Event) -> Result<Vec<Notice>, ServiceError> {
+    async fn plan_review(&self, event: &Event) -> Result<Vec<Notice>, StoreError> {
         if self.ports.mailer.is_none() {
             return Ok(Vec::new());
         }
@@ -209,7 +208,7 @@ impl NoticeService {
     /// Answers how many requests it marked. One request that cannot be
     /// handled (its loop unreadable, the write refused) is logged and left
     /// for the next pass; it does not stop the others.
-    pub async fn remind(&self, batch: u32) -> Result<usize, ServiceError> {
+    pub async fn remind(&self, batch: u32) -> Result<usize, StoreError> {
         let now = self.ports.clock.now();
         let due = self.ports.notices.requests_to_remind(now, batch).await?;
         let mut marked = 0;
@@ -273,17 +272,16 @@ impl NoticeService {
     }
 
     /// Leases up to `batch` due notices to this worker.
-    pub async fn lease(&self, batch: u32) -> Result<Vec<LeasedNotice>, ServiceError> {
+    pub async fn lease(&self, batch: u32) -> Result<Vec<LeasedNotice>, StoreError> {
         let now = self.ports.clock.now();
-        Ok(self
-            .ports
+        self.ports
             .notices
             .lease_due_notices(now, now + Duration::seconds(LEASE_SECONDS), batch)
-            .await?)
+            .await
     }
 
     /// Makes one attempt at a leased notice and records how it went.
-    pub async fn attempt(&self, leased: LeasedNotice) -> Result<NoticeStatus, ServiceError> {
+    pub async fn attempt(&self, leased: LeasedNotice) -> Result<NoticeStatus, StoreError> {
         let LeasedNotice {
             mut notice,
             leased_until,
@@ -322,7 +320,7 @@ impl NoticeService {
         {
             // Another worker took it over after the lease ran out.
             Ok(()) | Err(StoreError::Conflict(_)) => Ok(notice.status),
-            Err(e) => Err(e.into()),
+            Err(e) => Err(e),
         }
     }
 

@@ -1,7 +1,9 @@
 //! What operators ask of a running instance: is it ready to serve, and the
 //! figures behind `/metrics`.
 
-use crate::error::ServiceError;
+use reviewloop_ports::StoreError;
+
+use crate::error::NotReady;
 use crate::ports::OperationsPorts;
 
 /// Readiness and metrics.
@@ -18,17 +20,17 @@ impl OperationsService {
 
     /// Ready when the database answers (migrations ran before the server
     /// started listening); `Unavailable` otherwise.
-    pub async fn ready(&self) -> Result<(), ServiceError> {
+    pub async fn ready(&self) -> Result<(), NotReady> {
         self.ports
             .operations
             .ping()
             .await
-            .map_err(|e| ServiceError::Unavailable(format!("not ready: {e}")))
+            .map_err(|e| NotReady(e.to_string()))
     }
 
     /// Every metric, with the queues as they stand now, in Prometheus'
     /// text format.
-    pub async fn metrics(&self) -> Result<String, ServiceError> {
+    pub async fn metrics(&self) -> Result<String, StoreError> {
         let backlog = self
             .ports
             .operations
@@ -60,8 +62,12 @@ mod tests {
             .times(1)
             .returning(|| Err(StoreError::Unavailable("connection refused".into())));
         match OperationsService::new(kit.ports()).ready().await {
-            Err(ServiceError::Unavailable(m)) => {
-                assert_eq!(m, "not ready: store unavailable: connection refused")
+            Err(e) => {
+                assert_eq!(e.0, "store unavailable: connection refused");
+                assert!(matches!(
+                    crate::ServiceError::from(e),
+                    crate::ServiceError::Unavailable(m) if m == "not ready: store unavailable: connection refused"
+                ));
             }
             other => panic!("{other:?}"),
         }

@@ -2,7 +2,7 @@
 
 use reviewloop_domain::{AccountStatus, ApiKeyId, Email, Permission, UserId};
 
-use crate::error::ServiceError;
+use crate::error::Denied;
 
 /// The caller, as established by its API key.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,23 +29,19 @@ pub struct Principal {
 impl Principal {
     /// Refuses a test-mode key (403): `what` involves people or live data
     /// that test data must not mix with.
-    pub fn require_live(&self, what: &str) -> Result<(), ServiceError> {
+    pub fn require_live(&self, what: &'static str) -> Result<(), Denied> {
         if self.test {
-            return Err(ServiceError::Forbidden(format!(
-                "Test-mode keys cannot use {what}: use a live key"
-            )));
+            return Err(Denied::TestKey(what));
         }
         Ok(())
     }
 
     /// Refuses with 403 unless the key carries `permission`.
-    pub fn require(&self, permission: Permission) -> Result<(), ServiceError> {
+    pub fn require(&self, permission: Permission) -> Result<(), Denied> {
         if self.permissions.contains(&permission) {
             Ok(())
         } else {
-            Err(ServiceError::Forbidden(format!(
-                "Insufficient permissions: requires {permission}"
-            )))
+            Err(Denied::Permission(permission))
         }
     }
 }

@@ -17,9 +17,33 @@ use chrono::{DateTime, Duration, Utc};
 use ed25519_dalek::{Signer, SigningKey};
 use reviewloop_domain::ReviewRequest;
 use reviewloop_domain::{sha256_hex, Receipt, RECEIPT_ALG};
-use reviewloop_ports::{Clock, IdSource, ReceiptKey, ReceiptKeyStore};
+use reviewloop_ports::{Clock, IdSource, ReceiptKey, ReceiptKeyStore, StoreError};
 
-use crate::error::ServiceError;
+use crate::error::{use_case_error, Bug};
+
+use_case_error! {
+    /// Why the receipt signing key could not be loaded, made or rotated.
+    pub enum ReceiptKeyError {
+        Store(StoreError),
+        Bug(Bug),
+    }
+
+    /// Why a sweep over due requests stopped: a store failure, or a
+    /// receipt key that cannot sign.
+    pub enum SweepError {
+        Store(StoreError),
+        Bug(Bug),
+    }
+}
+
+impl From<ReceiptKeyError> for SweepError {
+    fn from(error: ReceiptKeyError) -> Self {
+        match error {
+            ReceiptKeyError::Store(e) => Self::Store(e),
+            ReceiptKeyError::Bug(e) => Self::Bug(e),
+        }
+    }
+}
 
 /// How long an instance signs with the key it loaded before it looks for
 /// a newer one.
@@ -102,11 +126,11 @@ impl ReceiptKeys {
         }
     }
 
-    fn new_key(&self) -> Result<ReceiptKey, ServiceError> {
+    fn new_key(&self) -> Result<ReceiptKey, Bug> {
         let seed: [u8; 32] = hex::decode(self.ids.secret_hex(32))
             .ok()
             .and_then(|bytes| bytes.try_into().ok())
-            .ok_or_else(|| ServiceError::Unexpected("random source gave no 32 bytes".into()))?;
+            .ok_or_else(|| Bug::new("random source gave no 32 bytes"))?;
         let signing = SigningKey::from_bytes(&seed);
         let public_key = signing.verifying_key().to_bytes().to_vec();
         Ok(ReceiptKey {
@@ -120,13 +144,13 @@ impl ReceiptKeys {
 
     /// Makes the first key pair when there is none: at the first start, so
     /// its public key is listed before any receipt needs it.
-    pub async fn ensure_key(&self) -> Result<(), ServiceError> {
+    pub async fn ensure_key(&self) -> Result<(), ReceiptKeyError> {
         self.active().await.map(|_| ())
     }
 
     /// Replaces the signing key with a new one; the old one is retired and
     /// stays listed. Returns the new key's id.
-    pub async fn rotate(&self) -> Result<String, ServiceError> {
+    pub async fn rotate(&self) -> Result<String, ReceiptKeyError> {
         let key = self.new_key()?;
         self.store.rotate_receipt_key(&key).await?;
         self.forget();
@@ -134,7 +158,7 @@ impl ReceiptKeys {
     }
 
     /// Every public key, the newest first.
-    pub async fn public_keys(&self) -> Result<Vec<PublicKey>, ServiceError> {
+    pub async fn public_keys(&self) -> Result<Vec<PublicKey>, StoreError> {
         Ok(self
             .store
             .receipt_keys()
@@ -158,7 +182,7 @@ impl ReceiptKeys {
 
     /// The key to sign with now: the one in memory while it is fresh,
     /// else the newest active key in the store (made if there is none).
-    pub(crate) async fn sealer(&self) -> Result<Sealer, ServiceError> {
+    pub(crate) async fn sealer(&self) -> Result<Sealer, ReceiptKeyError> {
         let now = self.clock.now();
         if let Ok(loaded) = self.loaded.lock() {
             if let Some(loaded) = loaded.as_ref() {
@@ -179,15 +203,17 @@ impl ReceiptKeys {
         Ok(sealer)
     }
 
-    async fn active(&self) -> Result<Sealer, ServiceError> {
+    async fn active(&self) -> Result<Sealer, ReceiptKeyError> {
         // Two instances starting on one empty database may both make a
         // first key; the newest signs, and both stay listed.
         for _ in 0..2 {
             let keys = self.store.receipt_keys().await?;
             if let Some(key) = keys.into_iter().find(|k| k.retired_at.is_none()) {
-                let seed: [u8; 32] = key.secret_key.as_slice().try_into().map_err(|_| {
-                    ServiceError::Unexpected(format!("receipt key {} is damaged", key.key_id))
-                })?;
+                let seed: [u8; 32] = key
+                    .secret_key
+                    .as_slice()
+                    .try_into()
+                    .map_err(|_| Bug::new(format!("receipt key {} is damaged", key.key_id)))?;
                 return Ok(Sealer {
                     key_id: key.key_id,
                     key: SigningKey::from_bytes(&seed),
@@ -197,9 +223,7 @@ impl ReceiptKeys {
                 .insert_first_receipt_key(&self.new_key()?)
                 .await?;
         }
-        Err(ServiceError::Unexpected(
-            "no receipt key could be made".into(),
-        ))
+        Err(Bug::new("no receipt key could be made").into())
     }
 }
 

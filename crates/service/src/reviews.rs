@@ -13,7 +13,9 @@ use reviewloop_ports::{ReviewPage, ReviewQuery, ReviewScope, StoreError};
 use serde_json::{json, Value};
 
 use crate::accounts::find_or_create_user;
-use crate::error::{Missing, ServiceError};
+use crate::error::{
+    use_case_error, Bug, Busy, Denied, Missing, QueryError, ReadError, ReviewState,
+};
 use crate::ports::{check_target, event_id, ReviewPorts};
 use crate::principal::Principal;
 use reviewloop_wire::alternate::ReviewEventOut;
@@ -24,29 +26,42 @@ const WRITE_ATTEMPTS: usize = 5;
 /// Where a `review.assigned` event names the assignees it added.
 pub(crate) const NEWLY_ASSIGNED: &str = "newly_assigned";
 
-/// A refused transition, in the words of reviews (the domain's own
-/// messages speak of requests).
-fn refusal(error: TransitionError) -> ServiceError {
-    match error {
-        TransitionError::AlreadyClaimed => {
-            ServiceError::Conflict("Review already started by another reviewer".into())
-        }
-        TransitionError::NotOpen => ServiceError::Conflict("Review is not open".into()),
-        TransitionError::WrongStatus {
-            status,
-            allowed,
-            action,
-        } => ServiceError::Refused(format!(
-            "Review is {status}; only {allowed} reviews can be {action}"
-        )),
-        other => other.into(),
+use_case_error! {
+    /// Why a review could not be sent ([`ReviewService::create`]).
+    pub enum SendReviewError {
+        Denied(Denied),
+        NotFound(Missing),
+        Invalid(ValidationError),
+        Store(StoreError),
+        Bug(Bug),
+    }
+
+    /// Why a review could not be changed, cancelled, started or completed
+    /// ([`ReviewService::update`], [`ReviewService::cancel`],
+    /// [`ReviewService::start`], [`ReviewService::complete`]).
+    pub enum ChangeReviewError {
+        Denied(Denied),
+        NotFound(Missing),
+        Invalid(ValidationError),
+        State(ReviewState),
+        Busy(Busy),
+        Store(StoreError),
+        Bug(Bug),
     }
 }
 
-fn change_error(error: ChangeError) -> ServiceError {
-    match error {
-        ChangeError::Transition(e) => refusal(e),
-        ChangeError::Invalid(e) => e.into(),
+impl From<ChangeError> for ChangeReviewError {
+    fn from(error: ChangeError) -> Self {
+        match error {
+            ChangeError::Transition(e) => Self::State(e.into()),
+            ChangeError::Invalid(e) => Self::Invalid(e),
+        }
+    }
+}
+
+impl From<TransitionError> for ChangeReviewError {
+    fn from(error: TransitionError) -> Self {
+        Self::State(error.into())
     }
 }
 
@@ -122,12 +137,15 @@ impl ReviewService {
     /// Turns named assignees into accounts. An email without an account
     /// becomes an invitation (an account that signs up later); a user id
     /// must name an account.
-    async fn resolve(&self, named: Vec<AssigneeRef>) -> Result<Vec<Reviewer>, ServiceError> {
+    async fn resolve<E>(&self, named: Vec<AssigneeRef>) -> Result<Vec<Reviewer>, E>
+    where
+        E: From<StoreError> + From<Bug> + From<ValidationError>,
+    {
         let mut resolved = Vec::with_capacity(named.len());
         for (index, one) in named.into_iter().enumerate() {
             let user = match one {
                 AssigneeRef::Email(email) => {
-                    find_or_create_user(
+                    find_or_create_user::<E>(
                         &*self.ports.accounts,
                         &*self.ports.clock,
                         &*self.ports.ids,
@@ -155,19 +173,19 @@ impl ReviewService {
 
     /// The team, if the caller may send reviews to it (its creator or an
     /// active member).
-    async fn usable_team(&self, caller: &Principal, id: &LoopId) -> Result<(), ServiceError> {
+    async fn usable_team(&self, caller: &Principal, id: &LoopId) -> Result<(), SendReviewError> {
         self.ports
             .loops
             .loop_by_id(id)
             .await?
             .filter(|lp| lp.is_visible_to(&caller.user_id))
             .map(drop)
-            .ok_or(ServiceError::NotFound(Missing::Loop))
+            .ok_or(Missing::Loop.into())
     }
 
     /// Whether `user` may start and complete `review`: a named assignee, or
     /// an active member of its team.
-    pub async fn may_answer(&self, review: &Review, user: &UserId) -> Result<bool, ServiceError> {
+    pub async fn may_answer(&self, review: &Review, user: &UserId) -> Result<bool, StoreError> {
         if review.is_assigned_to(user) {
             return Ok(true);
         }
@@ -183,17 +201,20 @@ impl ReviewService {
     }
 
     /// The review, if the caller sent it or may answer it.
-    async fn visible(&self, caller: &Principal, id: &ReviewId) -> Result<Review, ServiceError> {
+    async fn visible<E>(&self, caller: &Principal, id: &ReviewId) -> Result<Review, E>
+    where
+        E: From<Missing> + From<StoreError>,
+    {
         let review = self
             .ports
             .reviews
             .review_by_id(id)
             .await?
-            .ok_or(ServiceError::NotFound(Missing::Review))?;
+            .ok_or(Missing::Review)?;
         if review.is_sent_by(&caller.user_id) || self.may_answer(&review, &caller.user_id).await? {
             Ok(review)
         } else {
-            Err(ServiceError::NotFound(Missing::Review))
+            Err(Missing::Review.into())
         }
     }
 
@@ -205,7 +226,7 @@ impl ReviewService {
         &self,
         caller: &Principal,
         input: ReviewInput,
-    ) -> Result<Review, ServiceError> {
+    ) -> Result<Review, SendReviewError> {
         caller.require_live("reviews")?;
         caller.require(Permission::RequestsWrite)?;
         let parsed = input.parse()?;
@@ -215,7 +236,7 @@ impl ReviewService {
             .template_by_id(&parsed.template_id)
             .await?
             .filter(|t| t.account_id() == caller.user_id)
-            .ok_or(ServiceError::NotFound(Missing::Template))?;
+            .ok_or(Missing::Template)?;
         if let Some(team) = &parsed.team_id {
             self.usable_team(caller, team).await?;
         }
@@ -225,7 +246,9 @@ impl ReviewService {
         // Every check before the assignees are resolved: resolving may
         // create invitations, which a refused review should not leave.
         template.form().prefill(&parsed.metadata)?;
-        let assignees = self.resolve(parsed.assignees.clone()).await?;
+        let assignees = self
+            .resolve::<SendReviewError>(parsed.assignees.clone())
+            .await?;
         let now = self.ports.clock.now();
         let id = ReviewId::new(self.ports.ids.object_id(now));
         let review = Review::create(id, caller.user_id, &template, parsed, assignees, now)?;
@@ -240,7 +263,7 @@ impl ReviewService {
 
     /// One review the caller sent or may answer.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn get(&self, caller: &Principal, id: &ReviewId) -> Result<Review, ServiceError> {
+    pub async fn get(&self, caller: &Principal, id: &ReviewId) -> Result<Review, ReadError> {
         caller.require_live("reviews")?;
         caller.require(Permission::RequestsRead)?;
         self.visible(caller, id).await
@@ -253,7 +276,7 @@ impl ReviewService {
         &self,
         caller: &Principal,
         input: ListReviewsInput,
-    ) -> Result<(ReviewPage, u32, u32), ServiceError> {
+    ) -> Result<(ReviewPage, u32, u32), QueryError> {
         caller.require_live("reviews")?;
         caller.require(Permission::RequestsRead)?;
         let mut errors = ValidationError::default();
@@ -348,12 +371,12 @@ impl ReviewService {
         caller: &Principal,
         id: &ReviewId,
         change: F,
-    ) -> Result<Review, ServiceError>
+    ) -> Result<Review, ChangeReviewError>
     where
-        F: Fn(&mut Review) -> Result<Option<Vec<EventType>>, ServiceError>,
+        F: Fn(&mut Review) -> Result<Option<Vec<EventType>>, ChangeReviewError>,
     {
         for _ in 0..WRITE_ATTEMPTS {
-            let mut review = self.visible(caller, id).await?;
+            let mut review = self.visible::<ChangeReviewError>(caller, id).await?;
             let before: Vec<UserId> = review
                 .record()
                 .assignees
@@ -376,22 +399,18 @@ impl ReviewService {
                     return Ok(review);
                 }
                 Err(StoreError::Conflict(_)) => continue,
-                Err(StoreError::NotFound) => return Err(ServiceError::NotFound(Missing::Review)),
+                Err(StoreError::NotFound) => return Err(Missing::Review.into()),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(ServiceError::Unavailable(
-            "review kept changing; try again".into(),
-        ))
+        Err(Busy::Review.into())
     }
 
-    fn sender_only(caller: &Principal, review: &Review) -> Result<(), ServiceError> {
+    fn sender_only(caller: &Principal, review: &Review) -> Result<(), Denied> {
         if review.is_sent_by(&caller.user_id) {
             Ok(())
         } else {
-            Err(ServiceError::Forbidden(
-                "Only the sender of a review can change or cancel it".into(),
-            ))
+            Err(Denied::NotReviewSender)
         }
     }
 
@@ -403,7 +422,7 @@ impl ReviewService {
         caller: &Principal,
         id: &ReviewId,
         patch: ReviewPatch,
-    ) -> Result<Review, ServiceError> {
+    ) -> Result<Review, ChangeReviewError> {
         caller.require_live("reviews")?;
         caller.require(Permission::RequestsWrite)?;
         if patch == ReviewPatch::default() {
@@ -416,18 +435,19 @@ impl ReviewService {
         let now = self.ports.clock.now();
         // Every check before the assignees are resolved (which may create
         // invitations): who may change it, its state, the other fields.
-        let mut probe = self.visible(caller, id).await?;
+        let mut probe = self.visible::<ChangeReviewError>(caller, id).await?;
         Self::sender_only(caller, &probe)?;
-        probe.change(&patch, None, now).map_err(change_error)?;
+        probe.change(&patch, None, now)?;
         let assignees = match &patch.assignees {
-            Some(raw) => Some(self.resolve(parse_assignees(raw)?).await?),
+            Some(raw) => Some(
+                self.resolve::<ChangeReviewError>(parse_assignees(raw)?)
+                    .await?,
+            ),
             None => None,
         };
         self.write(caller, id, |review| {
             Self::sender_only(caller, review)?;
-            let reassigned = review
-                .change(&patch, assignees.clone(), now)
-                .map_err(change_error)?;
+            let reassigned = review.change(&patch, assignees.clone(), now)?;
             Ok(Some(if reassigned {
                 vec![EventType::ReviewAssigned]
             } else {
@@ -439,13 +459,17 @@ impl ReviewService {
 
     /// Cancels an open review (its sender only) with `review.cancelled`.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn cancel(&self, caller: &Principal, id: &ReviewId) -> Result<Review, ServiceError> {
+    pub async fn cancel(
+        &self,
+        caller: &Principal,
+        id: &ReviewId,
+    ) -> Result<Review, ChangeReviewError> {
         caller.require_live("reviews")?;
         caller.require(Permission::RequestsWrite)?;
         let now = self.ports.clock.now();
         self.write(caller, id, |review| {
             Self::sender_only(caller, review)?;
-            review.cancel(now).map_err(refusal)?;
+            review.cancel(now)?;
             Ok(Some(vec![EventType::ReviewCancelled]))
         })
         .await
@@ -459,12 +483,10 @@ impl ReviewService {
         &self,
         caller: &Principal,
         id: &ReviewId,
-    ) -> Result<(Reviewer, Option<UserId>), ServiceError> {
-        let review = self.visible(caller, id).await?;
+    ) -> Result<(Reviewer, Option<UserId>), ChangeReviewError> {
+        let review = self.visible::<ChangeReviewError>(caller, id).await?;
         if !self.may_answer(&review, &caller.user_id).await? {
-            return Err(ServiceError::Forbidden(
-                "Only an assignee or an active member of its team can answer this review".into(),
-            ));
+            return Err(Denied::NotReviewAnswerer.into());
         }
         let mut stale = None;
         if let (ReviewStatus::Started, Some(starter)) =
@@ -497,14 +519,18 @@ impl ReviewService {
 
     /// A reviewer starts it (`review.started`); starting it again changes nothing.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn start(&self, caller: &Principal, id: &ReviewId) -> Result<Review, ServiceError> {
+    pub async fn start(
+        &self,
+        caller: &Principal,
+        id: &ReviewId,
+    ) -> Result<Review, ChangeReviewError> {
         caller.require_live("reviews")?;
         caller.require(Permission::RequestsWrite)?;
         let (by, stale) = self.reviewer(caller, id).await?;
         let now = self.ports.clock.now();
         self.write(caller, id, |review| {
             Self::release_stale(review, stale, now);
-            let started = review.start(by.clone(), now).map_err(refusal)?;
+            let started = review.start(by.clone(), now)?;
             Ok(started.then(|| vec![EventType::ReviewStarted]))
         })
         .await
@@ -518,7 +544,7 @@ impl ReviewService {
         caller: &Principal,
         id: &ReviewId,
         result: &Value,
-    ) -> Result<Review, ServiceError> {
+    ) -> Result<Review, ChangeReviewError> {
         caller.require_live("reviews")?;
         caller.require(Permission::RequestsWrite)?;
         let (by, stale) = self.reviewer(caller, id).await?;
@@ -526,9 +552,7 @@ impl ReviewService {
         self.write(caller, id, |review| {
             Self::release_stale(review, stale, now);
             let from_created = review.record().status == ReviewStatus::Created;
-            review
-                .complete(by.clone(), result, now)
-                .map_err(change_error)?;
+            review.complete(by.clone(), result, now)?;
             // Completing at once starts it too, and says so.
             Ok(Some(if from_created {
                 vec![EventType::ReviewStarted, EventType::ReviewCompleted]

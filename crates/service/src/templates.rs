@@ -8,7 +8,7 @@ use reviewloop_domain::{
 use reviewloop_ports::StoreError;
 use serde_json::json;
 
-use crate::error::{Missing, ServiceError};
+use crate::error::{CreateError, EditError, ListError, Missing, ReadError};
 use crate::ports::{event_id, TemplatePorts};
 use crate::principal::Principal;
 use reviewloop_wire::alternate::TemplateOut;
@@ -26,13 +26,16 @@ impl TemplateService {
     }
 
     /// The caller's template `id`; anyone else's is not found.
-    async fn own(&self, caller: &Principal, id: &TemplateId) -> Result<Template, ServiceError> {
+    async fn own<E>(&self, caller: &Principal, id: &TemplateId) -> Result<Template, E>
+    where
+        E: From<Missing> + From<StoreError>,
+    {
         self.ports
             .templates
             .template_by_id(id)
             .await?
             .filter(|t| t.account_id() == caller.user_id)
-            .ok_or(ServiceError::NotFound(Missing::Template))
+            .ok_or(Missing::Template.into())
     }
 
     /// Creates a template for the caller.
@@ -41,7 +44,7 @@ impl TemplateService {
         &self,
         caller: &Principal,
         input: TemplateInput,
-    ) -> Result<Template, ServiceError> {
+    ) -> Result<Template, CreateError> {
         caller.require_live("templates")?;
         caller.require(Permission::RequestsWrite)?;
         let now = self.ports.clock.now();
@@ -53,7 +56,7 @@ impl TemplateService {
 
     /// The caller's templates, newest first.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn list(&self, caller: &Principal) -> Result<Vec<Template>, ServiceError> {
+    pub async fn list(&self, caller: &Principal) -> Result<Vec<Template>, ListError> {
         caller.require_live("templates")?;
         caller.require(Permission::RequestsRead)?;
         Ok(self.ports.templates.templates_of(&caller.user_id).await?)
@@ -61,7 +64,7 @@ impl TemplateService {
 
     /// One of the caller's templates.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn get(&self, caller: &Principal, id: &TemplateId) -> Result<Template, ServiceError> {
+    pub async fn get(&self, caller: &Principal, id: &TemplateId) -> Result<Template, ReadError> {
         caller.require_live("templates")?;
         caller.require(Permission::RequestsRead)?;
         self.own(caller, id).await
@@ -75,10 +78,10 @@ impl TemplateService {
         caller: &Principal,
         id: &TemplateId,
         patch: TemplatePatch,
-    ) -> Result<Template, ServiceError> {
+    ) -> Result<Template, EditError> {
         caller.require_live("templates")?;
         caller.require(Permission::RequestsWrite)?;
-        let mut template = self.own(caller, id).await?;
+        let mut template = self.own::<EditError>(caller, id).await?;
         let now = self.ports.clock.now();
         template.change(patch, now)?;
         let event = Event::for_account(
@@ -98,7 +101,7 @@ impl TemplateService {
                 self.ports.changes.outbox_written();
                 Ok(template)
             }
-            Err(StoreError::NotFound) => Err(ServiceError::NotFound(Missing::Template)),
+            Err(StoreError::NotFound) => Err(Missing::Template.into()),
             Err(e) => Err(e.into()),
         }
     }
@@ -106,10 +109,10 @@ impl TemplateService {
     /// Deletes a template. Reviews sent with it keep their own copy of its
     /// fields.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn delete(&self, caller: &Principal, id: &TemplateId) -> Result<(), ServiceError> {
+    pub async fn delete(&self, caller: &Principal, id: &TemplateId) -> Result<(), ReadError> {
         caller.require_live("templates")?;
         caller.require(Permission::RequestsWrite)?;
-        self.own(caller, id).await?;
+        self.own::<ReadError>(caller, id).await?;
         match self.ports.templates.delete_template(id).await {
             Ok(()) | Err(StoreError::NotFound) => Ok(()),
             Err(e) => Err(e.into()),

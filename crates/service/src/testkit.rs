@@ -450,3 +450,15 @@ impl Wiring {
         ))
     }
 }
+
+/// What a surface makes of a use case's failure: its class, which tests
+/// compare with what a client is told.
+pub(crate) trait Classed<T> {
+    fn classed(self) -> Result<T, crate::ServiceError>;
+}
+
+impl<T, E: crate::Failure> Classed<T> for Result<T, E> {
+    fn classed(self) -> Result<T, crate::ServiceError> {
+        self.map_err(Into::into)
+    }
+}

@@ -7,7 +7,20 @@ use reviewloop_domain::{
 };
 use reviewloop_ports::{Outgoing, SendOutcome, StoreError};
 
-use crate::error::{Missing, ServiceError};
+use crate::error::{
+    use_case_error, CreateError, Denied, EditError, ListError, Missing, ReadError, WebhookRule,
+};
+
+use_case_error! {
+    /// Why a delivery could not be sent again ([`WebhookService::redeliver`]).
+    pub enum RedeliverError {
+        Denied(Denied),
+        NotFound(Missing),
+        Rule(WebhookRule),
+        Refused(TransitionError),
+        Store(StoreError),
+    }
+}
 use crate::ports::{check_target, event_id, WebhookPorts};
 use crate::principal::Principal;
 use crate::signing::{delivery_headers, new_secret};
@@ -69,19 +82,22 @@ impl WebhookService {
         Self { ports }
     }
 
-    async fn checked_url(&self, raw: &str) -> Result<String, ServiceError> {
+    async fn checked_url(&self, raw: &str) -> Result<String, ValidationError> {
         let url = parse_target_url(raw)?;
         check_target(&*self.ports.guard, "url", &url).await?;
         Ok(url)
     }
 
-    async fn own(&self, caller: &Principal, id: &WebhookId) -> Result<Webhook, ServiceError> {
+    async fn own<E>(&self, caller: &Principal, id: &WebhookId) -> Result<Webhook, E>
+    where
+        E: From<Missing> + From<StoreError>,
+    {
         self.ports
             .webhooks
             .webhook_by_id(id)
             .await?
             .filter(|w| w.account_id == caller.user_id && w.test == caller.test)
-            .ok_or(ServiceError::NotFound(Missing::Webhook))
+            .ok_or(Missing::Webhook.into())
     }
 
     /// Creates a subscription for the caller's events.
@@ -90,7 +106,7 @@ impl WebhookService {
         &self,
         caller: &Principal,
         input: WebhookInput,
-    ) -> Result<WebhookView, ServiceError> {
+    ) -> Result<WebhookView, CreateError> {
         caller.require(Permission::RequestsWrite)?;
         let raw_url = input
             .url
@@ -129,7 +145,7 @@ impl WebhookService {
 
     /// The caller's subscriptions, newest first.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn list(&self, caller: &Principal) -> Result<Vec<Webhook>, ServiceError> {
+    pub async fn list(&self, caller: &Principal) -> Result<Vec<Webhook>, ListError> {
         caller.require(Permission::RequestsRead)?;
         let mut webhooks = self.ports.webhooks.webhooks_of(&caller.user_id).await?;
         webhooks.retain(|w| w.test == caller.test);
@@ -138,7 +154,7 @@ impl WebhookService {
 
     /// One of the caller's subscriptions.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn get(&self, caller: &Principal, id: &WebhookId) -> Result<Webhook, ServiceError> {
+    pub async fn get(&self, caller: &Principal, id: &WebhookId) -> Result<Webhook, ReadError> {
         caller.require(Permission::RequestsRead)?;
         self.own(caller, id).await
     }
@@ -150,9 +166,9 @@ impl WebhookService {
         caller: &Principal,
         id: &WebhookId,
         patch: WebhookPatch,
-    ) -> Result<WebhookView, ServiceError> {
+    ) -> Result<WebhookView, EditError> {
         caller.require(Permission::RequestsWrite)?;
-        let mut webhook = self.own(caller, id).await?;
+        let mut webhook = self.own::<EditError>(caller, id).await?;
         if patch == WebhookPatch::default() {
             return Err(ValidationError::field(
                 "body",
@@ -198,16 +214,16 @@ impl WebhookService {
                 webhook,
                 secret: shown,
             }),
-            Err(StoreError::NotFound) => Err(ServiceError::NotFound(Missing::Webhook)),
+            Err(StoreError::NotFound) => Err(Missing::Webhook.into()),
             Err(e) => Err(e.into()),
         }
     }
 
     /// Deletes a subscription and its delivery record.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn delete(&self, caller: &Principal, id: &WebhookId) -> Result<(), ServiceError> {
+    pub async fn delete(&self, caller: &Principal, id: &WebhookId) -> Result<(), ReadError> {
         caller.require(Permission::RequestsWrite)?;
-        self.own(caller, id).await?;
+        self.own::<ReadError>(caller, id).await?;
         match self.ports.webhooks.delete_webhook(id).await {
             Ok(()) | Err(StoreError::NotFound) => Ok(()),
             Err(e) => Err(e.into()),
@@ -220,9 +236,9 @@ impl WebhookService {
         &self,
         caller: &Principal,
         id: &WebhookId,
-    ) -> Result<Vec<(Delivery, Vec<DeliveryAttempt>)>, ServiceError> {
+    ) -> Result<Vec<(Delivery, Vec<DeliveryAttempt>)>, ReadError> {
         caller.require(Permission::RequestsRead)?;
-        self.own(caller, id).await?;
+        self.own::<ReadError>(caller, id).await?;
         Ok(self
             .ports
             .webhooks
@@ -238,9 +254,9 @@ impl WebhookService {
         &self,
         caller: &Principal,
         id: &WebhookId,
-    ) -> Result<SendOutcome, ServiceError> {
+    ) -> Result<SendOutcome, ReadError> {
         caller.require(Permission::RequestsWrite)?;
-        let webhook = self.own(caller, id).await?;
+        let webhook = self.own::<ReadError>(caller, id).await?;
         let now = self.ports.clock.now();
         let event_id = event_id(&*self.ports.ids, now).to_string();
         let body = serde_json::json!({
@@ -278,27 +294,25 @@ impl WebhookService {
         caller: &Principal,
         id: &WebhookId,
         delivery: &DeliveryId,
-    ) -> Result<Delivery, ServiceError> {
+    ) -> Result<Delivery, RedeliverError> {
         caller.require(Permission::RequestsWrite)?;
-        let webhook = self.own(caller, id).await?;
+        let webhook = self.own::<RedeliverError>(caller, id).await?;
         let mut found = self
             .ports
             .webhooks
             .delivery_by_id(delivery)
             .await?
             .filter(|d| d.webhook_id == Some(*id))
-            .ok_or(ServiceError::NotFound(Missing::Delivery))?;
+            .ok_or(Missing::Delivery)?;
         if !webhook.active {
-            return Err(ServiceError::Conflict(
-                "Webhook is disabled; turn it on (active: true) first".into(),
-            ));
+            return Err(WebhookRule::Disabled.into());
         }
         found.redeliver(self.ports.clock.now())?;
         // The store writes it only if no worker has taken it up meanwhile.
         match self.ports.webhooks.redeliver(&found).await {
             Ok(()) => Ok(found),
             Err(StoreError::Conflict(_)) => Err(TransitionError::StillPending.into()),
-            Err(StoreError::NotFound) => Err(ServiceError::NotFound(Missing::Delivery)),
+            Err(StoreError::NotFound) => Err(Missing::Delivery.into()),
             Err(e) => Err(e.into()),
         }
     }

@@ -5,7 +5,7 @@ use actix_web::http::header::LOCATION;
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use maud::html;
-use reviewloop_service::ServiceError;
+use reviewloop_service::{Failure, ServiceError};
 
 use crate::layout;
 
@@ -35,8 +35,10 @@ impl std::fmt::Display for PageError {
     }
 }
 
-impl From<ServiceError> for PageError {
-    fn from(error: ServiceError) -> Self {
+/// Every use case's error reaches a person through its class.
+impl<E: Failure> From<E> for PageError {
+    fn from(error: E) -> Self {
+        let error: ServiceError = error.into();
         let status = match &error {
             ServiceError::Invalid(_) | ServiceError::Refused(_) => StatusCode::BAD_REQUEST,
             ServiceError::Unauthenticated(_) => StatusCode::UNAUTHORIZED,

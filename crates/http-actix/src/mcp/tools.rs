@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use reviewloop_domain::{LoopId, RequestId, RequestInput};
-use reviewloop_service::{ListRequestsInput, Principal, ServiceError};
+use reviewloop_service::{Failure, ListRequestsInput, Principal, ServiceError};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
@@ -49,8 +49,8 @@ fn caller(ctx: &RequestContext<RoleServer>) -> Result<Principal, ErrorData> {
 
 /// A tool's outcome: its JSON as text and as structured content, or a
 /// refusal the agent can act on, carrying the API's own message.
-fn settle(outcome: Result<Value, ServiceError>) -> ToolResult {
-    match outcome {
+fn settle<E: Failure>(outcome: Result<Value, E>) -> ToolResult {
+    match outcome.map_err(Into::into) {
         Ok(value) => {
             let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
             result.structured_content = Some(value);
@@ -166,7 +166,7 @@ impl Tools {
                 .await?;
             Ok(content(views::created(&created)))
         };
-        settle(outcome.await)
+        settle::<ServiceError>(outcome.await)
     }
 
     #[tool(
@@ -193,7 +193,7 @@ impl Tools {
                 .await?;
             Ok(request_answer(&request, &principal))
         };
-        settle(outcome.await)
+        settle::<ServiceError>(outcome.await)
     }
 
     #[tool(description = "Read a request now: its status and, once answered, response_data.")]
@@ -208,7 +208,7 @@ impl Tools {
             let request = self.state.requests.get(&principal, &id).await?;
             Ok(request_answer(&request, &principal))
         };
-        settle(outcome.await)
+        settle::<ServiceError>(outcome.await)
     }
 
     #[tool(description = "List the requests this key's account sent, newest first.")]
@@ -258,7 +258,7 @@ impl Tools {
             let request = self.state.requests.cancel(&principal, &id).await?;
             Ok(request_answer(&request, &principal))
         };
-        settle(outcome.await)
+        settle::<ServiceError>(outcome.await)
     }
 }
 

@@ -2,6 +2,8 @@ use reviewloop_domain::{AuditRecord, Permission};
 use serde_json::json;
 
 use super::*;
+use crate::error::ServiceError;
+use crate::testkit::Classed;
 use crate::testkit::Kit;
 
 fn log(kit: &Kit, account: u8, n: i64) -> Vec<AuditEntry> {
@@ -47,15 +49,15 @@ async fn a_caller_reads_only_its_own_log_in_pages() {
         [3, 4]
     );
     assert!(matches!(
-        svc.entries(&caller, Some(0), None).await,
+        svc.entries(&caller, Some(0), None).await.classed(),
         Err(ServiceError::Invalid(_))
     ));
     assert!(matches!(
-        svc.entries(&caller, Some(1001), None).await,
+        svc.entries(&caller, Some(1001), None).await.classed(),
         Err(ServiceError::Invalid(_))
     ));
     assert!(matches!(
-        svc.entries(&reader, None, None).await,
+        svc.entries(&reader, None, None).await.classed(),
         Err(ServiceError::Forbidden(_))
     ));
 }

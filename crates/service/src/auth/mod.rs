@@ -7,10 +7,21 @@ pub use key_cache::KeyCache;
 use std::sync::Arc;
 
 use reviewloop_domain::AccountStatus;
-use reviewloop_ports::{RateLimitStatus, RateWindow};
+use reviewloop_ports::{RateLimitStatus, RateWindow, StoreError};
 
 use crate::accounts::hash_key;
-use crate::error::{messages, ServiceError};
+use crate::error::{use_case_error, Bug, Denied, OverLimit, Unauthenticated};
+
+use_case_error! {
+    /// Why a call's API key was not accepted ([`Authenticator::authenticate`]).
+    pub enum AuthError {
+        Unauthenticated(Unauthenticated),
+        Denied(Denied),
+        OverLimit(OverLimit),
+        Store(StoreError),
+        Bug(Bug),
+    }
+}
 use crate::ports::AuthPorts;
 use crate::principal::Principal;
 
@@ -56,14 +67,14 @@ impl Authenticator {
         &self,
         authorization: Option<&str>,
         allowance: Allowance,
-    ) -> Result<(Principal, RateLimitStatus), ServiceError> {
+    ) -> Result<(Principal, RateLimitStatus), AuthError> {
         let token = authorization
             .and_then(|h| {
                 let (scheme, token) = h.trim().split_once(' ')?;
                 scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
             })
             .filter(|t| !t.is_empty())
-            .ok_or(ServiceError::Unauthenticated(messages::MISSING_KEY))?;
+            .ok_or(Unauthenticated::MissingKey)?;
         let hash = hash_key(token);
         let now = self.ports.clock.now();
         let principal = match self.keys.get(&hash, now) {
@@ -75,7 +86,7 @@ impl Authenticator {
                     .api_key_by_hash(&hash)
                     .await?
                     .filter(|(key, _)| key.is_live())
-                    .ok_or(ServiceError::Unauthenticated(messages::INVALID_KEY))?;
+                    .ok_or(Unauthenticated::InvalidKey)?;
                 let (key, user) = (key.into_record(), user.into_record());
                 let principal = Principal {
                     user_id: user.id,
@@ -92,18 +103,18 @@ impl Authenticator {
             }
         };
         if principal.account_status == AccountStatus::Suspended {
-            return Err(ServiceError::Forbidden(messages::ACCOUNT_SUSPENDED.into()));
+            return Err(Denied::AccountSuspended.into());
         }
         let key = principal
             .api_key_id
-            .ok_or_else(|| ServiceError::Unexpected("a key's principal without its key".into()))?;
+            .ok_or_else(|| Bug::new("a key's principal without its key"))?;
         let (window, limit) = match allowance {
             Allowance::Hourly => (RateWindow::Hour, principal.rate_limit),
             Allowance::PerMinute => (RateWindow::Minute, principal.plan.per_minute()),
         };
         let status = self.ports.limiter.hit(&key, window, limit, now).await?;
         if !status.allowed {
-            return Err(ServiceError::RateLimited(status));
+            return Err(OverLimit(status).into());
         }
         Ok((principal, status))
     }
@@ -231,10 +242,7 @@ mod tests {
                 .authenticate(header, Allowance::Hourly)
                 .await
                 .unwrap_err();
-            assert!(
-                matches!(err, ServiceError::Unauthenticated(_)),
-                "{header:?}"
-            );
+            assert!(matches!(err, AuthError::Unauthenticated(_)), "{header:?}");
         }
     }
 
@@ -251,7 +259,7 @@ mod tests {
             .authenticate(Some("bearer rl_good"), Allowance::Hourly)
             .await
             .unwrap_err();
-        assert!(matches!(err, ServiceError::RateLimited(s) if s.limit == 2 && !s.allowed));
+        assert!(matches!(err, AuthError::OverLimit(OverLimit(s)) if s.limit == 2 && !s.allowed));
     }
 
     #[tokio::test]
@@ -318,6 +326,7 @@ mod tests {
             .authenticate(Some("Bearer rl_good"), Allowance::Hourly)
             .await
             .unwrap_err();
-        assert!(matches!(err, ServiceError::Forbidden(m) if m == "Account suspended"));
+        assert!(matches!(err, AuthError::Denied(Denied::AccountSuspended)));
+        assert_eq!(err.to_string(), "Account suspended");
     }
 }

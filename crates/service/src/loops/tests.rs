@@ -2,6 +2,8 @@ use mockall::predicate::always;
 use reviewloop_domain::{MemberStatus, Permission};
 
 use super::*;
+use crate::error::ServiceError;
+use crate::testkit::Classed;
 use crate::testkit::Kit;
 
 const URL: &str = "https://review.example.com/";
@@ -87,6 +89,7 @@ async fn create_validates_and_checks_permission_before_storing() {
     let err = svc
         .create(&caller, Some("x"), None, None, None)
         .await
+        .classed()
         .unwrap_err();
     assert!(
         matches!(err, ServiceError::Forbidden(m) if m == "Insufficient permissions: requires loops:write")
@@ -103,7 +106,7 @@ async fn strangers_and_pending_members_get_404_active_members_see_the_loop() {
     let svc = service(kit);
     assert!(svc.get(&member, &id).await.is_ok());
     for caller in [pending, stranger] {
-        let err = svc.get(&caller, &id).await.unwrap_err();
+        let err = svc.get(&caller, &id).await.classed().unwrap_err();
         assert!(matches!(err, ServiceError::NotFound(Missing::Loop)));
     }
 }
@@ -122,9 +125,9 @@ async fn members_may_not_update_or_delete() {
         name: Some("New".into()),
         ..LoopPatch::default()
     };
-    let err = svc.update(&member, &id, patch).await.unwrap_err();
+    let err = svc.update(&member, &id, patch).await.classed().unwrap_err();
     assert!(matches!(err, ServiceError::Forbidden(m) if m == "Access denied to this loop"));
-    let err = svc.delete(&member, &id, false).await.unwrap_err();
+    let err = svc.delete(&member, &id, false).await.classed().unwrap_err();
     assert!(matches!(err, ServiceError::Forbidden(m) if m == "Access denied to this loop"));
 }
 
@@ -199,7 +202,11 @@ async fn delete_refuses_open_requests_unless_forced() {
         })
         .returning(|_, _, _| Err(StoreError::Conflict("open requests".into())));
     let caller = kit.principal(1);
-    let err = service(kit).delete(&caller, &id, false).await.unwrap_err();
+    let err = service(kit)
+        .delete(&caller, &id, false)
+        .await
+        .classed()
+        .unwrap_err();
     assert!(
         matches!(err, ServiceError::Refused(m) if m == "Cannot delete loop with active requests")
     );
@@ -287,15 +294,27 @@ async fn member_removal_rules() {
     let (u1, u3, u9) = (kit.user_id(1), kit.user_id(3), kit.user_id(9));
     let svc = service(kit);
 
-    let err = svc.remove_member(&member, &id, &u3).await.unwrap_err();
+    let err = svc
+        .remove_member(&member, &id, &u3)
+        .await
+        .classed()
+        .unwrap_err();
     assert!(
         matches!(err, ServiceError::Forbidden(m) if m == "Only loop creator can remove members")
     );
-    let err = svc.remove_member(&creator, &id, &u1).await.unwrap_err();
+    let err = svc
+        .remove_member(&creator, &id, &u1)
+        .await
+        .classed()
+        .unwrap_err();
     assert!(
         matches!(err, ServiceError::Refused(m) if m == "Loop creator cannot remove themselves")
     );
-    let err = svc.remove_member(&creator, &id, &u9).await.unwrap_err();
+    let err = svc
+        .remove_member(&creator, &id, &u9)
+        .await
+        .classed()
+        .unwrap_err();
     assert!(matches!(err, ServiceError::NotFound(Missing::Member)));
     let out = svc.remove_member(&creator, &id, &u3).await.unwrap();
     assert_eq!((out.loop_id, out.user_id), (id, u3));
@@ -346,7 +365,7 @@ async fn unknown_or_malformed_codes_are_invalid() {
     let caller = kit.principal(2);
     let svc = service(kit);
     for code in ["ZZZZZZ", "0", ""] {
-        let err = svc.join(&caller, code).await.unwrap_err();
+        let err = svc.join(&caller, code).await.classed().unwrap_err();
         assert!(
             matches!(err, ServiceError::NotFound(Missing::InviteCode)),
             "{code}"
@@ -384,13 +403,17 @@ async fn invite_creates_a_pending_member_and_refuses_active_ones() {
         (member.status, member.joined_at),
         (MemberStatus::Pending, None)
     );
-    let err = svc.invite(&caller, &id, Some("u2@x.io")).await.unwrap_err();
+    let err = svc
+        .invite(&caller, &id, Some("u2@x.io"))
+        .await
+        .classed()
+        .unwrap_err();
     assert!(matches!(err, ServiceError::Conflict(_)));
     assert!(matches!(
-        svc.invite(&caller, &id, Some("bad")).await,
+        svc.invite(&caller, &id, Some("bad")).await.classed(),
         Err(ServiceError::Invalid(_))
     ));
-    match svc.invite(&caller, &id, None).await {
+    match svc.invite(&caller, &id, None).await.classed() {
         Err(ServiceError::Invalid(e)) => {
             assert_eq!(
                 (e.errors[0].field.as_str(), e.to_string()),
@@ -433,7 +456,7 @@ async fn listing_needs_loops_read() {
     assert!(svc.list(&caller).await.unwrap().is_empty());
     caller.permissions = vec![Permission::RequestsRead];
     assert!(matches!(
-        svc.list(&caller).await,
+        svc.list(&caller).await.classed(),
         Err(ServiceError::Forbidden(_))
     ));
 }
@@ -523,19 +546,23 @@ async fn only_an_active_member_sets_their_own_notifications() {
     let svc = service(kit);
     let saved = svc.set_notify(&member, &id, Some("urgent")).await.unwrap();
     assert_eq!(saved.user_id, member.user_id);
-    match svc.set_notify(&member, &id, Some("sometimes")).await {
+    match svc
+        .set_notify(&member, &id, Some("sometimes"))
+        .await
+        .classed()
+    {
         Err(ServiceError::Invalid(e)) => {
             assert_eq!(e.to_string(), "notify must be one of all, urgent, none")
         }
         other => panic!("{other:?}"),
     }
     assert!(matches!(
-        svc.set_notify(&member, &id, None).await,
+        svc.set_notify(&member, &id, None).await.classed(),
         Err(ServiceError::Invalid(_))
     ));
     for outsider in [&pending, &stranger] {
         assert!(matches!(
-            svc.set_notify(outsider, &id, Some("none")).await,
+            svc.set_notify(outsider, &id, Some("none")).await.classed(),
             Err(ServiceError::NotFound(_))
         ));
     }

@@ -14,7 +14,87 @@ use reviewloop_domain::{
 use reviewloop_ports::{Session, StoreError};
 
 use crate::accounts::{hash_key, new_user};
-use crate::error::{messages, Missing, ServiceError};
+use crate::error::{
+    use_case_error, AccountRule, Bug, Busy, Denied, Missing, OverLimit, Unauthenticated,
+};
+use crate::loops::{InviteCodeError, JoinLoopError};
+
+use_case_error! {
+    /// Why a person could not sign in ([`PeopleService::sign_in`]).
+    pub enum SignInError {
+        Unauthenticated(Unauthenticated),
+        Denied(Denied),
+        OverLimit(OverLimit),
+        Store(StoreError),
+        Bug(Bug),
+    }
+
+    /// Why a password could not be set ([`PeopleService::change_password`],
+    /// [`PeopleService::set_password`], [`PeopleService::redeem_password_link`]).
+    pub enum PasswordError {
+        Invalid(ValidationError),
+        NotFound(Missing),
+        Store(StoreError),
+        Bug(Bug),
+    }
+
+    /// Why a password link led nowhere ([`PeopleService::password_link_account`]).
+    pub enum PasswordLinkError {
+        NotFound(Missing),
+        Store(StoreError),
+    }
+
+    /// Why a reset link could not be sent ([`PeopleService::request_password_reset`]).
+    pub enum PasswordResetError {
+        Rule(AccountRule),
+        Invalid(ValidationError),
+        OverLimit(OverLimit),
+        Store(StoreError),
+    }
+
+    /// Why a person could not sign up ([`PeopleService::sign_up`]).
+    pub enum SignUpError {
+        Invalid(ValidationError),
+        Rule(AccountRule),
+        NotFound(Missing),
+        Denied(Denied),
+        Refused(reviewloop_domain::TransitionError),
+        Busy(Busy),
+        Store(StoreError),
+        Bug(Bug),
+    }
+}
+
+impl From<PasswordLinkError> for PasswordError {
+    fn from(error: PasswordLinkError) -> Self {
+        match error {
+            PasswordLinkError::NotFound(e) => Self::NotFound(e),
+            PasswordLinkError::Store(e) => Self::Store(e),
+        }
+    }
+}
+
+impl From<InviteCodeError> for SignUpError {
+    fn from(error: InviteCodeError) -> Self {
+        match error {
+            InviteCodeError::NotFound(e) => Self::NotFound(e),
+            InviteCodeError::Store(e) => Self::Store(e),
+            InviteCodeError::Bug(e) => Self::Bug(e),
+        }
+    }
+}
+
+impl From<JoinLoopError> for SignUpError {
+    fn from(error: JoinLoopError) -> Self {
+        match error {
+            JoinLoopError::Denied(e) => Self::Denied(e),
+            JoinLoopError::NotFound(e) => Self::NotFound(e),
+            JoinLoopError::Refused(e) => Self::Refused(e),
+            JoinLoopError::Busy(e) => Self::Busy(e),
+            JoinLoopError::Store(e) => Self::Store(e),
+        }
+    }
+}
 use crate::loops::LoopService;
 use crate::notices;
 use crate::ports::{LoopPorts, PeoplePorts};
@@ -123,15 +203,15 @@ impl PeopleService {
         }
     }
 
-    async fn hash(&self, password: &Password) -> Result<String, ServiceError> {
+    async fn hash(&self, password: &Password) -> Result<String, Bug> {
         let (hasher, password) = (self.ports.passwords.clone(), password.expose().to_owned());
         tokio::task::spawn_blocking(move || hasher.hash(&password))
             .await
-            .map_err(|e| ServiceError::Unexpected(format!("hashing task failed: {e}")))?
-            .map_err(|e| ServiceError::Unexpected(e.to_string()))
+            .map_err(|e| Bug::new(format!("hashing task failed: {e}")))?
+            .map_err(|e| Bug::new(e.to_string()))
     }
 
-    async fn verify(&self, password: &str, hash: Option<String>) -> Result<bool, ServiceError> {
+    async fn verify(&self, password: &str, hash: Option<String>) -> Result<bool, Bug> {
         let (hasher, password) = (self.ports.passwords.clone(), password.to_owned());
         tokio::task::spawn_blocking(move || match hash {
             Some(hash) => hasher.verify(&password, &hash),
@@ -143,10 +223,10 @@ impl PeopleService {
             }
         })
         .await
-        .map_err(|e| ServiceError::Unexpected(format!("hashing task failed: {e}")))
+        .map_err(|e| Bug::new(format!("hashing task failed: {e}")))
     }
 
-    async fn start_session(&self, user: User) -> Result<SignedIn, ServiceError> {
+    async fn start_session(&self, user: User) -> Result<SignedIn, StoreError> {
         let now = self.ports.clock.now();
         let token = self.ports.ids.secret_hex(32);
         let session = Session {
@@ -168,7 +248,7 @@ impl PeopleService {
         email: &str,
         password: &str,
         client: &str,
-    ) -> Result<SignedIn, ServiceError> {
+    ) -> Result<SignedIn, SignInError> {
         let now = self.ports.clock.now();
         let email_key = email.trim().to_lowercase();
         self.throttle.check(&email_key, client, now)?;
@@ -183,20 +263,20 @@ impl PeopleService {
         let matches = self.verify(password, hash).await?;
         let Some(user) = user.filter(|_| matches) else {
             self.throttle.failed(&email_key, client, now);
-            return Err(ServiceError::Unauthenticated(WRONG_CREDENTIALS));
+            return Err(Unauthenticated::WrongCredentials.into());
         };
         self.throttle.succeeded(&email_key);
         if user.status == AccountStatus::Suspended {
-            return Err(ServiceError::Forbidden(messages::ACCOUNT_SUSPENDED.into()));
+            return Err(Denied::AccountSuspended.into());
         }
-        self.start_session(user).await
+        Ok(self.start_session(user).await?)
     }
 
     /// The session behind a cookie's token, or `None` when it is unknown,
     /// expired or its account is suspended. Use slides its end forward
     /// (written at most once a day).
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn session(&self, token: &str) -> Result<Option<WebSession>, ServiceError> {
+    pub async fn session(&self, token: &str) -> Result<Option<WebSession>, StoreError> {
         if token.is_empty() || token.len() > 128 {
             return Ok(None);
         }
@@ -219,8 +299,8 @@ impl PeopleService {
     }
 
     /// Ends the session behind a cookie's token.
-    pub async fn sign_out(&self, token: &str) -> Result<(), ServiceError> {
-        Ok(self.ports.people.delete_session(&hash_key(token)).await?)
+    pub async fn sign_out(&self, token: &str) -> Result<(), StoreError> {
+        self.ports.people.delete_session(&hash_key(token)).await
     }
 
     /// Changes the signed-in person's password after checking the current
@@ -231,7 +311,7 @@ impl PeopleService {
         who: &Principal,
         current: &str,
         new: &str,
-    ) -> Result<SignedIn, ServiceError> {
+    ) -> Result<SignedIn, PasswordError> {
         let new = Password::parse(new)?;
         let hash = self.ports.people.password_hash(&who.user_id).await?;
         if !self.verify(current, hash).await? {
@@ -241,26 +321,30 @@ impl PeopleService {
             )
             .into());
         }
-        let user = self.user(&who.user_id).await?;
+        let user = self.user::<PasswordError>(&who.user_id).await?;
         let hash = self.hash(&new).await?;
         self.ports.people.set_password(&user.id, &hash).await?;
-        self.start_session(user).await
+        Ok(self.start_session(user).await?)
     }
 
-    async fn user(&self, id: &UserId) -> Result<User, ServiceError> {
+    async fn user<E>(&self, id: &UserId) -> Result<User, E>
+    where
+        E: From<Missing> + From<StoreError>,
+    {
         self.ports
             .accounts
             .user_by_id(id)
             .await?
-            .ok_or(ServiceError::NotFound(Missing::User))
+            .ok_or(Missing::User.into())
     }
 
     /// Sets an account's password from the command line (ends its sessions).
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn set_password(&self, email: &str, password: &str) -> Result<User, ServiceError> {
+    pub async fn set_password(&self, email: &str, password: &str) -> Result<User, PasswordError> {
         let email = Email::parse(email)?;
         let password = Password::parse(password)?;
-        let user = crate::accounts::existing_user(&*self.ports.accounts, &email).await?;
+        let user =
+            crate::accounts::existing_user::<PasswordError>(&*self.ports.accounts, &email).await?;
         let hash = self.hash(&password).await?;
         self.ports.people.set_password(&user.id, &hash).await?;
         Ok(user)
@@ -268,7 +352,7 @@ impl PeopleService {
 
     /// A one-time link token that lets its holder set the account's
     /// password within [`SETUP_LINK_DAYS`].
-    pub async fn password_link(&self, user: &UserId) -> Result<String, ServiceError> {
+    pub async fn password_link(&self, user: &UserId) -> Result<String, StoreError> {
         let now = self.ports.clock.now();
         let token = self.ports.ids.secret_hex(32);
         self.ports
@@ -293,9 +377,9 @@ impl PeopleService {
         &self,
         email: &str,
         client: &str,
-    ) -> Result<(), ServiceError> {
+    ) -> Result<(), PasswordResetError> {
         if self.ports.mailer.is_none() {
-            return Err(ServiceError::Refused(NO_EMAIL.into()));
+            return Err(AccountRule::NoEmail.into());
         }
         let email = Email::parse(email)?;
         let now = self.ports.clock.now();
@@ -331,14 +415,14 @@ impl PeopleService {
     }
 
     /// The account a password link is for, if the link is still good.
-    pub async fn password_link_account(&self, token: &str) -> Result<User, ServiceError> {
+    pub async fn password_link_account(&self, token: &str) -> Result<User, PasswordLinkError> {
         let now = self.ports.clock.now();
         let user = self
             .ports
             .people
             .password_token(&hash_key(token), now)
             .await?
-            .ok_or(ServiceError::NotFound(Missing::Link))?;
+            .ok_or(Missing::Link)?;
         self.user(&user).await
     }
 
@@ -348,7 +432,7 @@ impl PeopleService {
         &self,
         token: &str,
         password: &str,
-    ) -> Result<SignedIn, ServiceError> {
+    ) -> Result<SignedIn, PasswordError> {
         let password = Password::parse(password)?;
         // Checked before the slow hash, so a dead link answers at once.
         self.password_link_account(token).await?;
@@ -359,9 +443,9 @@ impl PeopleService {
             .people
             .redeem_password_token(&hash_key(token), &hash, now)
             .await?
-            .ok_or(ServiceError::NotFound(Missing::Link))?;
-        let user = self.user(&user).await?;
-        self.start_session(user).await
+            .ok_or(Missing::Link)?;
+        let user = self.user::<PasswordError>(&user).await?;
+        Ok(self.start_session(user).await?)
     }
 
     /// Creates an account (or claims one a loop owner invited by email)
@@ -373,7 +457,7 @@ impl PeopleService {
         email: &str,
         password: &str,
         code: Option<&str>,
-    ) -> Result<SignedUp, ServiceError> {
+    ) -> Result<SignedUp, SignUpError> {
         let code = code.map(str::trim).filter(|c| !c.is_empty());
         if code.is_none() && !self.signup_is_open() {
             return Err(ValidationError::field(
@@ -387,7 +471,7 @@ impl PeopleService {
         let password = errors.collect(Password::parse(password));
         errors.into_result()?;
         let (Some(email), Some(password)) = (email, password) else {
-            return Err(ServiceError::Unexpected("validated input missing".into()));
+            return Err(Bug::new("validated input missing").into());
         };
         let lp = match code {
             Some(code) => Some(self.loops.loop_for_code(code).await?),
@@ -398,9 +482,7 @@ impl PeopleService {
                 let user = new_user(&*self.ports.clock, &*self.ports.ids, email);
                 match self.ports.accounts.insert_user(&user).await {
                     Ok(()) => user,
-                    Err(StoreError::Conflict(_)) => {
-                        return Err(ServiceError::Conflict(ACCOUNT_EXISTS.into()))
-                    }
+                    Err(StoreError::Conflict(_)) => return Err(AccountRule::AccountExists.into()),
                     Err(e) => return Err(e.into()),
                 }
             }
@@ -420,7 +502,7 @@ impl PeopleService {
                 let has_password = self.ports.people.password_hash(&user.id).await?.is_some();
                 let has_keys = !self.ports.accounts.api_keys_of(&user.id).await?.is_empty();
                 if has_password || has_keys || !invited_here {
-                    return Err(ServiceError::Conflict(ACCOUNT_EXISTS.into()));
+                    return Err(AccountRule::AccountExists.into());
                 }
                 user
             }
@@ -444,9 +526,9 @@ impl PeopleService {
     }
 
     /// Deletes expired sessions and password links.
-    pub async fn purge_expired(&self) -> Result<u64, ServiceError> {
+    pub async fn purge_expired(&self) -> Result<u64, StoreError> {
         let now: DateTime<Utc> = self.ports.clock.now();
-        Ok(self.ports.people.purge_expired_sessions(now).await?)
+        self.ports.people.purge_expired_sessions(now).await
     }
 }
 

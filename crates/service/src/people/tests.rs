@@ -2,6 +2,8 @@ use mockall::predicate::eq;
 use reviewloop_domain::MemberStatus;
 
 use super::*;
+use crate::error::ServiceError;
+use crate::testkit::Classed;
 use crate::testkit::Kit;
 
 const URL: &str = "https://review.example.com";
@@ -37,7 +39,9 @@ async fn unknown_email_and_wrong_password_read_the_same_and_are_throttled() {
     let wrong = people.sign_in("a@x.io", "wrong password", "1.1.1.1").await;
     for result in [unknown, wrong] {
         match result {
-            Err(ServiceError::Unauthenticated(m)) => assert_eq!(m, WRONG_CREDENTIALS),
+            Err(e @ SignInError::Unauthenticated(Unauthenticated::WrongCredentials)) => {
+                assert_eq!(e.to_string(), WRONG_CREDENTIALS)
+            }
             other => panic!("expected the one refusal, got {other:?}"),
         }
     }
@@ -46,7 +50,10 @@ async fn unknown_email_and_wrong_password_read_the_same_and_are_throttled() {
     }
     assert!(
         matches!(
-            people.sign_in("a@x.io", "right password", "9.9.9.9").await,
+            people
+                .sign_in("a@x.io", "right password", "9.9.9.9")
+                .await
+                .classed(),
             Err(ServiceError::RateLimited(_))
         ),
         "five failures lock the email, even for the right password"
@@ -121,7 +128,8 @@ async fn sign_up_needs_a_code_unless_open() {
     plain_hasher(&mut kit);
     let refused = service(kit, SignupPolicy::InviteOnly)
         .sign_up("new@x.io", "long enough", None)
-        .await;
+        .await
+        .classed();
     match refused {
         Err(ServiceError::Invalid(e)) => assert_eq!(e.errors[0].field, "invite_code"),
         other => panic!("expected a refusal, got {other:?}"),
@@ -153,7 +161,7 @@ async fn sign_up_needs_a_code_unless_open() {
 #[tokio::test]
 async fn sign_up_reports_every_bad_field_at_once() {
     let kit = Kit::new();
-    let Err(ServiceError::Invalid(e)) = service(kit, SignupPolicy::Open)
+    let Err(SignUpError::Invalid(e)) = service(kit, SignupPolicy::Open)
         .sign_up("not an email", "short", None)
         .await
     else {
@@ -255,7 +263,8 @@ async fn an_existing_account_cannot_be_taken_over_by_sign_up() {
         kit.people().expect_set_password().times(0);
         let result = service(kit, SignupPolicy::Open)
             .sign_up("u3@x.io", "long enough", Some("ABCDEF"))
-            .await;
+            .await
+            .classed();
         assert!(
             matches!(result, Err(ServiceError::Conflict(ref m)) if m == ACCOUNT_EXISTS),
             "{result:?}"
@@ -272,7 +281,7 @@ async fn a_password_change_needs_the_current_password() {
         .expect_password_hash()
         .returning(|_| Ok(Some("hashed:old password".into())));
     kit.people().expect_set_password().times(0);
-    let Err(ServiceError::Invalid(e)) = service(kit, SignupPolicy::InviteOnly)
+    let Err(PasswordError::Invalid(e)) = service(kit, SignupPolicy::InviteOnly)
         .change_password(&principal, "not it at all", "new password")
         .await
     else {
@@ -328,7 +337,8 @@ async fn a_reset_link_is_emailed_to_known_accounts_and_the_answer_never_tells() 
     assert!(matches!(
         people
             .request_password_reset("not an email", "1.1.1.1")
-            .await,
+            .await
+            .classed(),
         Err(ServiceError::Invalid(_))
     ));
     for _ in 0..4 {
@@ -341,7 +351,8 @@ async fn a_reset_link_is_emailed_to_known_accounts_and_the_answer_never_tells() 
         matches!(
             people
                 .request_password_reset("nobody@x.io", "3.3.3.3")
-                .await,
+                .await
+                .classed(),
             Err(ServiceError::RateLimited(_))
         ),
         "five requests for one email are the most in a window, from any address"
@@ -352,7 +363,11 @@ async fn a_reset_link_is_emailed_to_known_accounts_and_the_answer_never_tells() 
 async fn without_email_a_reset_is_refused_with_advice() {
     let kit = Kit::new();
     let people = service(kit, SignupPolicy::InviteOnly);
-    match people.request_password_reset("a@x.io", "1.1.1.1").await {
+    match people
+        .request_password_reset("a@x.io", "1.1.1.1")
+        .await
+        .classed()
+    {
         Err(ServiceError::Refused(m)) => assert_eq!(m, NO_EMAIL),
         other => panic!("{other:?}"),
     }

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use chrono::{DateTime, Duration, Utc};
 use reviewloop_ports::RateLimitStatus;
 
-use crate::error::ServiceError;
+use crate::error::OverLimit;
 
 /// Failures allowed per email in a window.
 pub const FAILURES_PER_EMAIL: u32 = 5;
@@ -38,7 +38,7 @@ impl SignInThrottle {
     }
 
     /// Refuses with 429 while the email or the client is over its limit.
-    pub fn check(&self, email: &str, client: &str, now: DateTime<Utc>) -> Result<(), ServiceError> {
+    pub fn check(&self, email: &str, client: &str, now: DateTime<Utc>) -> Result<(), OverLimit> {
         let counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
         let email_key = format!("e:{email}");
         let client_key = format!("c:{client}");
@@ -49,7 +49,7 @@ impl SignInThrottle {
                 None => return Ok(()),
             },
         };
-        Err(ServiceError::RateLimited(RateLimitStatus {
+        Err(OverLimit(RateLimitStatus {
             limit,
             remaining: 0,
             reset_at: reset,
@@ -95,7 +95,7 @@ mod tests {
             assert!(t.check("a@x.io", "1.1.1.1", at(0)).is_ok());
             t.failed("a@x.io", "1.1.1.1", at(0));
         }
-        let Err(ServiceError::RateLimited(status)) = t.check("a@x.io", "2.2.2.2", at(1)) else {
+        let Err(OverLimit(status)) = t.check("a@x.io", "2.2.2.2", at(1)) else {
             panic!("the email is locked from any address");
         };
         assert_eq!(status.reset_at, at(WINDOW_MINUTES));

@@ -7,8 +7,8 @@ use reviewloop_ports::StoreError;
 use serde_json::Value;
 
 use super::routing::{self, Decision, Routing};
-use super::{CreatedRequest, RequestService};
-use crate::error::{messages, Missing, ServiceError};
+use super::{CreateRequestError, CreatedRequest, RequestService, TestRulesError};
+use crate::error::{Bug, Denied, Missing};
 use crate::ports::{check_target, event_id};
 use crate::principal::Principal;
 use reviewloop_wire::events as wire;
@@ -25,9 +25,11 @@ impl RequestService {
         loop_id: &LoopId,
         input: RequestInput,
         id: Option<ObjectId>,
-    ) -> Result<CreatedRequest, ServiceError> {
+    ) -> Result<CreatedRequest, CreateRequestError> {
         caller.require(Permission::RequestsWrite)?;
-        let lp = self.visible_loop(caller, loop_id).await?;
+        let lp = self
+            .visible_loop::<CreateRequestError>(caller, loop_id)
+            .await?;
         let mut fields = input.validate()?;
         if !caller.test && (fields.test_response.is_some() || fields.test_delay_seconds.is_some()) {
             let field = if fields.test_response.is_some() {
@@ -48,8 +50,14 @@ impl RequestService {
         if let Some(url) = &fields.callback_url {
             check_target(&*self.ports.guard, "callback_url", url).await?;
         }
-        let routing =
-            routing::route(&*self.ports.loops, lp, None, &fields, &caller.user_id).await?;
+        let routing = routing::route::<CreateRequestError>(
+            &*self.ports.loops,
+            lp,
+            None,
+            &fields,
+            &caller.user_id,
+        )
+        .await?;
         let lp = routing.lp;
         let mut fields = fields
             .with_loop_quorum(lp.quorum)
@@ -128,16 +136,14 @@ impl RequestService {
                 self.ports.changes.outbox_written();
             }
             // The loop was deleted between reading it and writing the request.
-            Err(StoreError::NotFound) => return Err(ServiceError::NotFound(Missing::Loop)),
+            Err(StoreError::NotFound) => return Err(Missing::Loop.into()),
             Err(StoreError::Conflict(cause)) => {
                 // An earlier attempt under the same idempotency key got here first.
                 return match self.ports.requests.request_by_id(&request.id).await? {
                     Some(existing) if existing.creator_id == caller.user_id => {
                         Ok(self.created(existing))
                     }
-                    _ => Err(ServiceError::Unexpected(format!(
-                        "request insert conflicted: {cause}"
-                    ))),
+                    _ => Err(Bug::new(format!("request insert conflicted: {cause}")).into()),
                 };
             }
             Err(e) => return Err(e.into()),
@@ -152,7 +158,7 @@ impl RequestService {
         caller: &Principal,
         from: &LoopId,
         escalation: &reviewloop_domain::Escalation,
-    ) -> Result<(), ServiceError> {
+    ) -> Result<(), CreateRequestError> {
         escalation.check_target(from, "escalation")?;
         if !crate::loops::may_use(&*self.ports.loops, &caller.user_id, &escalation.to_loop_id)
             .await?
@@ -171,13 +177,13 @@ impl RequestService {
         loop_id: &LoopId,
         input: RequestInput,
         draft: Option<Value>,
-    ) -> Result<Routing, ServiceError> {
+    ) -> Result<Routing, TestRulesError> {
         caller.require(Permission::LoopsRead)?;
-        let lp = self.visible_loop(caller, loop_id).await?;
+        let lp = self.visible_loop::<TestRulesError>(caller, loop_id).await?;
         // Rules not yet saved are the owner's to try: they may route
         // anywhere the owner may, which a member must not explore.
         if draft.is_some() && !lp.is_creator(&caller.user_id) {
-            return Err(ServiceError::Forbidden(messages::LOOP_ACCESS_DENIED.into()));
+            return Err(Denied::LoopAccess.into());
         }
         let draft = draft
             .map(|rules| reviewloop_domain::Rules::parse(Some(&rules)))

@@ -7,6 +7,7 @@
 //! Two reviewers racing for one request therefore see exactly one winner.
 
 mod create;
+mod errors;
 mod list;
 mod reading;
 mod requester;
@@ -17,15 +18,20 @@ mod test_mode;
 #[cfg(test)]
 pub(crate) mod tests;
 
+pub use errors::{
+    ChangeRequestError, CreateRequestError, ListLoopRequestsError, TestClockError, TestRulesError,
+};
 pub use list::ListRequestsInput;
 pub use routing::{Decision, PassedOver, Routing};
 pub use test_mode::TestClock;
 
 use chrono::{DateTime, Utc};
-use reviewloop_domain::{Event, EventType, Loop, LoopId, RequestId, RequestStatus, ReviewRequest};
+use reviewloop_domain::{
+    ChangeError, Event, EventType, Loop, LoopId, RequestId, RequestStatus, ReviewRequest,
+};
 use reviewloop_ports::StoreError;
 
-use crate::error::{messages, Missing, ServiceError};
+use crate::error::{Busy, Denied, Missing};
 use crate::ports::{event_id, RequestPorts};
 use crate::principal::Principal;
 use reviewloop_wire::events as wire;
@@ -84,12 +90,15 @@ impl RequestService {
         }
     }
 
-    async fn visible_loop(&self, caller: &Principal, id: &LoopId) -> Result<Loop, ServiceError> {
+    async fn visible_loop<E>(&self, caller: &Principal, id: &LoopId) -> Result<Loop, E>
+    where
+        E: From<Missing> + From<StoreError>,
+    {
         crate::loops::visible_loop(&*self.ports.loops, caller, id).await
     }
 
-    async fn loop_of(&self, request: &ReviewRequest) -> Result<Option<Loop>, ServiceError> {
-        Ok(self.ports.loops.loop_by_id(&request.loop_id).await?)
+    async fn loop_of(&self, request: &ReviewRequest) -> Result<Option<Loop>, StoreError> {
+        self.ports.loops.loop_by_id(&request.loop_id).await
     }
 
     /// Loads a request with its loop and checks the caller may act on it
@@ -101,8 +110,8 @@ impl RequestService {
         caller: &Principal,
         id: &RequestId,
         actor: Actor,
-    ) -> Result<(ReviewRequest, Loops), ServiceError> {
-        let not_found = || ServiceError::NotFound(Missing::Request);
+    ) -> Result<(ReviewRequest, Loops), ChangeRequestError> {
+        let not_found = || ChangeRequestError::NotFound(Missing::Request);
         let request = self
             .ports
             .requests
@@ -122,9 +131,7 @@ impl RequestService {
             request.was_broadcast_to(&caller.user_id) && loops.is_active_member(&caller.user_id);
         match actor {
             Actor::Requester if is_creator => Ok((request, loops)),
-            Actor::Requester if is_reviewer => Err(ServiceError::Forbidden(
-                messages::REQUEST_ACCESS_DENIED.into(),
-            )),
+            Actor::Requester if is_reviewer => Err(Denied::RequestAccess.into()),
             Actor::Reviewer if is_reviewer => Ok((request, loops)),
             _ => Err(not_found()),
         }
@@ -138,9 +145,9 @@ impl RequestService {
         id: &RequestId,
         actor: Actor,
         mut change: F,
-    ) -> Result<ReviewRequest, ServiceError>
+    ) -> Result<ReviewRequest, ChangeRequestError>
     where
-        F: FnMut(&mut ReviewRequest, &Loop, DateTime<Utc>) -> Result<Vec<EventType>, ServiceError>,
+        F: FnMut(&mut ReviewRequest, &Loop, DateTime<Utc>) -> Result<Vec<EventType>, ChangeError>,
     {
         let (mut attempt, mut attempts) = (0, WRITE_ATTEMPTS);
         while attempt < attempts {
@@ -193,13 +200,11 @@ impl RequestService {
                     return Ok(request);
                 }
                 Err(StoreError::Conflict(_)) => continue,
-                Err(StoreError::NotFound) => return Err(ServiceError::NotFound(Missing::Request)),
+                Err(StoreError::NotFound) => return Err(Missing::Request.into()),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(ServiceError::Conflict(
-            "Request is being changed by someone else; try again".into(),
-        ))
+        Err(Busy::Request.into())
     }
 
     /// The time for `account`'s requests: the real time, or for test data
@@ -208,7 +213,7 @@ impl RequestService {
         &self,
         account: &reviewloop_domain::UserId,
         test: bool,
-    ) -> Result<DateTime<Utc>, ServiceError> {
+    ) -> Result<DateTime<Utc>, StoreError> {
         let now = self.ports.clock.now();
         if !test {
             return Ok(now);

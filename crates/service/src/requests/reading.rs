@@ -5,8 +5,8 @@ use std::sync::Arc;
 use reviewloop_domain::{LoopId, Permission, RequestId, ReviewRequest};
 use reviewloop_ports::{InboxView, RequestPage, RequestQuery};
 
-use super::{ListRequestsInput, RequestService};
-use crate::error::{Missing, ServiceError};
+use super::{ListLoopRequestsError, ListRequestsInput, RequestService};
+use crate::error::{Missing, QueryError, ReadError};
 use crate::principal::Principal;
 
 /// Inbox page size when none is asked for, and the largest allowed.
@@ -21,7 +21,7 @@ impl RequestService {
         &self,
         caller: &Principal,
         id: &RequestId,
-    ) -> Result<Arc<ReviewRequest>, ServiceError> {
+    ) -> Result<Arc<ReviewRequest>, ReadError> {
         caller.require(Permission::RequestsRead)?;
         self.ports
             .requests
@@ -31,7 +31,7 @@ impl RequestService {
                 request.test == caller.test && request.is_readable_by(&caller.user_id, *active)
             })
             .map(|(request, _)| request)
-            .ok_or(ServiceError::NotFound(Missing::Request))
+            .ok_or(Missing::Request.into())
     }
 
     /// [`RequestService::get`], but while the request is still open, waits
@@ -45,7 +45,7 @@ impl RequestService {
         caller: &Principal,
         id: &RequestId,
         wait: std::time::Duration,
-    ) -> Result<Arc<ReviewRequest>, ServiceError> {
+    ) -> Result<Arc<ReviewRequest>, ReadError> {
         let deadline = tokio::time::Instant::now() + wait;
         let watcher = self.ports.changes.watch_request(*id);
         // Listening before the read: a change between the read and the
@@ -78,7 +78,7 @@ impl RequestService {
         &self,
         watcher: &crate::watch::RequestWatcher,
         seen: Arc<ReviewRequest>,
-    ) -> Result<Arc<ReviewRequest>, ServiceError> {
+    ) -> Result<Arc<ReviewRequest>, ReadError> {
         let shared = watcher.shared();
         if let Some(newer) = shared.newer_than(seen.version) {
             return Ok(newer);
@@ -92,7 +92,7 @@ impl RequestService {
                 .requests
                 .request_by_id(&seen.id)
                 .await?
-                .ok_or(ServiceError::NotFound(Missing::Request))?,
+                .ok_or(Missing::Request)?,
         );
         shared.publish(fresh.clone());
         Ok(fresh)
@@ -104,7 +104,7 @@ impl RequestService {
         &self,
         caller: &Principal,
         input: ListRequestsInput,
-    ) -> Result<(RequestPage, RequestQuery), ServiceError> {
+    ) -> Result<(RequestPage, RequestQuery), QueryError> {
         caller.require(Permission::RequestsRead)?;
         let query = input.into_query(caller.user_id, caller.test)?;
         Ok((self.ports.requests.list_requests(&query).await?, query))
@@ -117,9 +117,10 @@ impl RequestService {
         caller: &Principal,
         loop_id: &LoopId,
         mut input: ListRequestsInput,
-    ) -> Result<(RequestPage, RequestQuery), ServiceError> {
+    ) -> Result<(RequestPage, RequestQuery), ListLoopRequestsError> {
         caller.require(Permission::RequestsRead)?;
-        self.visible_loop(caller, loop_id).await?;
+        self.visible_loop::<ListLoopRequestsError>(caller, loop_id)
+            .await?;
         input.loop_id = Some(loop_id.to_string());
         let query = input.into_query(caller.user_id, caller.test)?;
         Ok((self.ports.requests.list_requests(&query).await?, query))
@@ -134,7 +135,7 @@ impl RequestService {
         view: InboxView,
         limit: Option<u32>,
         offset: Option<u32>,
-    ) -> Result<Vec<ReviewRequest>, ServiceError> {
+    ) -> Result<Vec<ReviewRequest>, QueryError> {
         caller.require(Permission::RequestsRead)?;
         let limit = limit.unwrap_or(INBOX_DEFAULT_LIMIT);
         if !(1..=INBOX_MAX_LIMIT).contains(&limit) {

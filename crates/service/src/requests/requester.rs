@@ -4,8 +4,7 @@ use reviewloop_domain::{
     EventType, FeedbackInput, Permission, RequestId, RequestPatch, ReviewRequest,
 };
 
-use super::{Actor, RequestService};
-use crate::error::ServiceError;
+use super::{Actor, ChangeRequestError, RequestService};
 use crate::principal::Principal;
 
 impl RequestService {
@@ -16,7 +15,7 @@ impl RequestService {
         caller: &Principal,
         id: &RequestId,
         patch: RequestPatch,
-    ) -> Result<ReviewRequest, ServiceError> {
+    ) -> Result<ReviewRequest, ChangeRequestError> {
         caller.require(Permission::RequestsWrite)?;
         self.change(caller, id, Actor::Requester, |request, _, now| {
             request.update(patch.clone(), now)?;
@@ -31,7 +30,7 @@ impl RequestService {
         &self,
         caller: &Principal,
         id: &RequestId,
-    ) -> Result<ReviewRequest, ServiceError> {
+    ) -> Result<ReviewRequest, ChangeRequestError> {
         caller.require(Permission::RequestsWrite)?;
         self.change(caller, id, Actor::Requester, |request, _, now| {
             request.cancel(now)?;
@@ -47,7 +46,7 @@ impl RequestService {
         caller: &Principal,
         id: &RequestId,
         input: FeedbackInput,
-    ) -> Result<ReviewRequest, ServiceError> {
+    ) -> Result<ReviewRequest, ChangeRequestError> {
         caller.require(Permission::RequestsWrite)?;
         self.change(caller, id, Actor::Requester, |request, _, now| {
             request.record_feedback(input.clone(), now)?;
@@ -65,7 +64,7 @@ impl RequestService {
         id: &RequestId,
         rating: Option<f64>,
         comment: Option<String>,
-    ) -> Result<ReviewRequest, ServiceError> {
+    ) -> Result<ReviewRequest, ChangeRequestError> {
         caller.require(Permission::RequestsWrite)?;
         self.change(caller, id, Actor::Requester, |request, _, now| {
             let input = FeedbackInput::rating_and_comment(

@@ -3,8 +3,7 @@
 use reviewloop_domain::{EventType, Permission, RequestId, ReviewRequest};
 use serde_json::Value;
 
-use super::{Actor, RequestService};
-use crate::error::ServiceError;
+use super::{Actor, ChangeRequestError, RequestService};
 use crate::principal::Principal;
 
 impl RequestService {
@@ -14,7 +13,7 @@ impl RequestService {
         &self,
         caller: &Principal,
         id: &RequestId,
-    ) -> Result<ReviewRequest, ServiceError> {
+    ) -> Result<ReviewRequest, ChangeRequestError> {
         caller.require(Permission::RequestsWrite)?;
         let by = caller.user_id;
         self.change(caller, id, Actor::Reviewer, |request, _, now| {
@@ -33,7 +32,7 @@ impl RequestService {
         &self,
         caller: &Principal,
         id: &RequestId,
-    ) -> Result<ReviewRequest, ServiceError> {
+    ) -> Result<ReviewRequest, ChangeRequestError> {
         caller.require(Permission::RequestsWrite)?;
         let by = caller.user_id;
         self.change(caller, id, Actor::Reviewer, |request, _, now| {
@@ -54,7 +53,7 @@ impl RequestService {
         caller: &Principal,
         id: &RequestId,
         answer: Option<Value>,
-    ) -> Result<ReviewRequest, ServiceError> {
+    ) -> Result<ReviewRequest, ChangeRequestError> {
         caller.require(Permission::RequestsWrite)?;
         let answer = answer.ok_or_else(|| {
             reviewloop_domain::ValidationError::field("response_data", "response_data is required")

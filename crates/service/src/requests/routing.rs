@@ -10,8 +10,8 @@ use reviewloop_domain::ValidRequest;
 use reviewloop_domain::{Action, AppliedRule, Form, Loop, LoopId, Quorum, Rules, UserId};
 use serde_json::{Map, Value};
 
-use crate::error::ServiceError;
 use reviewloop_ports::LoopStore;
+use reviewloop_ports::StoreError;
 
 /// The most routes one request follows. Saving rules refuses cycles, so
 /// this only bounds chains made by two owners' concurrent edits.
@@ -57,13 +57,16 @@ pub struct Routing {
 /// `requester`. A route is followed only into a loop that both the owner
 /// of the routing loop and the requester may use: nobody's request lands
 /// among people it may not see, and no owner's rule reaches a loop it lost.
-pub(crate) async fn route(
+pub(crate) async fn route<E>(
     loops: &dyn LoopStore,
     first: Loop,
     draft: Option<&Rules>,
     fields: &ValidRequest,
     requester: &UserId,
-) -> Result<Routing, ServiceError> {
+) -> Result<Routing, E>
+where
+    E: From<StoreError> + From<reviewloop_domain::ValidationError>,
+{
     let facts = fields.facts();
     let mut lp = first;
     let mut applied = Vec::new();
@@ -158,7 +161,7 @@ pub(crate) async fn cycle_through(
     loops: &dyn LoopStore,
     from: LoopId,
     target: LoopId,
-) -> Result<bool, ServiceError> {
+) -> Result<bool, StoreError> {
     let mut seen = HashSet::from([from]);
     let mut queue = vec![from];
     while let Some(id) = queue.pop() {

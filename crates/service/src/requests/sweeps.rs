@@ -3,9 +3,9 @@
 use reviewloop_domain::EventType;
 
 use super::RequestService;
-use crate::error::ServiceError;
 use crate::loops::LoopCache;
 use crate::ports::event_id;
+use reviewloop_ports::StoreError;
 use reviewloop_wire::events as wire;
 
 impl RequestService {
@@ -14,7 +14,7 @@ impl RequestService {
     /// be one the requester may use; otherwise the request keeps to its
     /// loop and drops the escalation.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn escalate_due(&self, batch: u32) -> Result<usize, ServiceError> {
+    pub async fn escalate_due(&self, batch: u32) -> Result<usize, StoreError> {
         let now = self.ports.clock.now();
         let due = self.ports.requests.due_escalations(now, batch).await?;
         if due.is_empty() {
@@ -79,7 +79,7 @@ impl RequestService {
     /// returns how many it ended. A request another writer changed first
     /// (answered, cancelled, or timed out by another instance) is skipped.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn time_out_due(&self, batch: u32) -> Result<usize, ServiceError> {
+    pub async fn time_out_due(&self, batch: u32) -> Result<usize, crate::receipts::SweepError> {
         let now = self.ports.clock.now();
         // Loops are read once per pass, not once per request.
         let mut loops = LoopCache::default();

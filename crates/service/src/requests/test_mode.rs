@@ -6,7 +6,8 @@ use reviewloop_ports::StoreError;
 use serde_json::Value;
 
 use super::RequestService;
-use crate::error::ServiceError;
+use super::TestClockError;
+use crate::error::Denied;
 use crate::loops::LoopCache;
 use crate::ports::event_id;
 use crate::principal::Principal;
@@ -35,7 +36,7 @@ pub struct TestClock {
 
 impl RequestService {
     /// The caller's test clock. Test-mode keys only.
-    pub async fn test_clock(&self, caller: &Principal) -> Result<TestClock, ServiceError> {
+    pub async fn test_clock(&self, caller: &Principal) -> Result<TestClock, TestClockError> {
         caller.require(Permission::RequestsRead)?;
         Self::require_test(caller)?;
         let offset = self
@@ -58,7 +59,7 @@ impl RequestService {
         &self,
         caller: &Principal,
         advance_seconds: Option<Value>,
-    ) -> Result<TestClock, ServiceError> {
+    ) -> Result<TestClock, TestClockError> {
         caller.require(Permission::RequestsWrite)?;
         Self::require_test(caller)?;
         let seconds = advance_seconds
@@ -121,13 +122,11 @@ impl RequestService {
         })
     }
 
-    fn require_test(caller: &Principal) -> Result<(), ServiceError> {
+    fn require_test(caller: &Principal) -> Result<(), Denied> {
         if caller.test {
             Ok(())
         } else {
-            Err(ServiceError::Forbidden(
-                "The test clock belongs to test mode: use a key made with reviewloop key create --test".into(),
-            ))
+            Err(Denied::LiveKey)
         }
     }
 
@@ -135,7 +134,7 @@ impl RequestService {
     /// fell due on its test clock, up to `batch` per account; returns how
     /// many it ended.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn settle_test_requests(&self, batch: u32) -> Result<usize, ServiceError> {
+    pub async fn settle_test_requests(&self, batch: u32) -> Result<usize, StoreError> {
         let mut ended = 0;
         for account in self.ports.requests.accounts_with_open_tests().await? {
             let (answered, timed_out, _) = self.settle_account(&account, batch).await?;
@@ -150,7 +149,7 @@ impl RequestService {
         &self,
         account: &reviewloop_domain::UserId,
         batch: u32,
-    ) -> Result<(usize, usize, bool), ServiceError> {
+    ) -> Result<(usize, usize, bool), StoreError> {
         let now = self.now_for(account, true).await?;
         let due = self
             .ports

@@ -9,6 +9,8 @@ use reviewloop_ports::RequestPage;
 use serde_json::json;
 
 use super::*;
+use crate::error::ServiceError;
+use crate::testkit::Classed;
 use crate::testkit::Kit;
 
 const URL: &str = "http://127.0.0.1:8080";
@@ -122,6 +124,7 @@ async fn create_refuses_invisible_loops_and_invalid_bodies() {
         let err = svc
             .create(&caller, &loop_id, input(), None)
             .await
+            .classed()
             .unwrap_err();
         assert!(matches!(err, ServiceError::NotFound(Missing::Loop)));
     }
@@ -178,7 +181,7 @@ async fn reviewers_see_requests_strangers_and_removed_members_do_not() {
     assert!(svc.get(&reviewer, &id).await.is_ok());
     for caller in [removed, stranger] {
         assert!(matches!(
-            svc.get(&caller, &id).await,
+            svc.get(&caller, &id).await.classed(),
             Err(ServiceError::NotFound(Missing::Request))
         ));
     }
@@ -201,7 +204,13 @@ async fn reviewers_may_not_cancel_and_the_requester_cancels_with_an_event() {
     let (creator, reviewer) = (kit.principal(1), kit.principal(2));
     let svc = service(kit);
     let err = svc.cancel(&reviewer, &id).await.unwrap_err();
-    assert!(matches!(err, ServiceError::Forbidden(m) if m == "Access denied to this request"));
+    assert!(matches!(
+        err,
+        ChangeRequestError::Denied(crate::Denied::RequestAccess)
+    ));
+    assert!(
+        matches!(ServiceError::from(err), ServiceError::Forbidden(m) if m == "Access denied to this request")
+    );
     let cancelled = svc.cancel(&creator, &id).await.unwrap();
     assert!(cancelled.cancelled_at.is_some());
 }
@@ -217,7 +226,11 @@ async fn cancelling_a_final_request_is_refused_with_400() {
     serve(&mut kit, request, None);
     kit.requests().expect_update_request().never();
     let creator = kit.principal(1);
-    let err = service(kit).cancel(&creator, &id).await.unwrap_err();
+    let err = service(kit)
+        .cancel(&creator, &id)
+        .await
+        .classed()
+        .unwrap_err();
     assert!(matches!(err, ServiceError::Refused(m) if m.contains("only pending or claimed")));
 }
 
@@ -236,7 +249,15 @@ async fn a_lost_claim_race_rereads_and_answers_409() {
         .returning(|_, _| Err(StoreError::Conflict("version".into())));
     let reviewer = kit.principal(2);
     let err = service(kit).claim(&reviewer, &id).await.unwrap_err();
-    assert!(matches!(err, ServiceError::Conflict(m) if m == "Request already claimed"));
+    assert!(matches!(
+        err,
+        ChangeRequestError::Refused(reviewloop_domain::ChangeError::Transition(
+            reviewloop_domain::TransitionError::AlreadyClaimed
+        ))
+    ));
+    assert!(
+        matches!(ServiceError::from(err), ServiceError::Conflict(m) if m == "Request already claimed")
+    );
 }
 
 #[tokio::test]
@@ -281,14 +302,17 @@ async fn respond_validates_the_answer_and_completes() {
     let err = svc
         .respond(&reviewer, &id, Some(json!("maybe")))
         .await
+        .classed()
         .unwrap_err();
     assert!(matches!(err, ServiceError::Invalid(_)));
     assert!(matches!(
-        svc.respond(&reviewer, &id, None).await,
+        svc.respond(&reviewer, &id, None).await.classed(),
         Err(ServiceError::Invalid(_))
     ));
     assert!(matches!(
-        svc.respond(&stranger, &id, Some(json!("yes"))).await,
+        svc.respond(&stranger, &id, Some(json!("yes")))
+            .await
+            .classed(),
         Err(ServiceError::NotFound(_))
     ));
     let done = svc
@@ -347,7 +371,7 @@ async fn list_parameters_are_validated() {
         loop_id: Some("x".into()),
         ..ListRequestsInput::default()
     };
-    let err = svc.list(&caller, bad).await.unwrap_err();
+    let err = svc.list(&caller, bad).await.classed().unwrap_err();
     let ServiceError::Invalid(err) = err else {
         panic!("expected 400")
     };
@@ -575,10 +599,11 @@ async fn a_quorum_answer_is_recorded_and_only_the_deciding_one_completes() {
     let err = svc
         .respond(&first, &id, Some(json!("no")))
         .await
+        .classed()
         .unwrap_err();
     assert!(matches!(err, ServiceError::Conflict(m) if m.contains("already answered")));
     assert!(matches!(
-        svc.claim(&second, &id).await,
+        svc.claim(&second, &id).await.classed(),
         Err(ServiceError::Conflict(m)) if m.contains("without claiming")
     ));
     let done = svc.respond(&second, &id, Some(json!("yes"))).await.unwrap();
@@ -589,6 +614,7 @@ async fn a_quorum_answer_is_recorded_and_only_the_deciding_one_completes() {
     let err = svc
         .respond(&requester, &id, Some(json!("yes")))
         .await
+        .classed()
         .unwrap_err();
     assert!(matches!(err, ServiceError::Forbidden(m) if m.contains("requester may not")));
 }
@@ -667,6 +693,7 @@ async fn a_loop_default_quorum_applies_and_must_be_reachable() {
     let err = svc
         .create(&caller, &loop_id, too_many, None)
         .await
+        .classed()
         .unwrap_err();
     match err {
         ServiceError::Invalid(e) => assert_eq!(e.errors[0].field, "quorum.count"),
@@ -843,7 +870,7 @@ async fn routes_are_followed_and_a_route_back_is_passed_over() {
     let fields = boolean_input(1).validate().unwrap();
     let requester = kit.user_id(1);
     let loops: Arc<dyn reviewloop_ports::LoopStore> = kit.ports();
-    let routing = routing::route(&*loops, first, None, &fields, &requester)
+    let routing = routing::route::<ServiceError>(&*loops, first, None, &fields, &requester)
         .await
         .unwrap();
     assert_eq!(routing.lp.id, b);
@@ -906,7 +933,9 @@ async fn a_test_key_makes_test_requests_answered_on_its_clock_by_nobody() {
         .to_string()
         .starts_with("test_response and test_delay_seconds"));
     assert!(matches!(
-        svc.advance_test_clock(&live, Some(json!(60))).await,
+        svc.advance_test_clock(&live, Some(json!(60)))
+            .await
+            .classed(),
         Err(ServiceError::Forbidden(_))
     ));
 }

@@ -9,6 +9,8 @@ use reviewloop_ports::StoreError;
 use serde_json::json;
 
 use super::*;
+use crate::error::ServiceError;
+use crate::testkit::Classed;
 use crate::testkit::Kit;
 
 fn template(kit: &Kit, owner: u8) -> Template {
@@ -103,7 +105,7 @@ async fn another_accounts_template_is_not_found_and_nothing_is_written() {
     let input = input(&kit);
     let service = ReviewService::new(kit.ports());
     assert!(matches!(
-        service.create(&caller, input).await,
+        service.create(&caller, input).await.classed(),
         Err(ServiceError::NotFound(Missing::Template))
     ));
 }
@@ -141,11 +143,11 @@ async fn only_assignees_and_active_team_members_answer() {
     let service = ReviewService::new(kit.ports());
     let result = json!({"approve": true});
     assert!(matches!(
-        service.complete(&stranger, &id, &result).await,
+        service.complete(&stranger, &id, &result).await.classed(),
         Err(ServiceError::NotFound(Missing::Review))
     ));
     assert!(matches!(
-        service.complete(&pending, &id, &result).await,
+        service.complete(&pending, &id, &result).await.classed(),
         Err(ServiceError::NotFound(Missing::Review))
     ));
     let done = service.complete(&member, &id, &result).await.unwrap();
@@ -186,7 +188,7 @@ async fn only_the_sender_changes_or_cancels() {
     let id = ReviewId::new(kit.oid(70));
     let service = ReviewService::new(kit.ports());
     assert!(matches!(
-        service.cancel(&caller, &id).await,
+        service.cancel(&caller, &id).await.classed(),
         Err(ServiceError::Forbidden(_))
     ));
     let patch = ReviewPatch {
@@ -194,7 +196,7 @@ async fn only_the_sender_changes_or_cancels() {
         ..ReviewPatch::default()
     };
     assert!(matches!(
-        service.update(&caller, &id, patch).await,
+        service.update(&caller, &id, patch).await.classed(),
         Err(ServiceError::Forbidden(_))
     ));
 }
@@ -214,7 +216,7 @@ async fn list_filters_are_checked_and_an_unknown_assignee_lists_nothing() {
         limit: Some(500),
         ..ListReviewsInput::default()
     };
-    match service.list(&caller, bad).await {
+    match service.list(&caller, bad).await.classed() {
         Err(ServiceError::Invalid(e)) => {
             let fields: Vec<&str> = e.errors.iter().map(|f| f.field.as_str()).collect();
             assert_eq!(fields, ["role", "status", "template_id", "limit"]);
@@ -241,7 +243,8 @@ async fn a_sender_outside_the_review_cannot_answer_it() {
     assert!(matches!(
         service
             .complete(&sender, &id, &json!({"approve": true}))
-            .await,
+            .await
+            .classed(),
         Err(ServiceError::Forbidden(_))
     ));
     // It still reads its own review.

@@ -5,6 +5,8 @@ use reviewloop_domain::{
 use serde_json::json;
 
 use super::*;
+use crate::error::ServiceError;
+use crate::testkit::Classed;
 use crate::testkit::Kit;
 
 fn input() -> TemplateInput {
@@ -51,7 +53,7 @@ async fn invalid_fields_are_refused_before_anything_is_stored() {
         fields: Some(json!([{"name": "x", "type": "single_select"}])),
         ..input()
     };
-    match service.create(&caller, bad).await {
+    match service.create(&caller, bad).await.classed() {
         Err(ServiceError::Invalid(e)) => assert_eq!(e.errors[0].field, "fields[0].options"),
         other => panic!("{other:?}"),
     }
@@ -64,7 +66,7 @@ async fn creating_needs_requests_write() {
     caller.permissions = vec![Permission::RequestsRead];
     let service = TemplateService::new(kit.ports());
     assert!(matches!(
-        service.create(&caller, input()).await,
+        service.create(&caller, input()).await.classed(),
         Err(ServiceError::Forbidden(_))
     ));
 }
@@ -80,8 +82,8 @@ async fn another_accounts_template_is_not_found() {
     let id = TemplateId::new(kit.oid(60));
     let service = TemplateService::new(kit.ports());
     for result in [
-        service.get(&caller, &id).await.map(drop),
-        service.delete(&caller, &id).await,
+        service.get(&caller, &id).await.map(drop).classed(),
+        service.delete(&caller, &id).await.classed(),
         service
             .update(
                 &caller,
@@ -92,7 +94,8 @@ async fn another_accounts_template_is_not_found() {
                 },
             )
             .await
-            .map(drop),
+            .map(drop)
+            .classed(),
     ] {
         assert!(
             matches!(result, Err(ServiceError::NotFound(Missing::Template))),

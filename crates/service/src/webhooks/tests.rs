@@ -1,6 +1,8 @@
 use reviewloop_domain::{DeliveryRecord, DeliveryStatus, EventType, ObjectId, WebhookRecord};
 
 use super::*;
+use crate::error::ServiceError;
+use crate::testkit::Classed;
 use crate::testkit::Kit;
 
 fn hook(kit: &Kit, owner: u8) -> Webhook {
@@ -82,11 +84,14 @@ async fn create_checks_the_target_and_shows_a_generated_secret_once() {
         ..WebhookInput::default()
     };
     assert!(matches!(
-        service.create(&caller, bad).await,
+        service.create(&caller, bad).await.classed(),
         Err(ServiceError::Invalid(_))
     ));
     assert!(matches!(
-        service.create(&caller, WebhookInput::default()).await,
+        service
+            .create(&caller, WebhookInput::default())
+            .await
+            .classed(),
         Err(ServiceError::Invalid(_))
     ));
 }
@@ -104,11 +109,11 @@ async fn another_accounts_subscription_is_not_found() {
     let id = WebhookId::new(kit.oid(70));
     let service = WebhookService::new(kit.ports());
     assert!(matches!(
-        service.get(&caller, &id).await,
+        service.get(&caller, &id).await.classed(),
         Err(ServiceError::NotFound(Missing::Webhook))
     ));
     assert!(matches!(
-        service.delete(&caller, &id).await,
+        service.delete(&caller, &id).await.classed(),
         Err(ServiceError::NotFound(_))
     ));
     let patch = WebhookPatch {
@@ -116,7 +121,7 @@ async fn another_accounts_subscription_is_not_found() {
         ..WebhookPatch::default()
     };
     assert!(matches!(
-        service.update(&caller, &id, patch).await,
+        service.update(&caller, &id, patch).await.classed(),
         Err(ServiceError::NotFound(_))
     ));
 }
@@ -149,7 +154,7 @@ async fn rotating_shows_the_new_secret_and_turning_on_clears_the_reason() {
         ..WebhookPatch::default()
     };
     assert!(matches!(
-        service.update(&caller, &id, both).await,
+        service.update(&caller, &id, both).await.classed(),
         Err(ServiceError::Invalid(_))
     ));
 }
@@ -181,6 +186,7 @@ async fn redelivery_needs_a_delivery_of_that_subscription() {
             &DeliveryId::new(ObjectId::from_parts(1, [9; 8])),
         )
         .await
+        .classed()
         .unwrap_err();
     assert!(matches!(err, ServiceError::NotFound(Missing::Delivery)));
 }
@@ -226,6 +232,7 @@ async fn redelivery_needs_an_active_subscription_and_a_finished_delivery() {
         let err = service
             .redeliver(&caller, &hook_id, &delivery)
             .await
+            .classed()
             .unwrap_err();
         assert!(
             matches!(&err, ServiceError::Conflict(m) if m.starts_with(refusal)),
@@ -279,7 +286,7 @@ async fn a_test_send_posts_a_signed_test_event_and_reports_the_answer() {
 
     let stranger = Kit::new().principal(2);
     assert!(matches!(
-        service.send_test(&stranger, &owned.id).await,
+        service.send_test(&stranger, &owned.id).await.classed(),
         Err(ServiceError::NotFound(_))
     ));
 }

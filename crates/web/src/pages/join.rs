@@ -5,7 +5,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::html;
 use reviewloop_domain::MemberStatus;
-use reviewloop_service::ServiceError;
+use reviewloop_service::InviteCodeError;
 
 use crate::csrf::PersonForm;
 use crate::error::PageError;
@@ -19,7 +19,7 @@ const BAD_CODE: &str = "This invite code is not valid: it may be mistyped, or th
 
 async fn loop_for(state: &WebState, code: &str) -> Result<reviewloop_domain::Loop, PageError> {
     match state.loops.loop_for_code(code).await {
-        Err(ServiceError::NotFound(_)) => Err(PageError::NotFound(BAD_CODE.into())),
+        Err(InviteCodeError::NotFound(_)) => Err(PageError::NotFound(BAD_CODE.into())),
         other => Ok(other?),
     }
 }

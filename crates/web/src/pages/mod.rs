@@ -17,7 +17,7 @@ mod widgets;
 use actix_web::HttpResponse;
 use maud::{html, Markup};
 use reviewloop_domain::ValidationError;
-use reviewloop_service::ServiceError;
+use reviewloop_service::{Failure, ServiceError};
 
 use crate::error::PageError;
 
@@ -53,8 +53,9 @@ impl Problems {
     /// The messages of a failure a person can fix in the form (invalid
     /// input, a refusal, a conflict, a wrong password, too many tries);
     /// other failures (not found, the store down) stay errors.
-    pub fn from_service(error: ServiceError) -> Result<Self, PageError> {
+    pub fn from_service(error: impl Failure) -> Result<Self, PageError> {
         use actix_web::http::StatusCode;
+        let error: ServiceError = error.into();
         let status = match &error {
             ServiceError::Invalid(ValidationError { errors }) => {
                 return Ok(Self {
@@ -82,8 +83,8 @@ impl Problems {
     /// What a form that answers on the same page (no redirect) shows
     /// next: the thing made and a blank form, or the problems and the form
     /// as it was typed.
-    pub fn outcome<T>(
-        result: Result<T, ServiceError>,
+    pub fn outcome<T, E: Failure>(
+        result: Result<T, E>,
         typed: &crate::form::FormData,
     ) -> Result<(Option<T>, Self, crate::form::FormData), PageError> {
         Ok(match result {

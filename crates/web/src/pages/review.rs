@@ -12,7 +12,7 @@ use reviewloop_domain::{
     ESCALATION_ROLE,
 };
 use reviewloop_ports::InboxView;
-use reviewloop_service::ServiceError;
+use reviewloop_service::{Failure, ServiceError};
 use serde_json::Value;
 
 use crate::csrf::PersonForm;
@@ -357,7 +357,7 @@ async fn finish(
     state: &WebState,
     posted: &PersonForm,
     id: &RequestId,
-    result: Result<&str, ServiceError>,
+    result: Result<&str, impl Failure>,
 ) -> Result<HttpResponse, PageError> {
     match result {
         Ok(done) => Ok(layout::redirect(&format!("/app/requests/{id}?done={done}"))),

@@ -7,7 +7,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use chrono::Utc;
 use maud::{html, Markup};
 use reviewloop_domain::{Field, FieldKind, Review, ReviewId, ReviewStatus};
-use reviewloop_service::{ListReviewsInput, ServiceError};
+use reviewloop_service::{Failure, ListReviewsInput};
 use serde_json::Value;
 
 use crate::csrf::PersonForm;
@@ -268,7 +268,7 @@ async fn finish(
     state: &WebState,
     posted: &PersonForm,
     id: &ReviewId,
-    result: Result<&str, ServiceError>,
+    result: Result<&str, impl Failure>,
 ) -> Result<HttpResponse, PageError> {
     match result {
         Ok(done) => Ok(layout::redirect(&format!("/app/reviews/{id}?done={done}"))),

@@ -7,7 +7,7 @@ use actix_web::{web, HttpResponse};
 use chrono::Utc;
 use maud::{html, Markup};
 use reviewloop_domain::{DeliveryId, Webhook, WebhookId};
-use reviewloop_service::{ServiceError, WebhookInput, WebhookPatch, WebhookView};
+use reviewloop_service::{Failure, WebhookInput, WebhookPatch, WebhookView};
 
 use crate::csrf::PersonForm;
 use crate::error::PageError;
@@ -241,7 +241,7 @@ async fn finish(
     state: &WebState,
     person: &Person,
     id: &WebhookId,
-    outcome: Result<Option<WebhookView>, ServiceError>,
+    outcome: Result<Option<WebhookView>, impl Failure>,
 ) -> Result<HttpResponse, PageError> {
     match outcome {
         Ok(Some(view)) => hook_page(state, person, id, Some(&view), Problems::none(), None).await,

@@ -6,7 +6,7 @@
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use reviewloop_domain::{LoopId, RequestInput, UserId};
-use reviewloop_service::{LoopPatch, Routing, ServiceError};
+use reviewloop_service::{Failure, LoopPatch, Routing};
 use serde_json::Value;
 
 use super::{escalation_of_form, json_field, loop_page, parse_id, quorum_of_form};
@@ -24,7 +24,7 @@ async fn finish(
     state: &WebState,
     posted: &PersonForm,
     id: &LoopId,
-    result: Result<&str, ServiceError>,
+    result: Result<&str, impl Failure>,
 ) -> Result<HttpResponse, PageError> {
     match result {
         Ok(done) => Ok(layout::redirect(&format!("/app/loops/{id}?done={done}"))),

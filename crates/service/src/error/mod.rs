@@ -1,8 +1,69 @@
-//! The errors of the use cases. Each variant stands for one kind of outcome
-//! a client must tell apart; the HTTP edge maps each to one status code.
+//! The errors of the use cases. Each use case returns an enum of its own
+//! that lists what can go wrong with it ([`use_case_error!`]), made of typed
+//! causes ([`causes`]). Each cause falls into one class of
+//! [`ServiceError`], and the surfaces map the classes, once each, to a
+//! status and a body or a page; a caller that needs to tell two outcomes
+//! apart matches on the use case's enum.
+
+mod causes;
+
+pub use causes::{
+    AccountRule, BadResumePoint, Bug, Busy, Denied, IdempotencyRule, LoopRule, NotReady, OverLimit,
+    ReviewState, Unauthenticated, WebhookRule,
+};
+pub use common::{CreateError, EditError, ListError, QueryError, ReadError};
 
 use reviewloop_domain::{ChangeError, TransitionError, ValidationError};
 use reviewloop_ports::{RateLimitStatus, StoreError};
+
+/// An error a surface can render: it falls into one class of
+/// [`ServiceError`]. Every use case's error is one, and so is the class
+/// itself (for the surfaces' own failures).
+pub trait Failure: Into<ServiceError> + std::fmt::Debug {}
+
+impl Failure for ServiceError {}
+
+// A use case that can fail in one way only returns that cause itself.
+impl Failure for StoreError {}
+impl Failure for ValidationError {}
+impl Failure for Missing {}
+impl Failure for NotReady {}
+impl Failure for Bug {}
+impl Failure for Denied {}
+impl Failure for OverLimit {}
+
+/// Declares a use case's error: an enum with one variant per cause that
+/// can happen, each a distinct type, converted into from its cause (so `?`
+/// works) and into the class the surfaces render.
+macro_rules! use_case_error {
+    ($(
+        $(#[$meta:meta])*
+        pub enum $name:ident { $($variant:ident($cause:ty)),+ $(,)? }
+    )+) => {$(
+        $(#[$meta])*
+        #[derive(Debug, thiserror::Error)]
+        pub enum $name {
+            $(
+                #[doc = concat!("See [`", stringify!($cause), "`].")]
+                #[error(transparent)]
+                $variant(#[from] $cause),
+            )+
+        }
+
+        impl From<$name> for $crate::ServiceError {
+            fn from(error: $name) -> Self {
+                match error {
+                    $($name::$variant(cause) => cause.into(),)+
+                }
+            }
+        }
+
+        impl $crate::Failure for $name {}
+    )+};
+}
+pub(crate) use use_case_error;
+
+mod common;
 
 /// Messages the specification fixes word for word, and a few of our own
 /// that several use cases share.
@@ -83,7 +144,8 @@ impl std::fmt::Display for Missing {
     }
 }
 
-/// Why a use case did not succeed.
+/// The class of a failure: what a client must tell apart, and what the
+/// surfaces turn into one status code each.
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
     /// The input is invalid; the message names every bad field. (400)

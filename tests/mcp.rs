@@ -64,7 +64,7 @@ fn an_agent_asks_people_and_waits_for_their_answer() {
                 .post(
                     &reviewer,
                     &format!("/v1/api/requests/{id}/respond"),
-                    json!({"response_data": "ship"}),
+                    json!({"response_data": "ship", "comment": "after the 3pm deploy"}),
                 )
                 .data(200);
         }
@@ -107,6 +107,10 @@ fn an_agent_asks_people_and_waits_for_their_answer() {
     assert_eq!(waited["isError"], false);
     assert_eq!(waited["structured"]["status"], "completed");
     assert_eq!(waited["structured"]["response_data"], "ship");
+    assert_eq!(
+        waited["structured"]["response_comment"],
+        "after the 3pm deploy"
+    );
     let text: Value = serde_json::from_str(waited["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(
         text["response_data"], "ship",

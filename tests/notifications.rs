@@ -527,7 +527,171 @@ fn reviews_are_emailed_to_assignees_and_their_team() {
     assert!(to("member@example.com").contains("Subject: [Editors] New high review: Launch"));
 }
 
+/// The one-click link of `label` in the text part of `mail`.
+fn one_click(mail: &str, label: &str) -> String {
+    let url = line_after(mail, &format!("  {label}: "));
+    let at = url.find("/answer/").expect("an answer link");
+    url[at..].to_owned()
+}
+
+fn an_email_answers_in_one_click_after_a_confirmation() {
+    let sink = SmtpSink::start();
+    let server = Server::start_with(&[("REVIEWLOOP_SMTP_URL", &sink.url())]);
+    let created = server.create_loop(&server.admin_key, "Refunds");
+    for who in ["rev@example.com", "second@example.com"] {
+        server.join(&server.key(who), &created);
+    }
+    let loop_id = id_of(&created["loop"]);
+    let request = create(&server, &loop_id, "Refund order #1042?");
+    let id = id_of(&request);
+    let mails = sink.wait_until(Duration::from_secs(15), |m| {
+        recipients(m).contains(&"second@example.com".to_owned())
+            && recipients(m).contains(&"rev@example.com".to_owned())
+    });
+    let mail_of = |who: &str| {
+        mails
+            .iter()
+            .find(|m| m.to == [format!("<{who}>")])
+            .unwrap()
+            .readable()
+    };
+    let rev_mail = mail_of("rev@example.com");
+    assert!(
+        rev_mail.contains("Answer in one click"),
+        "the text part offers each answer: {rev_mail}"
+    );
+    let (approve, reject) = (
+        one_click(&rev_mail, "approve"),
+        one_click(&rev_mail, "reject"),
+    );
+    assert!(
+        rev_mail.contains(&format!("href=\"{}{approve}\"", server.base)),
+        "and the HTML part: {rev_mail}"
+    );
+    assert_ne!(approve, reject);
+
+    let visitor = common::people::Person::new(&server);
+    // Following a link (as a mail scanner does) answers nothing.
+    let (status, page) = visitor.page(&approve);
+    assert_eq!(status, 200, "{page}");
+    assert!(
+        page.contains("Answer <strong>approve</strong> as rev@example.com?"),
+        "{page}"
+    );
+    let (status, _) = visitor.page(&approve);
+    assert_eq!(status, 200);
+    let status_of = || {
+        server
+            .get(&server.admin_key, &format!("/v1/api/requests/{id}"))
+            .data(200)["request"]
+            .clone()
+    };
+    assert_eq!(status_of()["status"], "pending");
+
+    // A form posted from another site is refused.
+    let forged = visitor.post_raw(&approve, &[], Some("https://evil.example"));
+    assert_eq!(forged.status().as_u16(), 403);
+    assert_eq!(status_of()["status"], "pending");
+
+    // Confirming answers as the member, who claims it first.
+    let done = visitor.post_raw(&approve, &[], Some(&server.base));
+    assert_eq!(done.status().as_u16(), 200);
+    let done = done.text().unwrap();
+    assert!(
+        done.contains("Done: you answered <strong>approve</strong>"),
+        "{done}"
+    );
+    let answered = status_of();
+    assert_eq!(answered["status"], "completed");
+    assert_eq!(answered["response_data"], "approve");
+    assert_eq!(answered["responses"][0]["email"], "rev@example.com");
+    assert!(answered["claimed_at"].is_string());
+
+    // A used link is gone; the other answer's link says what happened.
+    assert_eq!(visitor.page(&approve).0, 404);
+    assert_eq!(
+        visitor
+            .post_raw(&approve, &[], Some(&server.base))
+            .status()
+            .as_u16(),
+        404
+    );
+    let (status, page) = visitor.page(&reject);
+    assert_eq!(status, 200);
+    assert!(
+        page.contains("You answered this request already."),
+        "{page}"
+    );
+    let other = one_click(&mail_of("second@example.com"), "reject");
+    let late = visitor.post_raw(&other, &[], Some(&server.base));
+    assert_eq!(late.status().as_u16(), 200);
+    let late = late.text().unwrap();
+    assert!(
+        late.contains("rev@example.com answered this request already."),
+        "{late}"
+    );
+    assert!(late.contains("Nothing was changed."));
+    assert_eq!(status_of()["response_data"], "approve");
+
+    // A token that is not real is a 404 page.
+    let (status, page) = visitor.page(&format!("/answer/{}", "0".repeat(64)));
+    assert_eq!(status, 404);
+    assert!(page.contains("This answer link is not valid"), "{page}");
+    assert_eq!(visitor.page("/answer/nonsense").0, 404);
+}
+
+fn a_quorum_counts_a_one_click_answer_and_long_lists_get_no_links() {
+    let sink = SmtpSink::start();
+    let server = Server::start_with(&[("REVIEWLOOP_SMTP_URL", &sink.url())]);
+    let (loop_id, reviewer) = loop_with_reviewer(&server);
+    let request = create_with(
+        &server,
+        &loop_id,
+        json!({"quorum": {"count": 1, "rule": "majority"}, "exclude_requester": true}),
+    );
+    let id = id_of(&request);
+    let mails = sink.wait_until(Duration::from_secs(15), |m| {
+        recipients(m).contains(&"rev@example.com".to_owned())
+    });
+    let mail = mails
+        .iter()
+        .find(|m| m.to == ["<rev@example.com>"])
+        .unwrap()
+        .readable();
+    let visitor = common::people::Person::new(&server);
+    let done = visitor.post_raw(&one_click(&mail, "reject"), &[], Some(&server.base));
+    assert_eq!(done.status().as_u16(), 200);
+    let seen = server.get(&reviewer, &format!("/v1/api/requests/{id}"));
+    let seen = &seen.data(200)["request"];
+    assert_eq!(seen["quorum"]["answered"], 1, "{seen}");
+    assert_eq!(seen["status"], "completed");
+    assert_eq!(seen["response_data"], "reject");
+
+    let options: Vec<String> = (1..=7).map(|n| format!("option {n}")).collect();
+    let long = create_with(
+        &server,
+        &loop_id,
+        json!({"response_config": {"options": options}, "default_response": "option 1"}),
+    );
+    assert_eq!(long["status"], "pending");
+    let mails = sink.wait_until(Duration::from_secs(15), |m| {
+        m.iter().filter(|m| m.to == ["<rev@example.com>"]).count() >= 2
+    });
+    let last = mails
+        .iter()
+        .rfind(|m| m.to == ["<rev@example.com>"])
+        .unwrap()
+        .readable();
+    assert!(
+        !last.contains("/answer/"),
+        "seven options: no one-click links: {last}"
+    );
+    assert!(last.contains("Review it: "));
+}
+
 on_every_backend!(
+    an_email_answers_in_one_click_after_a_confirmation,
+    a_quorum_counts_a_one_click_answer_and_long_lists_get_no_links,
     reviews_are_emailed_to_assignees_and_their_team,
     a_new_request_is_emailed_to_members_and_posted_to_slack,
     a_dead_mail_server_is_retried_and_the_entry_says_why,

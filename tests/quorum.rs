@@ -207,8 +207,20 @@ fn each_reviewer_answers_once_and_bad_quorums_are_named() {
     assert_eq!(own.status, 403, "{}", own.body);
     let claim = s.post(&a, &format!("/v1/api/requests/{id}/claim"), json!({}));
     assert_eq!(claim.status, 409);
-    let first = respond(&a, "approve").data(200).clone();
+    let first = s
+        .post(
+            &a,
+            &format!("/v1/api/requests/{id}/respond"),
+            json!({"response_data": "approve", "comment": "first look: fine"}),
+        )
+        .data(200)
+        .clone();
     assert_eq!(first["request"]["status"], "pending");
+    assert_eq!(
+        first["request"]["responses"][0]["comment"],
+        "first look: fine"
+    );
+    assert!(first["request"]["response_comment"].is_null());
     assert_eq!(first["request"]["quorum"]["answered"], 1);
     assert_eq!(
         respond(&a, "reject").status,

@@ -574,7 +574,14 @@ fn each_request_logs_its_statements_and_a_warm_read_is_cheap() {
         common::Backend::Postgres => "statements=3",
     };
     assert!(last.contains(statements), "{last}");
-    assert!(last.contains("prepared=0"), "{last}");
+    // The statement cache is per pooled connection; while the background
+    // workers hold one, a read may land on a connection that has not
+    // prepared it yet. A warm one prepares nothing.
+    let recent = &lines[lines.len().saturating_sub(6)..];
+    assert!(
+        recent.iter().any(|l| l.contains("prepared=0")),
+        "{recent:#?}"
+    );
 }
 
 on_every_backend!(

@@ -480,7 +480,72 @@ fn removing_a_member_gives_its_claimed_requests_back_to_the_others() {
         .data(200);
 }
 
+fn a_comment_goes_with_the_answer_to_the_requester() {
+    let t = team(1);
+    let reviewer = &t.reviewers[0];
+    // Too long: refused, and the request stays open.
+    let id = t.create(request_body());
+    let long = "x".repeat(2001);
+    let refused = t.server.post(
+        &reviewer.0,
+        &format!("/v1/api/requests/{id}/respond"),
+        json!({"response_data": "approve", "comment": long}),
+    );
+    assert_eq!(
+        refused.error(400),
+        "comment must be at most 2000 characters"
+    );
+    assert_eq!(t.poll(&id)["status"], "pending");
+
+    let answered = t.server.post(
+        &reviewer.0,
+        &format!("/v1/api/requests/{id}/respond"),
+        json!({"response_data": "approve", "comment": "  Fine; <b>fix</b> the typo\nin line 2  "}),
+    );
+    let answered = &answered.data(200)["request"];
+    assert_eq!(
+        answered["response_comment"],
+        "Fine; <b>fix</b> the typo\nin line 2"
+    );
+    let polled = t.poll(&id);
+    assert_eq!(polled["response_data"], "approve");
+    assert_eq!(
+        polled["response_comment"],
+        "Fine; <b>fix</b> the typo\nin line 2"
+    );
+    assert_eq!(
+        polled["responses"][0]["comment"],
+        "Fine; <b>fix</b> the typo\nin line 2"
+    );
+    // Without one, the field is there and null.
+    let plain = t.create(request_body());
+    t.server
+        .post(
+            &reviewer.0,
+            &format!("/v1/requests/{plain}/respond"),
+            json!({"response_data": "reject", "comment": "   "}),
+        )
+        .data(200);
+    let polled = t.poll(&plain);
+    assert!(polled["response_comment"].is_null(), "{polled}");
+    assert!(polled["responses"][0]["comment"].is_null(), "{polled}");
+    // The audit log keeps the comment with the decision.
+    let log = t.server.get(&t.server.admin_key, "/v1/api/audit?limit=200");
+    let completed: Vec<&Value> = log.data(200)["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "request.completed")
+        .collect();
+    assert_eq!(
+        completed[0]["data"]["response_comment"],
+        "Fine; <b>fix</b> the typo\nin line 2"
+    );
+    assert!(completed[1]["data"].get("response_comment").is_none());
+}
+
 on_every_backend!(
+    a_comment_goes_with_the_answer_to_the_requester,
     every_response_type_goes_from_broadcast_to_a_polled_answer,
     of_many_reviewers_racing_to_claim_exactly_one_wins,
     a_claim_can_be_released_for_someone_else,

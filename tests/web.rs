@@ -230,7 +230,11 @@ fn a_new_reviewer_signs_up_from_the_join_link_and_answers_in_the_browser() {
     let answered = reviewer.submit(
         &page,
         &action,
-        &[("answer", "Refund"), ("answer", "<b>Escalate</b>")],
+        &[
+            ("answer", "Refund"),
+            ("answer", "<b>Escalate</b>"),
+            ("_comment", "Refunded <i>once</i>"),
+        ],
     );
     assert!(
         answered.url().as_str().contains("done=answered"),
@@ -242,6 +246,15 @@ fn a_new_reviewer_signs_up_from_the_join_link_and_answers_in_the_browser() {
     assert_eq!(
         seen.data(200)["request"]["response_data"],
         json!(["Refund", "<b>Escalate</b>"])
+    );
+    assert_eq!(
+        seen.data(200)["request"]["response_comment"],
+        "Refunded <i>once</i>"
+    );
+    let (_, shown) = reviewer.page(&page);
+    assert!(
+        shown.contains("Refunded &lt;i&gt;once&lt;/i&gt;") && !shown.contains("<i>once"),
+        "the comment is shown, escaped"
     );
     let (_, done) = reviewer.page("/app?tab=done");
     assert!(done.contains(&format!("/app/requests/{id}")));

@@ -96,7 +96,7 @@ fn answered_with_callback(
         .post(
             reviewer,
             &format!("/v1/requests/{request_id}/respond"),
-            json!({"response_data": "approve"}),
+            json!({"response_data": "approve", "comment": "Checked the numbers"}),
         )
         .data(200);
     let got = receiver.wait_until(Duration::from_secs(10), |r| r.len() >= 2);
@@ -323,6 +323,10 @@ fn completed_requests_reach_subscribers_and_callbacks_signed() {
     );
     assert_eq!(event["data"]["request"]["id"], request_id.as_str());
     assert_eq!(event["data"]["request"]["response_data"], "approve");
+    assert_eq!(
+        event["data"]["request"]["response_comment"],
+        "Checked the numbers"
+    );
     assert_eq!(event["data"]["loop"]["id"], loop_id.as_str());
     assert_eq!(event["data"]["reviewer"]["email"], "rev@example.com");
     assert!(event["timestamp"].is_string());

@@ -72,6 +72,10 @@ impl AuditRecord {
         };
         keep("status", f.status.map(|s| json!(s.as_str())));
         keep("response_data", f.response_data.clone());
+        keep(
+            "response_comment",
+            f.response_comment.as_ref().map(|c| json!(c)),
+        );
         keep("response_by", f.response_by.map(|id| json!(id)));
         keep("claimed_by", f.claimed_by.map(|id| json!(id)));
         keep(

@@ -224,6 +224,8 @@ pub struct EventFacts {
     pub(crate) status: Option<RequestStatus>,
     /// Its answer.
     pub(crate) response_data: Option<Value>,
+    /// What the reviewer who decided it wrote with the answer.
+    pub(crate) response_comment: Option<String>,
     /// Who answered it.
     pub(crate) response_by: Option<UserId>,
     /// Who holds it.
@@ -246,6 +248,7 @@ impl EventFacts {
         Self {
             status: Some(request.status),
             response_data: request.response_data.clone().filter(|v| !v.is_null()),
+            response_comment: request.response_comment.clone(),
             response_by: request.response_by,
             claimed_by: request.claimed_by,
             decided_by_rule: request.decided_by_rule().map(str::to_owned),

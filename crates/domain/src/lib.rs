@@ -14,6 +14,7 @@ mod macros;
 // The modules are private: every public name is reached by one path, from
 // the crate root.
 mod account;
+mod answer_link;
 mod audit;
 mod error;
 mod event;
@@ -38,6 +39,7 @@ mod webhook;
 pub use account::{
     AccountStatus, ApiKey, ApiKeyRecord, Email, NewApiKey, Permission, Plan, User, UserRecord,
 };
+pub use answer_link::{one_click_answers, AnswerLink, MAX_ONE_CLICK_OPTIONS};
 pub use audit::{verify_chain, AuditEntry, AuditRecord, ChainBreak};
 pub use error::{FieldError, TransitionError, ValidationError};
 pub use event::{Event, EventFacts, EventType};
@@ -71,6 +73,7 @@ pub use review_loop::{parse_slack_webhook_url, NewLoop};
 pub use review_loop::{Icon, InviteCode, Loop, LoopDescription, LoopName, LoopRecord};
 pub use rules::{Action, AppliedRule, Facts, Rule, Rules};
 pub use template::{Template, TemplateInput, TemplatePatch};
+pub use text::{parse_comment, MAX_COMMENT_CHARS};
 pub use webhook::{parse_description, parse_secret, parse_target_url};
 pub use webhook::{
     AttemptOutcome, Delivery, DeliveryAttempt, DeliveryRecord, DeliveryStatus, DeliveryTarget,

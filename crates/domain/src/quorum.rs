@@ -40,6 +40,8 @@ pub struct Answer {
     pub response_data: Value,
     /// When.
     pub response_at: DateTime<Utc>,
+    /// What the reviewer wrote with it.
+    pub comment: Option<String>,
 }
 
 /// One answer with who gave it, as a request lists its `responses`.
@@ -53,6 +55,8 @@ pub struct Response<'a> {
     pub response_data: &'a Value,
     /// When.
     pub response_at: DateTime<Utc>,
+    /// What the reviewer wrote with it.
+    pub comment: Option<&'a str>,
 }
 
 impl Quorum {

@@ -85,3 +85,42 @@ mod tests {
         }
     }
 }
+
+/// The longest comment a reviewer may leave with an answer, in characters.
+pub const MAX_COMMENT_CHARS: usize = 2000;
+
+/// A reviewer's comment on an answer, as the requester reads it: prose of
+/// at most [`MAX_COMMENT_CHARS`], trimmed; blank means none.
+pub fn parse_comment(raw: Option<&str>) -> Result<Option<String>, ValidationError> {
+    let Some(comment) = raw.map(str::trim).filter(|c| !c.is_empty()) else {
+        return Ok(None);
+    };
+    if char_len(comment) > MAX_COMMENT_CHARS {
+        return Err(ValidationError::field(
+            "comment",
+            format!("comment must be at most {MAX_COMMENT_CHARS} characters"),
+        ));
+    }
+    check_prose("comment", comment)?;
+    Ok(Some(comment.to_owned()))
+}
+
+#[cfg(test)]
+mod comment_tests {
+    use super::*;
+
+    #[test]
+    fn a_comment_is_trimmed_prose_of_bounded_length() {
+        assert_eq!(parse_comment(None).unwrap(), None);
+        assert_eq!(parse_comment(Some("  \n ")).unwrap(), None);
+        assert_eq!(
+            parse_comment(Some("  fine,\nbut fix the title ")).unwrap(),
+            Some("fine,\nbut fix the title".to_owned())
+        );
+        let longest = "é".repeat(MAX_COMMENT_CHARS);
+        assert_eq!(parse_comment(Some(&longest)).unwrap(), Some(longest));
+        let too_long = parse_comment(Some(&"a".repeat(MAX_COMMENT_CHARS + 1))).unwrap_err();
+        assert_eq!(too_long.errors[0].field, "comment");
+        assert!(parse_comment(Some("bell \u{7}")).is_err());
+    }
+}

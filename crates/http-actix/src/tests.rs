@@ -99,6 +99,7 @@ fn ports(permissions: Vec<Permission>, allowed: bool) -> Ports {
         deliveries: Arc::new(MockDeliveryQueue::new()),
         sender: Arc::new(MockWebhookSender::new()),
         notices: Arc::new(reviewloop_ports::MockNoticeQueue::new()),
+        answer_links: Arc::new(reviewloop_ports::MockAnswerLinkStore::new()),
         mailer: None,
         feed: Arc::new(reviewloop_ports::MockEventFeed::new()),
         guard: Arc::new(MockTargetGuard::new()),

@@ -20,7 +20,7 @@ mod webhooks;
 pub use audit::AuditStore;
 pub use error::StoreError;
 pub use idempotency::{IdempotencyBegin, IdempotencyStore};
-pub use notices::{LeasedNotice, Mail, Mailer, NoticeQueue};
+pub use notices::{AnswerLinkStore, LeasedNotice, Mail, Mailer, NoticeQueue};
 pub use operations::{AttemptResult, Backlog, Meter, NoMeter, OperationsStore, Queue};
 pub use people::{HashError, PasswordHasher, PeopleStore, Session};
 pub use receipts::{ReceiptKey, ReceiptKeyStore};
@@ -41,7 +41,7 @@ pub use audit::MockAuditStore;
 #[cfg(feature = "mock")]
 pub use idempotency::MockIdempotencyStore;
 #[cfg(feature = "mock")]
-pub use notices::{MockMailer, MockNoticeQueue};
+pub use notices::{MockAnswerLinkStore, MockMailer, MockNoticeQueue};
 #[cfg(feature = "mock")]
 pub use operations::MockOperationsStore;
 #[cfg(feature = "mock")]

@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use reviewloop_domain::{LoopId, Notice, RequestId, ReviewRequest};
+use reviewloop_domain::{AnswerLink, LoopId, Notice, RequestId, ReviewRequest};
 
 use crate::StoreError;
 
@@ -77,4 +77,19 @@ pub trait NoticeQueue: Send + Sync {
     ) -> Result<bool, StoreError>;
     /// A loop's latest notices, newest first.
     async fn notices_of_loop(&self, id: &LoopId, limit: u32) -> Result<Vec<Notice>, StoreError>;
+}
+
+/// Where one-click answer links are kept (written with the notices that
+/// carry them, by [`crate::DeliveryQueue::dispatch_all`]).
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait AnswerLinkStore: Send + Sync {
+    /// The link whose token hashes to `token_hash`, used or not.
+    async fn answer_link(&self, token_hash: &str) -> Result<Option<AnswerLink>, StoreError>;
+    /// Marks the link spent at `at`; `false` when it was spent already.
+    async fn use_answer_link(
+        &self,
+        token_hash: &str,
+        at: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
 }

@@ -47,6 +47,8 @@ pub struct Dispatch {
     pub deliveries: Vec<(Delivery, String)>,
     /// The notices it causes (emails and Slack messages of a new request).
     pub notices: Vec<Notice>,
+    /// The one-click answer links those emails carry.
+    pub answer_links: Vec<reviewloop_domain::AnswerLink>,
 }
 
 /// A delivery handed to one worker until `leased_until`.

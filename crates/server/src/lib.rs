@@ -68,6 +68,7 @@ pub(crate) fn ports(
         feed: store.clone(),
         people: store.clone(),
         notices: store.clone(),
+        answer_links: store.clone(),
         operations: store.clone(),
         deliveries: store,
         mailer: match &config.smtp {

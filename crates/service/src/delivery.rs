@@ -150,14 +150,15 @@ impl DeliveryService {
                     body.clone(),
                 ));
             }
-            let notices = match &self.notices {
+            let planned = match &self.notices {
                 Some(planner) => planner.plan(event).await?,
-                None => Vec::new(),
+                None => crate::notices::Planned::default(),
             };
             batch.push(Dispatch {
                 event: event.id,
                 deliveries: list,
-                notices,
+                notices: planned.notices,
+                answer_links: planned.answer_links,
             });
         }
         // The whole pass in one transaction.

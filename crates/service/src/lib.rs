@@ -13,6 +13,7 @@ mod events;
 mod idempotency;
 mod loops;
 mod notices;
+mod one_click;
 mod operations;
 mod people;
 mod ports;
@@ -51,7 +52,8 @@ pub use loops::{
     LoopInvite, LoopPatch, LoopService, NewInviteCodeError, RemoveMemberError, RemovedMember,
     SetNotifyError,
 };
-pub use notices::NoticeService;
+pub use notices::{NoticeService, Planned};
+pub use one_click::{OneClick, OneClickError, OneClickService, OneClickState};
 pub use operations::OperationsService;
 pub use people::{
     PasswordError, PasswordLinkError, PasswordResetError, PeopleService, SignInError,
@@ -60,8 +62,8 @@ pub use people::{
 };
 pub use ports::{
     AccountPorts, AnalyticsPorts, AuditPorts, AuthPorts, DeliveryPorts, EventPorts,
-    IdempotencyPorts, LoopPorts, NoticePorts, OperationsPorts, PeoplePorts, Ports, RequestPorts,
-    ReviewPorts, TemplatePorts, WebhookPorts,
+    IdempotencyPorts, LoopPorts, NoticePorts, OneClickPorts, OperationsPorts, PeoplePorts, Ports,
+    RequestPorts, ReviewPorts, TemplatePorts, WebhookPorts,
 };
 pub use principal::Principal;
 pub use receipts::{

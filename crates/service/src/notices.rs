@@ -4,8 +4,8 @@ mod compose;
 
 use chrono::Duration;
 use reviewloop_domain::{
-    Channel, Email, Event, EventType, Loop, Member, NewNotice, Notice, NoticeId, NoticeKind,
-    NoticeStatus, ReviewId, User, UserId,
+    AnswerLink, Channel, Email, Event, EventType, Loop, Member, NewNotice, Notice, NoticeId,
+    NoticeKind, NoticeStatus, ReviewId, User, UserId,
 };
 use reviewloop_ports::{AttemptResult, Clock, IdSource, LeasedNotice, Mail, Outgoing, StoreError};
 use serde_json::json;
@@ -21,6 +21,25 @@ use compose::Links;
 /// How long a worker holds a notice: the 15-second SMTP limit and room to
 /// record the outcome.
 const LEASE_SECONDS: i64 = 60;
+
+/// What an event causes: notices, and the one-click answer links their
+/// emails carry (written with them, in one transaction).
+#[derive(Debug, Default)]
+pub struct Planned {
+    /// The notices.
+    pub notices: Vec<Notice>,
+    /// The links in their emails.
+    pub answer_links: Vec<AnswerLink>,
+}
+
+impl Planned {
+    fn notices(notices: Vec<Notice>) -> Self {
+        Self {
+            notices,
+            answer_links: Vec::new(),
+        }
+    }
+}
 
 /// Plans notices from events and sends them.
 #[derive(Clone)]
@@ -51,20 +70,20 @@ impl NoticeService {
     /// same for the reviewers and the Slack channel of the loop it
     /// escalated to. A request a rule answered at once asks nobody. Other
     /// events cause none.
-    pub async fn plan(&self, event: &Event) -> Result<Vec<Notice>, StoreError> {
+    pub async fn plan(&self, event: &Event) -> Result<Planned, StoreError> {
         if matches!(
             event.event_type,
             EventType::ReviewCreated | EventType::ReviewAssigned
         ) {
-            return self.plan_review(event).await;
+            return Ok(Planned::notices(self.plan_review(event).await?));
         }
         let escalated = match event.event_type {
             EventType::RequestCreated => false,
             EventType::RequestEscalated => true,
-            _ => return Ok(Vec::new()),
+            _ => return Ok(Planned::default()),
         };
         let Some(request_id) = event.request_id else {
-            return Ok(Vec::new());
+            return Ok(Planned::default());
         };
         // Without email, only a loop with a Slack channel is told of a new
         // request: most loops need no read of the request at all.
@@ -75,15 +94,15 @@ impl NoticeService {
             }
             .is_some_and(|lp| lp.slack_webhook_url.is_some());
             if !slack {
-                return Ok(Vec::new());
+                return Ok(Planned::default());
             }
         }
         let Some(request) = self.ports.requests.request_by_id(&request_id).await? else {
-            return Ok(Vec::new());
+            return Ok(Planned::default());
         };
         // Decided at once, or test data: nobody is to be told.
         if !request.status.is_open() || request.test {
-            return Ok(Vec::new());
+            return Ok(Planned::default());
         }
         // The loop whose members are told: the request's own, or the one it
         // escalated to.
@@ -96,7 +115,7 @@ impl NoticeService {
             Some(id) => self.ports.loops.loop_by_id(&id).await?,
             None => None,
         }) else {
-            return Ok(Vec::new());
+            return Ok(Planned::default());
         };
         let links = Links::new(&self.public_url, &request);
         let about = |channel, recipient_id, to: Option<String>, message| NewNotice {
@@ -109,9 +128,10 @@ impl NoticeService {
             to,
             message,
         };
-        let mut notices = Vec::new();
+        let mut planned = Planned::default();
         if self.ports.mailer.is_some() {
-            let message = compose::new_request_email(&request, &lp, &links);
+            let offered = reviewloop_domain::one_click_answers(&request);
+            let now = self.ports.clock.now();
             // An entry with an error already says why its member is not told.
             for entry in request
                 .broadcasted_to
@@ -121,19 +141,41 @@ impl NoticeService {
                 // is planned.
                 .filter(|b| escalated == (b.role == reviewloop_domain::ESCALATION_ROLE))
             {
-                notices.push(self.notice(about(
+                // Each member's links are their own: a forwarded email
+                // answers as its first recipient, and only once.
+                let mut answers = Vec::with_capacity(offered.len());
+                for (answer, label) in &offered {
+                    let token = self.ports.ids.secret_hex(32);
+                    planned.answer_links.push(AnswerLink {
+                        token_hash: reviewloop_domain::sha256_hex(token.as_bytes()),
+                        request_id: request.id,
+                        user_id: entry.user_id,
+                        answer: answer.clone(),
+                        label: label.clone(),
+                        created_at: now,
+                        used_at: None,
+                    });
+                    answers.push(compose::OneClick {
+                        label: label.clone(),
+                        url: format!("{}/answer/{token}", self.public_url),
+                    });
+                }
+                let message = compose::new_request_email(&request, &lp, &links, &answers);
+                planned.notices.push(self.notice(about(
                     Channel::Email,
                     Some(entry.user_id),
                     Some(entry.email.as_str().to_owned()),
-                    message.clone(),
+                    message,
                 )));
             }
         }
         if lp.slack_webhook_url.is_some() {
             let message = compose::new_request_slack(&request, &lp, &links);
-            notices.push(self.notice(about(Channel::Slack, None, None, message)));
+            planned
+                .notices
+                .push(self.notice(about(Channel::Slack, None, None, message)));
         }
-        Ok(notices)
+        Ok(planned)
     }
 
     /// The emails of a review still open: on `review.assigned`, to each

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use reviewloop_domain::{EventId, ValidationError};
 use reviewloop_ports::{
-    AccountStore, AuditStore, Clock, DeliveryQueue, EventFeed, IdSource, IdempotencyStore,
-    LoopStore, Mailer, Meter, NoticeQueue, OperationsStore, PasswordHasher, PeopleStore,
-    QrRenderer, RateLimiter, RequestStore, ReviewStore, TargetGuard, TemplateStore, WebhookSender,
-    WebhookStore,
+    AccountStore, AnswerLinkStore, AuditStore, Clock, DeliveryQueue, EventFeed, IdSource,
+    IdempotencyStore, LoopStore, Mailer, Meter, NoticeQueue, OperationsStore, PasswordHasher,
+    PeopleStore, QrRenderer, RateLimiter, RequestStore, ReviewStore, TargetGuard, TemplateStore,
+    WebhookSender, WebhookStore,
 };
 
 use crate::receipts::ReceiptKeys;
@@ -40,6 +40,8 @@ pub struct Ports {
     pub sender: Arc<dyn WebhookSender>,
     /// Emails and Slack messages waiting to be sent.
     pub notices: Arc<dyn NoticeQueue>,
+    /// One-click answer links sent by email.
+    pub answer_links: Arc<dyn AnswerLinkStore>,
     /// Sends email; `None` when no SMTP server is configured.
     pub mailer: Option<Arc<dyn Mailer>>,
     /// The outbox read as a stream.
@@ -199,6 +201,17 @@ service_ports!(
         meter: Arc<dyn Meter>,
         clock: Arc<dyn Clock>,
         ids: Arc<dyn IdSource>,
+    }
+);
+
+service_ports!(
+    /// What [`crate::OneClickService`] uses.
+    OneClickPorts {
+        answer_links: Arc<dyn AnswerLinkStore>,
+        requests: Arc<dyn RequestStore>,
+        loops: Arc<dyn LoopStore>,
+        accounts: Arc<dyn AccountStore>,
+        clock: Arc<dyn Clock>,
     }
 );
 

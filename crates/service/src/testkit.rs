@@ -10,14 +10,14 @@ use reviewloop_domain::{
     AccountStatus, Email, InviteCode, Loop, LoopId, Member, ObjectId, User, UserId,
 };
 use reviewloop_ports::{
-    AccountStore, AuditStore, Clock, DeliveryQueue, EventFeed, IdSource, IdempotencyStore,
-    LoopStore, MockAccountStore, MockAuditStore, MockDeliveryQueue, MockEventFeed,
-    MockIdempotencyStore, MockLoopStore, MockMailer, MockNoticeQueue, MockOperationsStore,
-    MockPasswordHasher, MockPeopleStore, MockQrRenderer, MockRateLimiter, MockReceiptKeyStore,
-    MockRequestStore, MockReviewStore, MockTargetGuard, MockTemplateStore, MockWebhookSender,
-    MockWebhookStore, NoticeQueue, OperationsStore, PasswordHasher, PeopleStore, QrRenderer,
-    RateLimiter, ReceiptKey, RequestStore, ReviewStore, TargetGuard, TemplateStore, WebhookSender,
-    WebhookStore,
+    AccountStore, AnswerLinkStore, AuditStore, Clock, DeliveryQueue, EventFeed, IdSource,
+    IdempotencyStore, LoopStore, MockAccountStore, MockAnswerLinkStore, MockAuditStore,
+    MockDeliveryQueue, MockEventFeed, MockIdempotencyStore, MockLoopStore, MockMailer,
+    MockNoticeQueue, MockOperationsStore, MockPasswordHasher, MockPeopleStore, MockQrRenderer,
+    MockRateLimiter, MockReceiptKeyStore, MockRequestStore, MockReviewStore, MockTargetGuard,
+    MockTemplateStore, MockWebhookSender, MockWebhookStore, NoticeQueue, OperationsStore,
+    PasswordHasher, PeopleStore, QrRenderer, RateLimiter, ReceiptKey, RequestStore, ReviewStore,
+    TargetGuard, TemplateStore, WebhookSender, WebhookStore,
 };
 
 pub(crate) struct FixedClock(pub DateTime<Utc>);
@@ -78,6 +78,7 @@ pub(crate) struct Kit {
     deliveries: Option<MockDeliveryQueue>,
     sender: Option<MockWebhookSender>,
     notices: Option<MockNoticeQueue>,
+    answer_links: Option<MockAnswerLinkStore>,
     feed: Option<MockEventFeed>,
     guard: Option<MockTargetGuard>,
     limiter: Option<MockRateLimiter>,
@@ -115,6 +116,7 @@ impl Kit {
             deliveries: None,
             sender: None,
             notices: None,
+            answer_links: None,
             feed: None,
             guard: None,
             limiter: None,
@@ -181,6 +183,12 @@ impl Kit {
     /// The notices mock, made when a test first sets an expectation on it.
     pub fn notices(&mut self) -> &mut MockNoticeQueue {
         self.notices.get_or_insert_with(MockNoticeQueue::new)
+    }
+
+    /// The answer links mock, made when a test first sets an expectation on it.
+    pub fn answer_links(&mut self) -> &mut MockAnswerLinkStore {
+        self.answer_links
+            .get_or_insert_with(MockAnswerLinkStore::new)
     }
 
     /// The feed mock, made when a test first sets an expectation on it.
@@ -378,6 +386,10 @@ impl Wiring {
 
     pub fn notices(&mut self) -> Arc<dyn NoticeQueue> {
         Arc::new(self.0.notices.take().unwrap_or_default())
+    }
+
+    pub fn answer_links(&mut self) -> Arc<dyn AnswerLinkStore> {
+        Arc::new(self.0.answer_links.take().unwrap_or_default())
     }
 
     pub fn feed(&mut self) -> Arc<dyn EventFeed> {

@@ -69,6 +69,12 @@ pub fn mount(cfg: &mut web::ServiceConfig, state: WebState) {
                 .post(pages::auth::setup),
         )
         .service(
+            web::resource("/answer/{token}")
+                .wrap(pages())
+                .get(pages::one_click::page)
+                .post(pages::one_click::answer),
+        )
+        .service(
             web::resource("/join/{code}")
                 .wrap(pages())
                 .get(pages::join::page)

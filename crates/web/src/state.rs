@@ -1,8 +1,8 @@
 //! What every page handler can reach: the services and where the site lives.
 
 use reviewloop_service::{
-    AccountService, AnalyticsService, KeyCache, LoopService, PeopleService, Ports, RequestService,
-    ReviewService, SignupPolicy, WebhookService,
+    AccountService, AnalyticsService, KeyCache, LoopService, OneClickService, PeopleService, Ports,
+    RequestService, ReviewService, SignupPolicy, WebhookService,
 };
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -29,6 +29,7 @@ pub struct WebState {
     pub(crate) accounts: AccountService,
     pub(crate) analytics: AnalyticsService,
     pub(crate) webhooks: WebhookService,
+    pub(crate) one_click: OneClickService,
     pub(crate) changes: Arc<reviewloop_service::ChangeHub>,
     /// `https://…` or `http://…`, without a trailing slash.
     pub(crate) public_url: String,
@@ -66,6 +67,10 @@ impl WebState {
             webhooks: WebhookService::new((&ports).into()),
             reviews: ReviewService::new((&ports).into()),
             requests: RequestService::new((&ports).into(), &public_url),
+            one_click: OneClickService::new(
+                (&ports).into(),
+                RequestService::new((&ports).into(), &public_url),
+            ),
             secure_cookies: public_url.starts_with("https://"),
             client_address: Arc::new(|peer, _| peer),
             public_gate: Arc::new(|_| Ok(())),

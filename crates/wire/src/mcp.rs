@@ -98,6 +98,8 @@ pub struct RequestAnswer<'a> {
     pub request_id: reviewloop_domain::RequestId,
     pub status: &'static str,
     pub response_data: &'a Option<Value>,
+    /// What the reviewer who decided it wrote with the answer.
+    pub response_comment: Option<&'a str>,
     pub request: RequestOut<'a>,
 }
 
@@ -108,6 +110,7 @@ impl<'a> RequestAnswer<'a> {
             request_id: request.id,
             status: request.status.as_str(),
             response_data: &request.response_data,
+            response_comment: request.response_comment.as_deref(),
             request: RequestOut::for_viewer(request, viewer),
         }
     }

@@ -50,6 +50,8 @@ pub struct ReviewerAnswerOut<'a> {
     pub email: &'a str,
     pub response_data: &'a Value,
     pub response_at: DateTime<Utc>,
+    /// What the reviewer wrote with the answer.
+    pub comment: Option<&'a str>,
 }
 
 /// A request's quorum with how many answers are in.
@@ -201,6 +203,8 @@ pub struct RequestOut<'a> {
     pub response_by: Option<UserId>,
     pub response_at: Option<DateTime<Utc>>,
     pub response_data: &'a Option<Value>,
+    /// What the reviewer who decided it wrote with the answer.
+    pub response_comment: Option<&'a str>,
     pub response_time_seconds: Option<f64>,
     pub quorum: Option<QuorumStateOut>,
     /// Every answer, oldest first; a reviewer sees only its own.
@@ -272,6 +276,7 @@ impl<'a> RequestOut<'a> {
             response_by: r.response_by,
             response_at: r.response_at,
             response_data: &r.response_data,
+            response_comment: r.response_comment.as_deref(),
             response_time_seconds: r.response_time_seconds,
             quorum: r.quorum.as_ref().map(|q| QuorumStateOut::of(q, answered)),
             // A reviewer sees only its own answer, so no answer leans on
@@ -287,6 +292,7 @@ impl<'a> RequestOut<'a> {
                     email: a.email.as_str(),
                     response_data: a.response_data,
                     response_at: a.response_at,
+                    comment: a.comment,
                 })
                 .collect(),
             escalation: r.escalation.map(|e| e.to_value()),
@@ -700,10 +706,13 @@ pub struct FeedbackIn {
 
 /// A reviewer's answer.
 #[derive(Debug, Deserialize, ToSchema)]
-#[schema(as = Answer, example = json!({"response_data": "approve"}))]
+#[schema(as = Answer, example = json!({"response_data": "approve", "comment": "Checked the amount against the invoice"}))]
 pub struct AnswerIn {
     /// Fits the request's response type: a string, an array of strings, a
     /// number or a boolean.
     #[schema(value_type = Value)]
     pub response_data: Option<Value>,
+    /// A note for the requester, up to 2,000 characters; blank is none.
+    #[serde(default)]
+    pub comment: Option<String>,
 }

@@ -115,7 +115,7 @@ fn the_requester_sees_everything_and_a_reviewer_only_what_it_needs() {
 #[test]
 fn feedback_is_shown_with_its_time() {
     let mut r = a_request();
-    r.respond(user(2), json!("yes"), now()).unwrap();
+    r.respond(user(2), json!("yes"), None, now()).unwrap();
     r.give_feedback(Some(4.0), Some("quick".into()), now())
         .unwrap();
     let shown = shown(RequestOut::whole(&r));

@@ -5,6 +5,7 @@
 //! takes its pooled connection there, never on an async worker thread.
 
 mod accounts;
+mod answer_links;
 mod audit;
 mod cache;
 mod changes;

@@ -189,6 +189,8 @@ pub(crate) struct BroadcastRow {
     /// The reviewer's answer to a quorum request, as JSON.
     pub answer: Option<String>,
     pub answered_at: Option<NaiveDateTime>,
+    /// What the reviewer wrote with that answer.
+    pub comment: Option<String>,
 }
 
 impl BroadcastRow {
@@ -207,6 +209,7 @@ impl BroadcastRow {
                 notification_error: b.notification_error.clone(),
                 answer: b.answer.as_ref().map(|a| to_json_text(&a.response_data)),
                 answered_at: b.answer.as_ref().map(|a| to_db_time(a.response_at)),
+                comment: b.answer.as_ref().and_then(|a| a.comment.clone()),
             })
             .collect()
     }
@@ -222,6 +225,7 @@ impl BroadcastRow {
                 (Some(answer), Some(at)) => Some(Answer {
                     response_data: from_json_text("answer", &answer)?,
                     response_at: from_db_time(at),
+                    comment: self.comment,
                 }),
                 _ => None,
             },
@@ -294,6 +298,8 @@ pub(crate) struct RequestRow {
     /// Written from the domain's rule (NULL for live requests and once a
     /// test request ended), so the test sweep finds due ones by index.
     pub test_due_at: Option<NaiveDateTime>,
+    /// What the reviewer who decided it wrote with the answer.
+    pub response_comment: Option<String>,
 }
 
 /// `RequestDiff`: the columns of a request's row that may change after
@@ -354,6 +360,7 @@ request_diff! {
     response_by: Option<String>,
     response_at: Option<NaiveDateTime>,
     response_data: Option<String>,
+    response_comment: Option<String>,
     response_time_seconds: Option<f64>,
     cancelled_at: Option<NaiveDateTime>,
     feedback: Option<String>,
@@ -410,6 +417,7 @@ impl RequestRow {
             response_by: r.response_by.map(|u| u.to_string()),
             response_at: r.response_at.map(to_db_time),
             response_data: r.response_data.as_ref().map(to_json_text),
+            response_comment: r.response_comment.clone(),
             response_time_seconds: r.response_time_seconds,
             cancelled_at: r.cancelled_at.map(to_db_time),
             feedback: r.feedback.as_ref().map(|f| {
@@ -530,6 +538,7 @@ impl RequestRow {
             response_by: parse_opt("user id", self.response_by.as_deref())?,
             response_at: opt_time(self.response_at),
             response_data: from_json_opt("response data", self.response_data.as_deref())?,
+            response_comment: self.response_comment,
             response_time_seconds: self.response_time_seconds,
             cancelled_at: opt_time(self.cancelled_at),
             feedback,

@@ -2,6 +2,18 @@
 //! booleans, doubles, timestamps), so one schema serves SQLite and PostgreSQL.
 
 diesel::table! {
+    answer_links (token_hash) {
+        token_hash -> Text,
+        request_id -> Text,
+        user_id -> Text,
+        answer -> Text,
+        label -> Text,
+        created_at -> Timestamp,
+        used_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
     users (id) {
         id -> Text,
         email -> Text,
@@ -145,6 +157,7 @@ diesel::table! {
         test -> Bool,
         test_answer -> Nullable<Text>,
         test_due_at -> Nullable<Timestamp>,
+        response_comment -> Nullable<Text>,
     }
 }
 
@@ -184,6 +197,7 @@ diesel::table! {
         notification_error -> Nullable<Text>,
         answer -> Nullable<Text>,
         answered_at -> Nullable<Timestamp>,
+        comment -> Nullable<Text>,
     }
 }
 

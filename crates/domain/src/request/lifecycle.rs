@@ -83,6 +83,7 @@ impl ReviewRequest {
             response_by: None,
             response_at: None,
             response_data: None,
+            response_comment: None,
             response_time_seconds: None,
             cancelled_at: None,
             feedback: None,
@@ -178,15 +179,20 @@ impl ReviewRequest {
     /// Returns whether the request is now decided: always for a request
     /// one reviewer decides; for a quorum, once the answers make a decision
     /// (each reviewer it was sent to answers once).
+    ///
+    /// `comment` is what the reviewer wrote with the answer (checked with
+    /// [`crate::parse_comment`]); the requester reads the deciding
+    /// answer's as `response_comment`, and each in `responses`.
     pub fn respond(
         &mut self,
         by: UserId,
         answer: Value,
+        comment: Option<String>,
         now: DateTime<Utc>,
     ) -> Result<bool, ChangeError> {
         self.ensure_open()?;
         if let Some(quorum) = self.quorum {
-            return self.answer_for_quorum(quorum, by, answer, now);
+            return self.answer_for_quorum(quorum, by, answer, comment, now);
         }
         self.ensure_not_claimed_by_other(&by)?;
         Form::single(self.config()?.clone()).validate("response_data", &answer, &Map::new())?;
@@ -194,7 +200,7 @@ impl ReviewRequest {
             self.record.claimed_by = Some(by);
             self.record.claimed_at = Some(now);
         }
-        self.decide(by, answer, now);
+        self.decide(by, answer, comment, now);
         Ok(true)
     }
 
@@ -206,6 +212,7 @@ impl ReviewRequest {
         quorum: super::Quorum,
         by: UserId,
         answer: Value,
+        comment: Option<String>,
         now: DateTime<Utc>,
     ) -> Result<bool, ChangeError> {
         if quorum.exclude_requester && by == self.creator_id {
@@ -223,6 +230,7 @@ impl ReviewRequest {
         self.record.broadcasted_to[entry].answer = Some(super::Answer {
             response_data: answer,
             response_at: now,
+            comment: comment.clone(),
         });
         self.record.updated_at = now;
         let answers = self
@@ -231,18 +239,19 @@ impl ReviewRequest {
             .filter_map(|b| b.answer.as_ref().map(|a| &a.response_data));
         match quorum.decide(answers) {
             Some(decided) => {
-                self.decide(by, decided, now);
+                self.decide(by, decided, comment, now);
                 Ok(true)
             }
             None => Ok(false),
         }
     }
 
-    fn decide(&mut self, by: UserId, answer: Value, now: DateTime<Utc>) {
+    fn decide(&mut self, by: UserId, answer: Value, comment: Option<String>, now: DateTime<Utc>) {
         self.record.status = RequestStatus::Completed;
         self.record.response_by = Some(by);
         self.record.response_at = Some(now);
         self.record.response_data = Some(answer);
+        self.record.response_comment = comment;
         self.record.response_time_seconds = Some(seconds_between(self.created_at, now));
         self.record.updated_at = now;
     }
@@ -260,6 +269,7 @@ impl ReviewRequest {
                         email: &b.email,
                         response_data: &a.response_data,
                         response_at: a.response_at,
+                        comment: a.comment.as_deref(),
                     })
                 })
                 .collect();
@@ -276,6 +286,7 @@ impl ReviewRequest {
                     email: &b.email,
                     response_data: data,
                     response_at: at,
+                    comment: self.response_comment.as_deref(),
                 })
                 .into_iter()
                 .collect(),

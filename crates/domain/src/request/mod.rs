@@ -188,6 +188,8 @@ pub struct RequestRecord {
     pub response_at: Option<DateTime<Utc>>,
     /// The final answer.
     pub response_data: Option<Value>,
+    /// What the reviewer who decided it wrote with the answer.
+    pub response_comment: Option<String>,
     /// Seconds from creation to a reviewer's answer.
     pub response_time_seconds: Option<f64>,
     /// When it was cancelled.

@@ -95,10 +95,14 @@ pub(super) async fn respond(
     Body(body, _): Body<AnswerIn>,
 ) -> Result {
     let id = id::<RequestId>(&path)?;
-    let answer = body.response_data;
     let request = state
         .requests
-        .respond(&caller.principal, &id, answer)
+        .respond(
+            &caller.principal,
+            &id,
+            body.response_data,
+            body.comment.as_deref(),
+        )
         .await?;
     Ok(Reply::new(
         StatusCode::OK,

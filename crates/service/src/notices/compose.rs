@@ -49,16 +49,39 @@ impl Links {
     }
 }
 
-/// The email telling a member of a new request.
-pub(crate) fn new_request_email(request: &ReviewRequest, lp: &Loop, links: &Links) -> Message {
+/// One answer a member can give from the email: its words and its link.
+pub(crate) struct OneClick {
+    pub label: String,
+    pub url: String,
+}
+
+/// The email telling a member of a new request, with a link per answer
+/// when the request can be answered in one click (`answers`; empty
+/// otherwise). Each link only opens a page that asks to confirm.
+pub(crate) fn new_request_email(
+    request: &ReviewRequest,
+    lp: &Loop,
+    links: &Links,
+    answers: &[OneClick],
+) -> Message {
     let (loop_name, priority) = (lp.name.as_str(), request.priority.as_str());
     let quoted = excerpt(&request.request_text);
     let due = deadline(request);
+    let one_click: String = if answers.is_empty() {
+        String::new()
+    } else {
+        let lines: String = answers
+            .iter()
+            .map(|a| format!("  {}: {}\n", a.label, a.url))
+            .collect();
+        format!("Answer in one click (you confirm on the page it opens):\n{lines}\n")
+    };
     let text = format!(
         "A new request is waiting in {loop_name}.\n\n\
          Priority: {priority}\n\
          Answer by: {due}\n\n\
          {quoted}\n\n\
+         {one_click}\
          Review it: {review}\n\n\
          You get this email as a member of {loop_name}. Choose which requests \
          you hear about on the loop's page: {preferences}\n",
@@ -70,6 +93,16 @@ pub(crate) fn new_request_email(request: &ReviewRequest, lp: &Loop, links: &Link
         p { "Priority: " strong { (priority) } br; "Answer by: " (due) }
         blockquote style="white-space: pre-wrap; border-left: 3px solid #ccc; margin: 0; padding-left: 12px" {
             (quoted)
+        }
+        @if !answers.is_empty() {
+            p {
+                @for a in answers {
+                    a href=(a.url) style="display: inline-block; margin: 0 8px 8px 0; padding: 8px 16px; border-radius: 6px; background: #1d2330; color: #fff; text-decoration: none; font-weight: 600" {
+                        (a.label)
+                    }
+                }
+            }
+            p style="color: #666; font-size: 13px" { "Each button opens a page where you confirm the answer." }
         }
         p { a href=(links.review) { "Review it" } }
         p style="color: #666; font-size: 13px" {

@@ -68,12 +68,38 @@ async fn a_new_request_emails_each_waiting_member_and_posts_to_slack() {
     kit.loops()
         .expect_loop_by_id()
         .returning(move |_| Ok(Some(found_loop.clone())));
-    let notices = service(kit).plan(&event).await.unwrap();
+    let planned = service(kit).plan(&event).await.unwrap();
+    let notices = planned.notices;
     assert_eq!(
         notices.len(),
         2,
         "one email (user 2 opted out) and one Slack post"
     );
+    // One one-click link per option, for the one member emailed, each
+    // kept only as the hash of the token its email carries.
+    let links = planned.answer_links;
+    assert_eq!(links.len(), 2);
+    assert!(links
+        .iter()
+        .all(|l| l.user_id == req.broadcasted_to[0].user_id && l.request_id == req.id));
+    assert_eq!(
+        links.iter().map(|l| l.answer.clone()).collect::<Vec<_>>(),
+        [serde_json::json!("yes"), serde_json::json!("no")]
+    );
+    let text = &notices[0].message.text;
+    let tokens: Vec<&str> = text
+        .split("https://review.example.com/answer/")
+        .skip(1)
+        .map(|rest| rest.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(tokens.len(), 2, "{text}");
+    for (token, link) in tokens.iter().zip(&links) {
+        assert_eq!(
+            reviewloop_domain::sha256_hex(token.as_bytes()),
+            link.token_hash
+        );
+        assert!(!text.contains(&link.token_hash), "the hash is never sent");
+    }
     let email = &notices[0];
     assert_eq!(
         (email.channel, email.to.as_deref(), email.recipient_id),
@@ -113,7 +139,7 @@ async fn without_smtp_or_slack_a_new_request_causes_no_notice() {
     kit.loops()
         .expect_loop_by_id()
         .returning(move |_| Ok(Some(lp.clone())));
-    assert!(service(kit).plan(&event).await.unwrap().is_empty());
+    assert!(service(kit).plan(&event).await.unwrap().notices.is_empty());
 }
 
 fn leased(kit: &Kit, channel: Channel, lp: &reviewloop_domain::Loop) -> LeasedNotice {
@@ -346,11 +372,11 @@ async fn a_review_emails_its_assignees_and_the_rest_of_its_team() {
         notices.into_iter().map(|n| n.to.clone().unwrap()).collect()
     };
     assert_eq!(
-        to(svc.plan(&assigned).await.unwrap()),
+        to(svc.plan(&assigned).await.unwrap().notices),
         ["u2@x.io"],
         "the assignee"
     );
-    let team_mail = svc.plan(&created).await.unwrap();
+    let team_mail = svc.plan(&created).await.unwrap().notices;
     assert_eq!(
         to(team_mail.clone()),
         ["u1@x.io", "u3@x.io"],
@@ -365,9 +391,9 @@ async fn a_review_emails_its_assignees_and_the_rest_of_its_team() {
         .message
         .text
         .contains("Review it: https://review.example.com/app/reviews/"));
-    assert!(svc.plan(&completed).await.unwrap().is_empty());
+    assert!(svc.plan(&completed).await.unwrap().notices.is_empty());
     assert!(
-        svc.plan(&unchanged).await.unwrap().is_empty(),
+        svc.plan(&unchanged).await.unwrap().notices.is_empty(),
         "a reassignment that added nobody emails nobody"
     );
 }

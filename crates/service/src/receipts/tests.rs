@@ -39,7 +39,7 @@ fn a_sealed_request_verifies_and_a_changed_statement_does_not() {
     let kit = Kit::new();
     let mut request = crate::requests::tests::a_request(&kit);
     request
-        .respond(kit.user_id(2), json!("yes"), kit.now)
+        .respond(kit.user_id(2), json!("yes"), None, kit.now)
         .unwrap();
     let key = Kit::receipt_key();
     let sealer = Sealer {

@@ -42,7 +42,8 @@ impl RequestService {
         .await
     }
 
-    /// Answers a request: from pending, or from a claim the caller holds.
+    /// Answers a request: from pending, or from a claim the caller holds,
+    /// with the reviewer's `comment` if any.
     /// An answer to a quorum request fires `request.answered`; the answer
     /// that decides a request (the only one, without a quorum) also fires
     /// `request.completed` and seals the receipt, in the same write, so
@@ -53,16 +54,18 @@ impl RequestService {
         caller: &Principal,
         id: &RequestId,
         answer: Option<Value>,
+        comment: Option<&str>,
     ) -> Result<ReviewRequest, ChangeRequestError> {
         caller.require(Permission::RequestsWrite)?;
         let answer = answer.ok_or_else(|| {
             reviewloop_domain::ValidationError::field("response_data", "response_data is required")
         })?;
+        let comment = reviewloop_domain::parse_comment(comment)?;
         let by = caller.user_id;
         let sealer = self.ports.receipts.sealer().await?;
         self.change(caller, id, Actor::Reviewer, |request, _, now| {
             let quorum = request.quorum.is_some();
-            let decided = request.respond(by, answer.clone(), now)?;
+            let decided = request.respond(by, answer.clone(), comment.clone(), now)?;
             let mut events = Vec::with_capacity(2);
             if quorum {
                 events.push(EventType::RequestAnswered);

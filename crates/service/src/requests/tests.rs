@@ -220,7 +220,7 @@ async fn cancelling_a_final_request_is_refused_with_400() {
     let mut kit = Kit::new();
     let mut request = a_request(&kit);
     request
-        .respond(kit.user_id(2), json!("yes"), kit.now)
+        .respond(kit.user_id(2), json!("yes"), None, kit.now)
         .unwrap();
     let id = request.id;
     serve(&mut kit, request, None);
@@ -300,23 +300,23 @@ async fn respond_validates_the_answer_and_completes() {
     let (reviewer, stranger) = (kit.principal(2), kit.principal(9));
     let svc = service(kit);
     let err = svc
-        .respond(&reviewer, &id, Some(json!("maybe")))
+        .respond(&reviewer, &id, Some(json!("maybe")), None)
         .await
         .classed()
         .unwrap_err();
     assert!(matches!(err, ServiceError::Invalid(_)));
     assert!(matches!(
-        svc.respond(&reviewer, &id, None).await.classed(),
+        svc.respond(&reviewer, &id, None, None).await.classed(),
         Err(ServiceError::Invalid(_))
     ));
     assert!(matches!(
-        svc.respond(&stranger, &id, Some(json!("yes")))
+        svc.respond(&stranger, &id, Some(json!("yes")), None)
             .await
             .classed(),
         Err(ServiceError::NotFound(_))
     ));
     let done = svc
-        .respond(&reviewer, &id, Some(json!("yes")))
+        .respond(&reviewer, &id, Some(json!("yes")), None)
         .await
         .unwrap();
     assert_eq!(done.response_data, Some(json!("yes")));
@@ -491,7 +491,7 @@ async fn waiting_creators_get_the_written_state_without_reading_again() {
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     let mut answered = request.clone();
     answered
-        .respond(reviewer, json!("yes"), answered.created_at)
+        .respond(reviewer, json!("yes"), None, answered.created_at)
         .unwrap();
     answered.written();
     hub.request_written(&answered);
@@ -511,7 +511,7 @@ async fn rating_keeps_the_feedback_the_api_gave() {
     let mut kit = Kit::new();
     let mut request = a_request(&kit);
     request
-        .respond(kit.user_id(2), json!("yes"), kit.now)
+        .respond(kit.user_id(2), json!("yes"), None, kit.now)
         .unwrap();
     request
         .record_feedback(
@@ -567,7 +567,7 @@ async fn a_quorum_answer_is_recorded_and_only_the_deciding_one_completes() {
     let id = request.id;
     let mut answered = request.clone();
     answered
-        .respond(kit.user_id(2), json!("yes"), kit.now)
+        .respond(kit.user_id(2), json!("yes"), None, kit.now)
         .unwrap();
     answered.written();
     serve(&mut kit, request, Some(answered));
@@ -592,12 +592,15 @@ async fn a_quorum_answer_is_recorded_and_only_the_deciding_one_completes() {
         .returning(|_, _| Ok(()));
     let (requester, first, second) = (kit.principal(1), kit.principal(2), kit.principal(3));
     let svc = service(kit);
-    let waiting = svc.respond(&first, &id, Some(json!("yes"))).await.unwrap();
+    let waiting = svc
+        .respond(&first, &id, Some(json!("yes")), None)
+        .await
+        .unwrap();
     assert_eq!(waiting.status, RequestStatus::Pending);
     assert!(waiting.has_answered(&first.user_id));
     // From here on the store serves the state with the first answer.
     let err = svc
-        .respond(&first, &id, Some(json!("no")))
+        .respond(&first, &id, Some(json!("no")), None)
         .await
         .classed()
         .unwrap_err();
@@ -606,13 +609,16 @@ async fn a_quorum_answer_is_recorded_and_only_the_deciding_one_completes() {
         svc.claim(&second, &id).await.classed(),
         Err(ServiceError::Conflict(m)) if m.contains("without claiming")
     ));
-    let done = svc.respond(&second, &id, Some(json!("yes"))).await.unwrap();
+    let done = svc
+        .respond(&second, &id, Some(json!("yes")), None)
+        .await
+        .unwrap();
     assert_eq!(done.response_data, Some(json!("yes")));
     assert_eq!(done.response_by, Some(second.user_id));
     crate::receipts::tests::assert_verifies(&done);
     // The requester is a member of its loop, but not one of its quorum.
     let err = svc
-        .respond(&requester, &id, Some(json!("yes")))
+        .respond(&requester, &id, Some(json!("yes")), None)
         .await
         .classed()
         .unwrap_err();
@@ -625,7 +631,9 @@ async fn racing_quorum_answers_retry_and_the_loser_decides_on_fresh_state() {
     let request = quorum_request(&kit, json!({"count": 2, "rule": "majority"}));
     let id = request.id;
     let mut other = request.clone();
-    other.respond(kit.user_id(2), json!("no"), kit.now).unwrap();
+    other
+        .respond(kit.user_id(2), json!("no"), None, kit.now)
+        .unwrap();
     other.written();
     serve(&mut kit, request, Some(other));
     let writes = Arc::new(AtomicUsize::new(0));
@@ -645,7 +653,7 @@ async fn racing_quorum_answers_retry_and_the_loser_decides_on_fresh_state() {
             }
         });
     let answer = service(kit)
-        .respond(&Kit::new().principal(3), &id, Some(json!("yes")))
+        .respond(&Kit::new().principal(3), &id, Some(json!("yes")), None)
         .await
         .unwrap();
     assert_eq!(answer.responses().len(), 2);

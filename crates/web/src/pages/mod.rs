@@ -8,6 +8,7 @@ pub(crate) mod inbox;
 pub(crate) mod join;
 pub(crate) mod keys;
 pub(crate) mod loops;
+pub(crate) mod one_click;
 pub(crate) mod requests;
 pub(crate) mod review;
 pub(crate) mod reviews;

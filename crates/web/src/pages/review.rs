@@ -106,7 +106,10 @@ fn quorum_box(
             @if r.creator_id == *me && !responses.is_empty() {
                 ul.quorum-answers {
                     @for answer in &responses {
-                        li { (answer.email.as_str()) ": " strong { (answer_text(answer.response_data)) } " " (layout::time(answer.response_at, now)) }
+                        li {
+                            (answer.email.as_str()) ": " strong { (answer_text(answer.response_data)) } " " (layout::time(answer.response_at, now))
+                            @if let Some(comment) = answer.comment { blockquote.comment { (comment) } }
+                        }
                     }
                 }
             }
@@ -214,6 +217,7 @@ async fn render(
             @if let Some(answer) = &r.response_data {
                 h2 { @if r.status == RequestStatus::Timeout { "Default answer (timed out)" } @else { "Answer" } }
                 p.answer-value { (answer_text(answer)) }
+                @if let Some(comment) = &r.response_comment { blockquote.comment { (comment) } }
                 @if r.response_by == Some(me) { p.hint { "You answered this request." } }
             } @else if r.status == RequestStatus::Cancelled {
                 p { "The requester cancelled this request." }
@@ -224,6 +228,7 @@ async fn render(
                     @if let Some(config) = config {
                         form.widget method="post" action=(action("respond")) data-type=(r.response_type.as_str()) {
                             (csrf_field(person.csrf()))
+                            (widgets::comment_field(&view.previous))
                             (widgets::widget(config, &hints, &view.previous))
                         }
                     }
@@ -253,6 +258,7 @@ async fn render(
                         @if let Some(config) = config {
                             form.widget method="post" action=(action("respond")) data-type=(r.response_type.as_str()) {
                                 (csrf_field(person.csrf()))
+                                (widgets::comment_field(&view.previous))
                                 (widgets::widget(config, &hints, &view.previous))
                             }
                         }
@@ -418,7 +424,11 @@ pub(crate) async fn respond(
     let who = posted.person.principal();
     let r = state.requests.get(who, &id).await?;
     let answer = widgets::answer(r.config().map_err(ServiceError::from)?, &posted.form);
-    let result = state.requests.respond(who, &id, Some(answer)).await;
+    let comment = posted.form.get(widgets::COMMENT_FIELD);
+    let result = state
+        .requests
+        .respond(who, &id, Some(answer), comment)
+        .await;
     finish(&state, &posted, &id, result.map(|_| "answered")).await
 }
 

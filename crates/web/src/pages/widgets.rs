@@ -9,6 +9,24 @@ use serde_json::{Map, Value};
 
 use crate::form::FormData;
 
+/// The form control of the comment a reviewer may leave with an answer.
+/// Its name starts with `_`, which no field of a form may, so it never
+/// meets one.
+pub(crate) const COMMENT_FIELD: &str = "_comment";
+
+/// The optional comment for the requester, above the answer's buttons so
+/// that it goes with whichever one is pressed.
+pub(crate) fn comment_field(previous: &FormData) -> Markup {
+    html! {
+        div.field.comment {
+            label for="answer-comment" { "Comment for the requester " span.hint { "(optional)" } }
+            textarea #answer-comment name=(COMMENT_FIELD) rows="2" maxlength=(reviewloop_domain::MAX_COMMENT_CHARS) {
+                (previous.text(COMMENT_FIELD))
+            }
+        }
+    }
+}
+
 /// The widget's form fields, inside a `<form>` the caller provides;
 /// `hints` are the request's own words around it (a number's prefix and
 /// suffix, a placeholder, a yes/no's labels).

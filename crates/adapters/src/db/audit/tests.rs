@@ -19,7 +19,7 @@ async fn every_change_is_chained_in_its_accounts_log(db: TestDb) {
     store.update_request(&request, &[]).await.unwrap();
     request.written();
     request
-        .respond(reviewer, json!(7), fixtures::at(3))
+        .respond(reviewer, json!(7), None, fixtures::at(3))
         .unwrap();
     // The reviewer is one of the event's typed facts, as the service sets it.
     let mut completed =

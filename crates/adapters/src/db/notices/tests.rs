@@ -31,10 +31,20 @@ async fn notices_dispatched_with_their_event_are_leased_once(db: TestDb) {
     let store = db.store();
     let (request, event) = fixtures::created_request(&store).await;
     let list = vec![email_to(&request, 40, 0), email_to(&request, 41, 1)];
+    let link = reviewloop_domain::AnswerLink {
+        token_hash: "ab".repeat(32),
+        request_id: request.id,
+        user_id: request.broadcasted_to[0].user_id,
+        answer: serde_json::json!("approve"),
+        label: "Approve <now>".into(),
+        created_at: fixtures::at(0),
+        used_at: None,
+    };
     let dispatch = Dispatch {
         event: event.id,
         deliveries: Vec::new(),
         notices: list.clone(),
+        answer_links: vec![link.clone()],
     };
     assert_eq!(
         store
@@ -50,6 +60,33 @@ async fn notices_dispatched_with_their_event_are_leased_once(db: TestDb) {
             .unwrap(),
         0,
         "a dispatched event writes its notices once"
+    );
+    use reviewloop_ports::AnswerLinkStore;
+    assert_eq!(
+        store.answer_link(&link.token_hash).await.unwrap(),
+        Some(link.clone()),
+        "its answer links are written with it"
+    );
+    assert!(store.answer_link(&"cd".repeat(32)).await.unwrap().is_none());
+    assert!(store
+        .use_answer_link(&link.token_hash, fixtures::at(5))
+        .await
+        .unwrap());
+    assert!(
+        !store
+            .use_answer_link(&link.token_hash, fixtures::at(6))
+            .await
+            .unwrap(),
+        "a link is spent once"
+    );
+    assert_eq!(
+        store
+            .answer_link(&link.token_hash)
+            .await
+            .unwrap()
+            .unwrap()
+            .used_at,
+        Some(fixtures::at(5))
     );
     let first = store
         .lease_due_notices(fixtures::at(1), fixtures::at(61), 10)
@@ -212,7 +249,7 @@ async fn each_request_is_reminded_of_once_when_its_reminder_falls_due(db: TestDb
     // Answered after the reminder worker read it: no reminder goes out.
     let mut answered = store.request_by_id(&longer.id).await.unwrap().unwrap();
     answered
-        .respond(lp.creator_id, serde_json::json!(7), fixtures::at(200))
+        .respond(lp.creator_id, serde_json::json!(7), None, fixtures::at(200))
         .unwrap();
     store.update_request(&answered, &[]).await.unwrap();
     assert!(

@@ -76,6 +76,7 @@ pub(super) fn write_if_unchanged(
             (
                 request_broadcasts::answer.eq(&answer.answer),
                 request_broadcasts::answered_at.eq(answer.answered_at),
+                request_broadcasts::comment.eq(&answer.comment),
             ),
         )
         .execute(c)?);

@@ -46,7 +46,12 @@ async fn a_request_round_trips_with_every_field(db: TestDb) {
     assert_eq!(outbox_count(&db).await, 1);
 
     request
-        .respond(UserId::new(fixtures::oid(2)), json!(7), fixtures::at(3))
+        .respond(
+            UserId::new(fixtures::oid(2)),
+            json!(7),
+            None,
+            fixtures::at(3),
+        )
         .unwrap();
     request
         .seal(reviewloop_domain::Receipt {
@@ -292,7 +297,9 @@ async fn the_inbox_holds_what_a_reviewer_can_still_act_on(db: TestDb) {
     }
     claimed_by_3.claim(u3, fixtures::at(6)).unwrap();
     store.update_request(&claimed_by_3, &[]).await.unwrap();
-    answered.respond(u3, json!(2), fixtures::at(6)).unwrap();
+    answered
+        .respond(u3, json!(2), None, fixtures::at(6))
+        .unwrap();
     store.update_request(&answered, &[]).await.unwrap();
 
     let ids = |list: Vec<ReviewRequest>| list.iter().map(|r| r.id.object_id()).collect::<Vec<_>>();
@@ -536,7 +543,9 @@ async fn request_facts_are_the_creators_since_a_time_in_a_loop_or_all(db: TestDb
         store.insert_request(r, &[]).await.unwrap();
     }
     let u2 = reviewloop_domain::UserId::new(fixtures::oid(2));
-    answered.respond(u2, json!(7), fixtures::at(35)).unwrap();
+    answered
+        .respond(u2, json!(7), None, fixtures::at(35))
+        .unwrap();
     store.update_request(&answered, &[]).await.unwrap();
 
     let creator = lp.creator_id;
@@ -593,11 +602,14 @@ async fn quorum_answers_are_kept_per_reviewer_and_leave_their_inbox(db: TestDb) 
 
     let (u2, u3) = (UserId::new(fixtures::oid(2)), UserId::new(fixtures::oid(3)));
     let stale = request.clone();
-    assert!(!request.respond(u2, json!(7), fixtures::at(3)).unwrap());
+    assert!(!request
+        .respond(u2, json!(7), Some("seven, surely".into()), fixtures::at(3))
+        .unwrap());
     store.update_request(&request, &[]).await.unwrap();
     request.written();
     let loaded = store.request_by_id(&request.id).await.unwrap().unwrap();
     assert_eq!(loaded, request, "the answer is kept on u2's entry");
+    assert_eq!(loaded.responses()[0].comment, Some("seven, surely"));
     assert!(loaded.has_answered(&u2) && !loaded.has_answered(&u3));
 
     let inbox = |user: UserId| {
@@ -615,7 +627,7 @@ async fn quorum_answers_are_kept_per_reviewer_and_leave_their_inbox(db: TestDb) 
 
     // An answer made from the state before u2's loses, and writes nothing.
     let mut late = stale;
-    late.respond(u3, json!(7), fixtures::at(4)).unwrap();
+    late.respond(u3, json!(7), None, fixtures::at(4)).unwrap();
     assert!(matches!(
         store.update_request(&late, &[]).await,
         Err(StoreError::Conflict(_))
@@ -623,8 +635,16 @@ async fn quorum_answers_are_kept_per_reviewer_and_leave_their_inbox(db: TestDb) 
     let loaded = store.request_by_id(&request.id).await.unwrap().unwrap();
     assert!(!loaded.has_answered(&u3));
 
-    assert!(request.respond(u3, json!(7), fixtures::at(5)).unwrap());
+    assert!(request
+        .respond(u3, json!(7), Some("agreed".into()), fixtures::at(5))
+        .unwrap());
     store.update_request(&request, &[]).await.unwrap();
+    let decided = store.request_by_id(&request.id).await.unwrap().unwrap();
+    assert_eq!(
+        decided.response_comment.as_deref(),
+        Some("agreed"),
+        "the deciding answer's comment is the request's"
+    );
     request.written();
     let loaded = store.request_by_id(&request.id).await.unwrap().unwrap();
     assert_eq!(loaded, request);
@@ -764,7 +784,9 @@ async fn an_escalated_request_reaches_the_other_loops_members(db: TestDb) {
     };
     assert_eq!(inbox(4).await, [request.id]);
     assert_eq!(inbox(2).await, [request.id], "once, though in both loops");
-    request.respond(u4, json!(true), fixtures::at(40)).unwrap();
+    request
+        .respond(u4, json!(true), None, fixtures::at(40))
+        .unwrap();
     store.update_request(&request, &[]).await.unwrap();
     let done = store.inbox(&u4, InboxView::Answered, 50, 0).await.unwrap();
     assert_eq!(done.len(), 1);

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::prelude::*;
 use reviewloop_domain::{
-    Delivery, DeliveryAttempt, DeliveryStatus, Event, Notice, UserId, Webhook,
+    AnswerLink, Delivery, DeliveryAttempt, DeliveryStatus, Event, Notice, UserId, Webhook,
 };
 use reviewloop_ports::{DeliveryQueue, Dispatch, LeasedDelivery, StoreError, WebhookHealth};
 
@@ -136,7 +136,7 @@ impl DeliveryQueue for SqlStore {
         events: &[Dispatch],
         now: DateTime<Utc>,
     ) -> Result<usize, StoreError> {
-        let events: Vec<(String, Vec<DeliveryRow>, Vec<Notice>)> = events
+        let events: Vec<(String, Vec<DeliveryRow>, Vec<Notice>, Vec<AnswerLink>)> = events
             .iter()
             .map(|d| {
                 let rows = d
@@ -144,13 +144,18 @@ impl DeliveryQueue for SqlStore {
                     .iter()
                     .map(|(d, body)| DeliveryRow::from_domain(d, body.clone()))
                     .collect();
-                (d.event.to_string(), rows, d.notices.clone())
+                (
+                    d.event.to_string(),
+                    rows,
+                    d.notices.clone(),
+                    d.answer_links.clone(),
+                )
             })
             .collect();
         self.db
             .write(move |conn| {
                 let mut dispatched = 0;
-                for (event, rows, notices) in &events {
+                for (event, rows, notices, links) in &events {
                     // Only the dispatcher that marks it writes its
                     // deliveries; a lost race changes no row and raises no
                     // error, so it cannot spoil the rest of the batch.
@@ -172,6 +177,7 @@ impl DeliveryQueue for SqlStore {
                             .execute(conn)?;
                     }
                     crate::db::notices::append(conn, notices)?;
+                    crate::db::answer_links::append(conn, links)?;
                     dispatched += 1;
                 }
                 Ok(dispatched)

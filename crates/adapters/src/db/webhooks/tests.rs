@@ -72,6 +72,7 @@ async fn dispatch_one(
         event: *event,
         deliveries: list.to_vec(),
         notices: Vec::new(),
+        answer_links: Vec::new(),
     };
     Ok(store.dispatch_all(&[dispatch], at).await? == 1)
 }

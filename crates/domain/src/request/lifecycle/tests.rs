@@ -49,7 +49,7 @@ fn in_status(status: RequestStatus) -> ReviewRequest {
         RequestStatus::Claimed => {
             r.claim(user(2), t(1)).unwrap();
         }
-        RequestStatus::Completed => assert!(r.respond(user(2), json!(true), t(1)).unwrap()),
+        RequestStatus::Completed => assert!(r.respond(user(2), json!(true), None, t(1)).unwrap()),
         RequestStatus::Timeout => r.time_out(t(60)).unwrap(),
         RequestStatus::Cancelled => r.cancel(t(1)).unwrap(),
     }
@@ -143,7 +143,7 @@ fn release_gives_the_request_back() {
 #[test]
 fn respond_from_pending_implies_the_claim_and_records_the_answer() {
     let mut r = request();
-    r.respond(user(3), json!(true), t(12)).unwrap();
+    r.respond(user(3), json!(true), None, t(12)).unwrap();
     assert_eq!(r.status, RequestStatus::Completed);
     assert_eq!(r.claimed_by, Some(user(3)));
     assert_eq!(r.response_by, Some(user(3)));
@@ -156,10 +156,10 @@ fn respond_from_pending_implies_the_claim_and_records_the_answer() {
 fn respond_from_claimed_needs_the_claim_holder() {
     let mut r = in_status(RequestStatus::Claimed);
     assert_eq!(
-        r.respond(user(3), json!(true), t(2)),
+        r.respond(user(3), json!(true), None, t(2)),
         Err(ChangeError::Transition(TransitionError::AlreadyClaimed))
     );
-    r.respond(user(2), json!(false), t(2)).unwrap();
+    r.respond(user(2), json!(false), None, t(2)).unwrap();
     assert_eq!(r.response_by, Some(user(2)));
 }
 
@@ -167,7 +167,7 @@ fn respond_from_claimed_needs_the_claim_holder() {
 fn respond_refuses_final_states_before_looking_at_the_answer() {
     for status in FINAL {
         assert_eq!(
-            in_status(status).respond(user(2), json!("not a bool"), t(9)),
+            in_status(status).respond(user(2), json!("not a bool"), None, t(9)),
             Err(ChangeError::Transition(TransitionError::NotOpen)),
             "{status}"
         );
@@ -178,7 +178,7 @@ fn respond_refuses_final_states_before_looking_at_the_answer() {
 fn respond_refuses_an_invalid_answer_and_changes_nothing() {
     let mut r = request();
     let before = r.clone();
-    let err = r.respond(user(2), json!("yes"), t(2)).unwrap_err();
+    let err = r.respond(user(2), json!("yes"), None, t(2)).unwrap_err();
     assert_eq!(err.to_string(), "response_data must be true or false");
     assert_eq!(r, before);
 }
@@ -539,7 +539,7 @@ fn a_quorum_request_is_decided_by_the_answer_that_completes_it() {
     let mut r = quorum_request(json!({"count": 2, "rule": "all_agree"}));
     assert!(r.check_quorum().is_ok(), "users 2 and 3 may answer");
     assert_eq!(
-        r.respond(user(1), json!(true), t(1)),
+        r.respond(user(1), json!(true), None, t(1)),
         Err(TransitionError::RequesterExcluded.into()),
         "the requester may not answer its own quorum request"
     );
@@ -547,16 +547,16 @@ fn a_quorum_request_is_decided_by_the_answer_that_completes_it() {
         r.claim(user(2), t(1)),
         Err(TransitionError::QuorumNotClaimable)
     );
-    assert!(!r.respond(user(2), json!(true), t(2)).unwrap());
+    assert!(!r.respond(user(2), json!(true), None, t(2)).unwrap());
     assert_eq!(r.status, RequestStatus::Pending);
     assert!(r.has_answered(&user(2)) && !r.may_answer(&user(2)));
     assert_eq!(
-        r.respond(user(2), json!(false), t(3)),
+        r.respond(user(2), json!(false), None, t(3)),
         Err(TransitionError::AlreadyAnswered.into()),
         "each reviewer answers once"
     );
     assert!(r.may_answer(&user(3)) && !r.may_answer(&user(1)));
-    assert!(r.respond(user(3), json!(true), t(4)).unwrap());
+    assert!(r.respond(user(3), json!(true), None, t(4)).unwrap());
     assert_eq!(r.status, RequestStatus::Completed);
     assert_eq!(r.response_data, Some(json!(true)));
     assert_eq!(
@@ -571,13 +571,13 @@ fn a_quorum_request_is_decided_by_the_answer_that_completes_it() {
 #[test]
 fn a_quorum_that_disagrees_stays_open_until_its_timeout() {
     let mut r = quorum_request(json!({"count": 2, "exclude_requester": false}));
-    assert!(!r.respond(user(1), json!(true), t(1)).unwrap());
-    assert!(!r.respond(user(2), json!(false), t(2)).unwrap());
+    assert!(!r.respond(user(1), json!(true), None, t(1)).unwrap());
+    assert!(!r.respond(user(2), json!(false), None, t(2)).unwrap());
     assert!(
-        r.respond(user(3), json!("maybe"), t(3)).is_err(),
+        r.respond(user(3), json!("maybe"), None, t(3)).is_err(),
         "answers are checked"
     );
-    assert!(r.respond(user(3), json!(false), t(3)).unwrap());
+    assert!(r.respond(user(3), json!(false), None, t(3)).unwrap());
     assert_eq!(r.response_data, Some(json!(false)));
     assert_eq!(r.responses().len(), 3);
 }
@@ -652,7 +652,7 @@ fn an_unclaimed_request_escalates_once_to_the_reviewers_it_lacks() {
     assert_eq!(r.escalate_at(), None, "once");
     assert!(r.escalate(vec![entry(6)], t(70)).is_err());
     assert!(
-        r.respond(user(5), json!(true), t(80)).is_ok(),
+        r.respond(user(5), json!(true), None, t(80)).is_ok(),
         "an added reviewer answers"
     );
 }
@@ -817,5 +817,33 @@ fn a_stored_configuration_that_no_longer_parses_is_read_but_not_answered() {
     let mut r = ReviewRequest::restore(record);
     assert_eq!(r.response_config.as_value(), &json!({"options": []}));
     assert!(r.config().is_err());
-    assert!(r.respond(user(2), json!("a"), t(1)).is_err());
+    assert!(r.respond(user(2), json!("a"), None, t(1)).is_err());
+}
+
+#[test]
+fn a_comment_travels_with_its_answer() {
+    let mut r = request();
+    r.respond(
+        user(3),
+        json!(true),
+        Some("Title needs a fix".into()),
+        t(12),
+    )
+    .unwrap();
+    assert_eq!(r.response_comment.as_deref(), Some("Title needs a fix"));
+    let responses = r.responses();
+    assert_eq!(responses[0].comment, Some("Title needs a fix"));
+
+    let mut q = quorum_request(json!({"count": 2, "rule": "all_agree"}));
+    assert!(!q
+        .respond(user(2), json!(true), Some("ok by me".into()), t(2))
+        .unwrap());
+    assert_eq!(
+        q.response_comment, None,
+        "undecided: no comment decides yet"
+    );
+    assert!(q.respond(user(3), json!(true), None, t(3)).unwrap());
+    let comments: Vec<_> = q.responses().iter().map(|a| a.comment).collect();
+    assert_eq!(comments, vec![Some("ok by me"), None]);
+    assert_eq!(q.response_comment, None, "the deciding answer carried none");
 }

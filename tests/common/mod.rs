@@ -4,6 +4,7 @@
 
 pub mod people;
 pub mod receiver;
+pub mod slack;
 pub mod smtp;
 
 use std::cell::Cell;

@@ -11,6 +11,7 @@ pub mod metrics;
 pub mod passwords;
 pub mod qr;
 pub mod rate_limit;
+pub mod slack_api;
 
 pub use clock::SystemClock;
 pub use db::{
@@ -24,3 +25,4 @@ pub use metrics::PrometheusMeter;
 pub use passwords::Argon2Passwords;
 pub use qr::PngQrRenderer;
 pub use rate_limit::InMemoryRateLimiter;
+pub use slack_api::{HttpSlackApi, DEFAULT_SLACK_API_URL};

@@ -32,6 +32,7 @@ mod retry;
 mod review;
 mod review_loop;
 mod rules;
+mod slack_app;
 mod template;
 mod text;
 mod webhook;
@@ -72,6 +73,7 @@ pub use review::{
 pub use review_loop::{parse_slack_webhook_url, NewLoop};
 pub use review_loop::{Icon, InviteCode, Loop, LoopDescription, LoopName, LoopRecord};
 pub use rules::{Action, AppliedRule, Facts, Rule, Rules};
+pub use slack_app::SlackApp;
 pub use template::{Template, TemplateInput, TemplatePatch};
 pub use text::{parse_comment, MAX_COMMENT_CHARS};
 pub use webhook::{parse_description, parse_secret, parse_target_url};

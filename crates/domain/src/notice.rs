@@ -46,6 +46,8 @@ api_enum!(
         Email => "email",
         /// A message to the loop's Slack incoming webhook.
         Slack => "slack",
+        /// A message posted or changed by the loop's Slack app.
+        SlackApp => "slack_app",
     }
 );
 
@@ -62,6 +64,9 @@ api_enum!(
         PasswordReset => "password_reset",
         /// A review assigned to the reviewer or sent to their team.
         NewReview => "new_review",
+        /// A request answered, timed out or cancelled: its Slack message
+        /// is changed to say so.
+        RequestEnded => "request_ended",
     }
 );
 

@@ -160,6 +160,8 @@ pub struct LoopRecord {
     pub updated_at: DateTime<Utc>,
     /// The Slack incoming webhook that hears of every new request.
     pub slack_webhook_url: Option<String>,
+    /// The Slack app that posts new requests with answer buttons.
+    pub slack_app: Option<crate::SlackApp>,
     /// Whether members who have not answered are reminded when a quarter of
     /// a request's time is left.
     pub reminders: bool,
@@ -246,6 +248,7 @@ impl Loop {
             created_at: now,
             updated_at: now,
             slack_webhook_url: None,
+            slack_app: None,
             reminders: false,
             quorum: None,
             escalation: None,
@@ -305,17 +308,21 @@ impl Loop {
         Ok(())
     }
 
-    /// Points new-request messages at a Slack incoming webhook (`Some(None)`
-    /// stops them) or turns reminders on or off; what is `None` stays. The
-    /// URL is one the caller has found safe to call.
+    /// Points new-request messages at a Slack incoming webhook or a Slack
+    /// app (`Some(None)` stops them) or turns reminders on or off; what is
+    /// `None` stays. The URL is one the caller has found safe to call.
     pub fn set_notifications(
         &mut self,
         slack_webhook_url: Option<Option<String>>,
+        slack_app: Option<Option<crate::SlackApp>>,
         reminders: Option<bool>,
         now: DateTime<Utc>,
     ) {
         if let Some(url) = slack_webhook_url {
             self.record.slack_webhook_url = url;
+        }
+        if let Some(app) = slack_app {
+            self.record.slack_app = app;
         }
         if let Some(reminders) = reminders {
             self.record.reminders = reminders;

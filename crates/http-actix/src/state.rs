@@ -44,6 +44,8 @@ pub struct AppState {
     pub receipts: Arc<ReceiptKeys>,
     /// Answers of `GET /requests/{id}` kept while their request is unchanged.
     pub(crate) rendered: Arc<crate::rendered::RenderedRequests>,
+    /// Answers from loops' Slack apps.
+    pub slack: Arc<reviewloop_service::SlackService>,
 }
 
 impl AppState {
@@ -66,6 +68,10 @@ impl AppState {
             public_limiter: Arc::new(PublicLimiter::default()),
             trusted_proxies: TrustedProxies::default(),
             rendered: Arc::default(),
+            slack: Arc::new(reviewloop_service::SlackService::new(
+                (&ports).into(),
+                RequestService::new((&ports).into(), public_url),
+            )),
             requests: RequestService::new((&ports).into(), public_url),
         }
     }

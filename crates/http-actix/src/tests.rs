@@ -100,6 +100,8 @@ fn ports(permissions: Vec<Permission>, allowed: bool) -> Ports {
         sender: Arc::new(MockWebhookSender::new()),
         notices: Arc::new(reviewloop_ports::MockNoticeQueue::new()),
         answer_links: Arc::new(reviewloop_ports::MockAnswerLinkStore::new()),
+        slack: Arc::new(reviewloop_ports::MockSlackApi::new()),
+        slack_posts: Arc::new(reviewloop_ports::MockSlackStore::new()),
         mailer: None,
         feed: Arc::new(reviewloop_ports::MockEventFeed::new()),
         guard: Arc::new(MockTargetGuard::new()),

@@ -11,6 +11,7 @@ mod operations;
 mod people;
 mod receipts;
 mod reviews;
+mod slack;
 mod stores;
 mod system;
 pub mod tally;
@@ -25,6 +26,7 @@ pub use operations::{AttemptResult, Backlog, Meter, NoMeter, OperationsStore, Qu
 pub use people::{HashError, PasswordHasher, PeopleStore, Session};
 pub use receipts::{ReceiptKey, ReceiptKeyStore};
 pub use reviews::{ReviewPage, ReviewQuery, ReviewScope, ReviewStore};
+pub use slack::{SlackApi, SlackPost, SlackStore};
 pub use stores::{
     AccountStore, InboxView, LoopStore, RequestFacts, RequestPage, RequestQuery, RequestSort,
     RequestStore,
@@ -50,6 +52,8 @@ pub use people::{MockPasswordHasher, MockPeopleStore};
 pub use receipts::MockReceiptKeyStore;
 #[cfg(feature = "mock")]
 pub use reviews::MockReviewStore;
+#[cfg(feature = "mock")]
+pub use slack::{MockSlackApi, MockSlackStore};
 #[cfg(feature = "mock")]
 pub use stores::{MockAccountStore, MockLoopStore, MockRequestStore};
 #[cfg(feature = "mock")]

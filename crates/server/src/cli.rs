@@ -86,6 +86,11 @@ pub struct Cli {
     #[arg(long, env = "REVIEWLOOP_SMTP_FROM", global = true)]
     pub smtp_from: Option<String>,
 
+    /// Slack's Web API, which loops' Slack apps call (default
+    /// `https://slack.com/api`; point it elsewhere for tests or a proxy).
+    #[arg(long, env = "REVIEWLOOP_SLACK_API_URL", global = true)]
+    pub slack_api_url: Option<String>,
+
     /// Pauses between attempts to send an email or Slack message, in
     /// seconds, comma-separated (default: 10,60,300,1800,7200,21600).
     #[arg(long, env = "REVIEWLOOP_NOTIFY_RETRY_SCHEDULE", global = true)]

@@ -37,6 +37,8 @@ pub struct Config {
     pub smtp: Option<Smtp>,
     /// Pauses between attempts to send a notice, in seconds.
     pub notify_retry_schedule: Vec<i64>,
+    /// Slack's Web API, without a trailing slash.
+    pub slack_api_url: String,
     /// How log lines look.
     pub log_format: crate::cli::LogFormat,
 }
@@ -148,6 +150,15 @@ impl Config {
                 Some(other) => bail!("REVIEWLOOP_SIGNUP must be 'invite' or 'open', not '{other}'"),
             },
             smtp: smtp(cli)?,
+            slack_api_url: match cli.slack_api_url.as_deref().map(str::trim) {
+                None | Some("") => reviewloop_adapters::DEFAULT_SLACK_API_URL.to_owned(),
+                Some(url) if url.starts_with("https://") || url.starts_with("http://") => {
+                    url.trim_end_matches('/').to_owned()
+                }
+                Some(other) => {
+                    bail!("REVIEWLOOP_SLACK_API_URL must be an http(s) URL, not '{other}'")
+                }
+            },
             log_format: cli.log_format,
             notify_retry_schedule: match cli.notify_retry_schedule.as_deref() {
                 Some(raw) => parse_retry_schedule(raw)

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use reviewloop_adapters::{
-    redacted_url, Argon2Passwords, Database, HttpWebhookClient, InMemoryRateLimiter, PngQrRenderer,
-    RandomIds, SharedRateLimiter, SmtpMailer, SqlStore, SystemClock,
+    redacted_url, Argon2Passwords, Database, HttpSlackApi, HttpWebhookClient, InMemoryRateLimiter,
+    PngQrRenderer, RandomIds, SharedRateLimiter, SmtpMailer, SqlStore, SystemClock,
 };
 use reviewloop_ports::{Meter, NoMeter, RateLimiter};
 use reviewloop_service::{ChangeHub, Ports, ReceiptKeys};
@@ -69,6 +69,8 @@ pub(crate) fn ports(
         people: store.clone(),
         notices: store.clone(),
         answer_links: store.clone(),
+        slack_posts: store.clone(),
+        slack: Arc::new(HttpSlackApi::new(&config.slack_api_url).map_err(anyhow::Error::msg)?),
         operations: store.clone(),
         deliveries: store,
         mailer: match &config.smtp {

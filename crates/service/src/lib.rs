@@ -22,6 +22,7 @@ mod receipts;
 mod requests;
 mod reviews;
 pub mod signing;
+mod slack;
 mod templates;
 mod watch;
 mod webhooks;
@@ -43,7 +44,7 @@ pub use delivery::DeliveryService;
 pub use error::{
     messages, AccountRule, BadResumePoint, Bug, Busy, CreateError, Denied, EditError, Failure,
     IdempotencyRule, ListError, LoopRule, Missing, NotReady, OverLimit, QueryError, ReadError,
-    ReviewState, ServiceError, Unauthenticated, WebhookRule,
+    ReviewState, ServiceError, SlackSignature, Unauthenticated, WebhookRule,
 };
 pub use events::{EventStream, StreamStartError};
 pub use idempotency::{IdempotencyError, IdempotencyService, IdempotencyTicket, Idempotent};
@@ -63,7 +64,7 @@ pub use people::{
 pub use ports::{
     AccountPorts, AnalyticsPorts, AuditPorts, AuthPorts, DeliveryPorts, EventPorts,
     IdempotencyPorts, LoopPorts, NoticePorts, OneClickPorts, OperationsPorts, PeoplePorts, Ports,
-    RequestPorts, ReviewPorts, TemplatePorts, WebhookPorts,
+    RequestPorts, ReviewPorts, SlackPorts, TemplatePorts, WebhookPorts,
 };
 pub use principal::Principal;
 pub use receipts::{
@@ -77,6 +78,7 @@ pub use requests::{
 pub use reviews::{
     ChangeReviewError, ListReviewsInput, ReviewService, SendReviewError, MAX_REVIEW_PAGE,
 };
+pub use slack::{SignedBy, SlackError, SlackOutcome, SlackService};
 pub use templates::TemplateService;
 pub use watch::{ChangeHub, RequestWatcher};
 pub use webhooks::{

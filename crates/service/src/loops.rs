@@ -59,6 +59,10 @@ pub struct LoopPatch {
     /// The Slack incoming webhook that hears of new requests, or
     /// `Some(None)` (or an empty text) to stop posting there.
     pub slack_webhook_url: Option<Option<String>>,
+    /// The Slack app that posts new requests with answer buttons
+    /// (`{"bot_token", "signing_secret", "channel"}`), or `Some(Null)` to
+    /// stop posting through it.
+    pub slack_app: Option<serde_json::Value>,
     /// Whether members are reminded of requests with a quarter of their
     /// time left.
     pub reminders: Option<bool>,
@@ -288,7 +292,7 @@ impl LoopService {
         if patch == LoopPatch::default() {
             return Err(ValidationError::field(
                 "body",
-                "nothing to update: send name, description, icon, slack_webhook_url, reminders, quorum, escalation or rules",
+                "nothing to update: send name, description, icon, slack_webhook_url, slack_app, reminders, quorum, escalation or rules",
             )
             .into());
         }
@@ -320,6 +324,13 @@ impl LoopService {
             Some(_) => Some(None),
             None => None,
         };
+        let slack_app = match &patch.slack_app {
+            Some(serde_json::Value::Null) => Some(None),
+            Some(app) => errors
+                .collect(reviewloop_domain::SlackApp::parse(app))
+                .map(Some),
+            None => None,
+        };
         let quorum = patch
             .quorum
             .as_ref()
@@ -349,7 +360,7 @@ impl LoopService {
         }
         errors.into_result()?;
         lp.change(name, description, icon, now);
-        lp.set_notifications(slack, patch.reminders, now);
+        lp.set_notifications(slack, slack_app, patch.reminders, now);
         self.ports
             .loops
             .update_loop(&lp)

@@ -4,10 +4,12 @@ mod compose;
 
 use chrono::Duration;
 use reviewloop_domain::{
-    AnswerLink, Channel, Email, Event, EventType, Loop, Member, NewNotice, Notice, NoticeId,
-    NoticeKind, NoticeStatus, ReviewId, User, UserId,
+    AnswerLink, Channel, Email, Event, EventType, Loop, Member, Message, NewNotice, Notice,
+    NoticeId, NoticeKind, NoticeStatus, ReviewId, User, UserId,
 };
-use reviewloop_ports::{AttemptResult, Clock, IdSource, LeasedNotice, Mail, Outgoing, StoreError};
+use reviewloop_ports::{
+    AttemptResult, Clock, IdSource, LeasedNotice, Mail, Outgoing, SlackPost, StoreError,
+};
 use serde_json::json;
 
 use crate::loops::LoopCache;
@@ -80,6 +82,11 @@ impl NoticeService {
         let escalated = match event.event_type {
             EventType::RequestCreated => false,
             EventType::RequestEscalated => true,
+            EventType::RequestCompleted
+            | EventType::RequestTimeout
+            | EventType::RequestCancelled => {
+                return self.plan_ended(event).await;
+            }
             _ => return Ok(Planned::default()),
         };
         let Some(request_id) = event.request_id else {
@@ -92,7 +99,7 @@ impl NoticeService {
                 Some(id) => self.ports.loops.loop_by_id(&id).await?,
                 None => None,
             }
-            .is_some_and(|lp| lp.slack_webhook_url.is_some());
+            .is_some_and(|lp| lp.slack_webhook_url.is_some() || lp.slack_app.is_some());
             if !slack {
                 return Ok(Planned::default());
             }
@@ -175,7 +182,53 @@ impl NoticeService {
                 .notices
                 .push(self.notice(about(Channel::Slack, None, None, message)));
         }
+        if lp.slack_app.is_some() {
+            // The blocks are made when it is sent, from the request as it
+            // stands then; the notice keeps the words.
+            let (text, _) = compose::new_request_slack_app(&request, &lp, &links, &[]);
+            let message = Message {
+                subject: text.clone(),
+                text,
+                html: None,
+            };
+            planned
+                .notices
+                .push(self.notice(about(Channel::SlackApp, None, None, message)));
+        }
         Ok(planned)
+    }
+
+    /// For a request that ended: a change of each message a loop's Slack
+    /// app posted about it, to say how it ended.
+    async fn plan_ended(&self, event: &Event) -> Result<Planned, StoreError> {
+        let Some(request_id) = event.request_id else {
+            return Ok(Planned::default());
+        };
+        let posts = self.ports.slack_posts.slack_posts_of(&request_id).await?;
+        let notices = posts
+            .into_iter()
+            .map(|post| {
+                self.notice(NewNotice {
+                    kind: NoticeKind::RequestEnded,
+                    channel: Channel::SlackApp,
+                    account_id: event.account_id,
+                    loop_id: Some(post.loop_id),
+                    request_id: Some(request_id),
+                    recipient_id: None,
+                    to: None,
+                    message: Message {
+                        subject: event.event_type.as_str().to_owned(),
+                        text: format!(
+                            "{} in Slack channel {}",
+                            event.event_type.as_str(),
+                            post.channel
+                        ),
+                        html: None,
+                    },
+                })
+            })
+            .collect();
+        Ok(Planned::notices(notices))
     }
 
     /// The emails of a review still open: on `review.assigned`, to each
@@ -338,6 +391,7 @@ impl NoticeService {
             )),
             Channel::Email => self.email(&notice).await,
             Channel::Slack => self.slack(&notice).await,
+            Channel::SlackApp => self.slack_app(&notice).await,
         };
         // Nothing to send to, or nothing to send with: trying again cannot help.
         let (error, schedule) = match &outcome {
@@ -382,6 +436,81 @@ impl NoticeService {
             })
             .await
             .map_err(Attempt::Failed)
+    }
+
+    /// Posts a new request through the loop's Slack app (and keeps where,
+    /// to change it later), or changes what it posted once the request
+    /// ended. Both are read now: the app as configured, the request as it
+    /// stands.
+    async fn slack_app(&self, notice: &Notice) -> Result<(), Attempt> {
+        let failed = |e: StoreError| Attempt::Failed(e.to_string());
+        let lp = match notice.loop_id {
+            Some(id) => self.ports.loops.loop_by_id(&id).await.map_err(failed)?,
+            None => None,
+        };
+        let Some((lp, app)) = lp.and_then(|lp| lp.slack_app.clone().map(|app| (lp, app))) else {
+            return Err(Attempt::Hopeless(
+                "the loop no longer posts through a Slack app".into(),
+            ));
+        };
+        let request = match notice.request_id {
+            Some(id) => self
+                .ports
+                .requests
+                .request_by_id(&id)
+                .await
+                .map_err(failed)?,
+            None => None,
+        };
+        let Some(request) = request else {
+            return Err(Attempt::Hopeless("the request is gone".into()));
+        };
+        let links = Links::new(&self.public_url, &request);
+        match notice.kind {
+            NoticeKind::RequestEnded => {
+                let posts = self
+                    .ports
+                    .slack_posts
+                    .slack_posts_of(&request.id)
+                    .await
+                    .map_err(failed)?;
+                let Some(post) = posts.into_iter().find(|p| p.loop_id == lp.id) else {
+                    // Its post is still on its way: try again after it.
+                    return Err(Attempt::Failed("the request is not posted yet".into()));
+                };
+                let (text, blocks) = compose::ended_request_slack_app(&request, &lp, &links);
+                self.ports
+                    .slack
+                    .update_message(&app.bot_token, &post.channel, &post.ts, &text, &blocks)
+                    .await
+                    .map_err(Attempt::Failed)
+            }
+            _ => {
+                let (text, blocks) = if request.status.is_open() {
+                    let answers = reviewloop_domain::one_click_answers(&request);
+                    compose::new_request_slack_app(&request, &lp, &links, &answers)
+                } else {
+                    // Ended before it could be posted: posted as it ended.
+                    compose::ended_request_slack_app(&request, &lp, &links)
+                };
+                let (channel, ts) = self
+                    .ports
+                    .slack
+                    .post_message(&app.bot_token, &app.channel, &text, &blocks)
+                    .await
+                    .map_err(Attempt::Failed)?;
+                self.ports
+                    .slack_posts
+                    .record_slack_post(&SlackPost {
+                        request_id: request.id,
+                        loop_id: lp.id,
+                        channel,
+                        ts,
+                    })
+                    .await
+                    .map_err(failed)
+            }
+        }
     }
 
     async fn slack(&self, notice: &Notice) -> Result<(), Attempt> {

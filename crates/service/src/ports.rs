@@ -10,8 +10,8 @@ use reviewloop_domain::{EventId, ValidationError};
 use reviewloop_ports::{
     AccountStore, AnswerLinkStore, AuditStore, Clock, DeliveryQueue, EventFeed, IdSource,
     IdempotencyStore, LoopStore, Mailer, Meter, NoticeQueue, OperationsStore, PasswordHasher,
-    PeopleStore, QrRenderer, RateLimiter, RequestStore, ReviewStore, TargetGuard, TemplateStore,
-    WebhookSender, WebhookStore,
+    PeopleStore, QrRenderer, RateLimiter, RequestStore, ReviewStore, SlackApi, SlackStore,
+    TargetGuard, TemplateStore, WebhookSender, WebhookStore,
 };
 
 use crate::receipts::ReceiptKeys;
@@ -42,6 +42,10 @@ pub struct Ports {
     pub notices: Arc<dyn NoticeQueue>,
     /// One-click answer links sent by email.
     pub answer_links: Arc<dyn AnswerLinkStore>,
+    /// Slack's Web API, for loops' Slack apps.
+    pub slack: Arc<dyn SlackApi>,
+    /// What loops' Slack apps posted, and the apps.
+    pub slack_posts: Arc<dyn SlackStore>,
     /// Sends email; `None` when no SMTP server is configured.
     pub mailer: Option<Arc<dyn Mailer>>,
     /// The outbox read as a stream.
@@ -193,6 +197,8 @@ service_ports!(
     /// What [`crate::NoticeService`] uses.
     NoticePorts {
         notices: Arc<dyn NoticeQueue>,
+        slack: Arc<dyn SlackApi>,
+        slack_posts: Arc<dyn SlackStore>,
         loops: Arc<dyn LoopStore>,
         requests: Arc<dyn RequestStore>,
         reviews: Arc<dyn ReviewStore>,
@@ -201,6 +207,18 @@ service_ports!(
         meter: Arc<dyn Meter>,
         clock: Arc<dyn Clock>,
         ids: Arc<dyn IdSource>,
+    }
+);
+
+service_ports!(
+    /// What [`crate::SlackService`] uses.
+    SlackPorts {
+        slack: Arc<dyn SlackApi>,
+        slack_posts: Arc<dyn SlackStore>,
+        requests: Arc<dyn RequestStore>,
+        loops: Arc<dyn LoopStore>,
+        accounts: Arc<dyn AccountStore>,
+        clock: Arc<dyn Clock>,
     }
 );
 

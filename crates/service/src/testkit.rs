@@ -14,10 +14,11 @@ use reviewloop_ports::{
     IdempotencyStore, LoopStore, MockAccountStore, MockAnswerLinkStore, MockAuditStore,
     MockDeliveryQueue, MockEventFeed, MockIdempotencyStore, MockLoopStore, MockMailer,
     MockNoticeQueue, MockOperationsStore, MockPasswordHasher, MockPeopleStore, MockQrRenderer,
-    MockRateLimiter, MockReceiptKeyStore, MockRequestStore, MockReviewStore, MockTargetGuard,
-    MockTemplateStore, MockWebhookSender, MockWebhookStore, NoticeQueue, OperationsStore,
-    PasswordHasher, PeopleStore, QrRenderer, RateLimiter, ReceiptKey, RequestStore, ReviewStore,
-    TargetGuard, TemplateStore, WebhookSender, WebhookStore,
+    MockRateLimiter, MockReceiptKeyStore, MockRequestStore, MockReviewStore, MockSlackApi,
+    MockSlackStore, MockTargetGuard, MockTemplateStore, MockWebhookSender, MockWebhookStore,
+    NoticeQueue, OperationsStore, PasswordHasher, PeopleStore, QrRenderer, RateLimiter, ReceiptKey,
+    RequestStore, ReviewStore, SlackApi, SlackStore, TargetGuard, TemplateStore, WebhookSender,
+    WebhookStore,
 };
 
 pub(crate) struct FixedClock(pub DateTime<Utc>);
@@ -79,6 +80,8 @@ pub(crate) struct Kit {
     sender: Option<MockWebhookSender>,
     notices: Option<MockNoticeQueue>,
     answer_links: Option<MockAnswerLinkStore>,
+    slack: Option<MockSlackApi>,
+    slack_posts: Option<MockSlackStore>,
     feed: Option<MockEventFeed>,
     guard: Option<MockTargetGuard>,
     limiter: Option<MockRateLimiter>,
@@ -117,6 +120,8 @@ impl Kit {
             sender: None,
             notices: None,
             answer_links: None,
+            slack: None,
+            slack_posts: None,
             feed: None,
             guard: None,
             limiter: None,
@@ -183,6 +188,16 @@ impl Kit {
     /// The notices mock, made when a test first sets an expectation on it.
     pub fn notices(&mut self) -> &mut MockNoticeQueue {
         self.notices.get_or_insert_with(MockNoticeQueue::new)
+    }
+
+    /// The Slack Web API mock, made when a test first sets an expectation on it.
+    pub fn slack(&mut self) -> &mut MockSlackApi {
+        self.slack.get_or_insert_with(MockSlackApi::new)
+    }
+
+    /// The Slack posts mock, made when a test first sets an expectation on it.
+    pub fn slack_posts(&mut self) -> &mut MockSlackStore {
+        self.slack_posts.get_or_insert_with(MockSlackStore::new)
     }
 
     /// The answer links mock, made when a test first sets an expectation on it.
@@ -390,6 +405,14 @@ impl Wiring {
 
     pub fn answer_links(&mut self) -> Arc<dyn AnswerLinkStore> {
         Arc::new(self.0.answer_links.take().unwrap_or_default())
+    }
+
+    pub fn slack(&mut self) -> Arc<dyn SlackApi> {
+        Arc::new(self.0.slack.take().unwrap_or_default())
+    }
+
+    pub fn slack_posts(&mut self) -> Arc<dyn SlackStore> {
+        Arc::new(self.0.slack_posts.take().unwrap_or_default())
     }
 
     pub fn feed(&mut self) -> Arc<dyn EventFeed> {

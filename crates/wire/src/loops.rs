@@ -120,6 +120,9 @@ pub struct LoopOut<'a> {
     pub updated_at: DateTime<Utc>,
     /// Whether new requests are posted to Slack; the URL itself is a secret.
     pub slack_configured: bool,
+    /// Whether a Slack app posts new requests with answer buttons; its
+    /// token and signing secret are never shown.
+    pub slack_app_configured: bool,
     pub reminders: bool,
     /// The quorum of new requests that ask for none.
     #[schema(value_type = Option<QuorumSchema>)]
@@ -149,6 +152,7 @@ impl<'a> LoopOut<'a> {
             created_at: lp.created_at,
             updated_at: lp.updated_at,
             slack_configured: lp.slack_webhook_url.is_some(),
+            slack_app_configured: lp.slack_app.is_some(),
             reminders: lp.reminders,
             quorum: lp.quorum.map(|q| q.to_value()),
             escalation: lp.escalation.map(|e| e.to_value()),
@@ -319,6 +323,11 @@ pub struct LoopPatchIn {
     #[serde(default, deserialize_with = "present_text")]
     #[schema(value_type = Option<String>)]
     pub slack_webhook_url: Option<Option<String>>,
+    /// A Slack app that posts new requests with answer buttons; `null`
+    /// stops it. Its secrets are never shown back.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<SlackAppSchema>)]
+    pub slack_app: Option<Value>,
     pub reminders: Option<bool>,
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<QuorumSchema>)]
@@ -329,6 +338,20 @@ pub struct LoopPatchIn {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<Vec<RuleSchema>>)]
     pub rules: Option<Value>,
+}
+
+/// A Slack app's settings (write only).
+#[derive(ToSchema)]
+#[schema(as = SlackApp, example = json!({"bot_token": "xoxb-...", "signing_secret": "8f74...", "channel": "C0123ABCD"}))]
+#[allow(dead_code)]
+pub struct SlackAppSchema {
+    /// The app's bot token (`xoxb-...`), with `chat:write` and
+    /// `users:read.email`.
+    bot_token: String,
+    /// The app's signing secret.
+    signing_secret: String,
+    /// The channel to post in: an id or `#name`.
+    channel: String,
 }
 
 /// An invitation by email.

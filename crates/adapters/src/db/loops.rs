@@ -35,6 +35,14 @@ impl LoopRow {
             created_at: to_db_time(lp.created_at),
             updated_at: to_db_time(lp.updated_at),
             slack_webhook_url: lp.slack_webhook_url.clone(),
+            slack_app: lp.slack_app.as_ref().map(|app| {
+                json!({
+                    "bot_token": app.bot_token,
+                    "signing_secret": app.signing_secret,
+                    "channel": app.channel,
+                })
+                .to_string()
+            }),
             reminders: lp.reminders,
             policy: (lp.quorum.is_some() || lp.escalation.is_some() || !lp.rules.is_empty()).then(
                 || {
@@ -69,6 +77,15 @@ impl LoopRow {
             created_at: from_db_time(self.created_at),
             updated_at: from_db_time(self.updated_at),
             slack_webhook_url: self.slack_webhook_url,
+            slack_app: match self.slack_app.as_deref() {
+                Some(text) => Some(
+                    serde_json::from_str(text)
+                        .ok()
+                        .and_then(|v| reviewloop_domain::SlackApp::parse(&v).ok())
+                        .ok_or_else(|| corrupt("loop slack app", &self.id))?,
+                ),
+                None => None,
+            },
             reminders: self.reminders,
             quorum: super::models::quorum_of("loop quorum", part("quorum").as_deref())?,
             escalation: super::models::escalation_of(
@@ -244,6 +261,7 @@ impl LoopStore for SqlStore {
                 "name": lp.name.as_str(),
                 "reminders": lp.reminders,
                 "slack": lp.slack_webhook_url.is_some(),
+                "slack_app": lp.slack_app.is_some(),
                 "quorum": lp.quorum.map(|q| q.to_value()),
                 "escalation": lp.escalation.map(|e| e.to_value()),
                 "rules": lp.rules.to_value(),
@@ -259,6 +277,7 @@ impl LoopStore for SqlStore {
                         loops::created_at.eq(row.created_at),
                         loops::updated_at.eq(row.updated_at),
                         loops::slack_webhook_url.eq(&row.slack_webhook_url),
+                        loops::slack_app.eq(&row.slack_app),
                         loops::reminders.eq(row.reminders),
                         loops::policy.eq(&row.policy),
                     ))

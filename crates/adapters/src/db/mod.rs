@@ -25,6 +25,7 @@ mod receipts;
 mod requests;
 mod reviews;
 pub mod schema;
+mod slack;
 mod statements;
 mod templates;
 mod webhooks;

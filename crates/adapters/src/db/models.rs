@@ -127,6 +127,8 @@ pub(crate) struct LoopRow {
     /// `{"quorum": {...}}`: what decides the loop's new requests; NULL for
     /// the first answer.
     pub policy: Option<String>,
+    /// `{"bot_token", "signing_secret", "channel"}`; NULL for none.
+    pub slack_app: Option<String>,
 }
 
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]

@@ -71,6 +71,17 @@ diesel::table! {
         slack_webhook_url -> Nullable<Text>,
         reminders -> Bool,
         policy -> Nullable<Text>,
+        slack_app -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    slack_posts (request_id, loop_id) {
+        request_id -> Text,
+        loop_id -> Text,
+        channel -> Text,
+        ts -> Text,
+        created_at -> Timestamp,
     }
 }
 

@@ -87,6 +87,7 @@ pub(super) async fn update(
         description: body.description,
         icon: body.icon,
         slack_webhook_url: body.slack_webhook_url,
+        slack_app: body.slack_app,
         reminders: body.reminders,
         quorum: body.quorum,
         escalation: body.escalation,

@@ -13,6 +13,7 @@ mod public;
 mod requests;
 mod reviewer;
 mod reviews;
+mod slack;
 mod teams;
 mod templates;
 pub(crate) mod views;
@@ -133,6 +134,11 @@ fn register(cfg: &mut web::ServiceConfig, seen: &mut Vec<Route>) {
         resource!(t, "/v1/qr/{file}", wrap = from_fn(public_limit::limit), get => public::qr_png);
         resource!(t, "/v1/receipts/keys", wrap = from_fn(public_limit::limit), get => public::receipt_keys);
     }
+    // Slack's interactions are signed by Slack and shaped by it: they are
+    // described in the docs (reaching reviewers), not the OpenAPI document.
+    // Every click of every team comes from Slack's few addresses, so the
+    // per-address allowance of public routes would throttle them all.
+    cfg.service(web::resource("/slack/interactions").route(web::post().to(slack::interactions)));
     // The MCP server speaks JSON-RPC, described by its own tool list rather
     // than the OpenAPI document, so it stays out of the table.
     cfg.service(

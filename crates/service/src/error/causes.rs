@@ -22,6 +22,20 @@ pub enum Unauthenticated {
     WrongCredentials,
 }
 
+/// A call that says it comes from Slack and cannot prove it. (401)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SlackSignature {
+    /// No `X-Slack-Request-Timestamp` or `X-Slack-Signature`.
+    #[error("Missing Slack signature: send X-Slack-Request-Timestamp and X-Slack-Signature")]
+    Missing,
+    /// A timestamp more than five minutes from now (a replay, or a bad clock).
+    #[error("Slack request timestamp is more than five minutes off")]
+    Stale,
+    /// A signature no loop's signing secret made.
+    #[error("Invalid Slack signature")]
+    Forged,
+}
+
 /// A known caller asked for something it may not do. (403)
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Denied {
@@ -210,6 +224,18 @@ impl From<Unauthenticated> for ServiceError {
             Unauthenticated::MissingKey => messages::MISSING_KEY,
             Unauthenticated::InvalidKey => messages::INVALID_KEY,
             Unauthenticated::WrongCredentials => crate::people::WRONG_CREDENTIALS,
+        })
+    }
+}
+
+impl From<SlackSignature> for ServiceError {
+    fn from(cause: SlackSignature) -> Self {
+        Self::Unauthenticated(match cause {
+            SlackSignature::Missing => {
+                "Missing Slack signature: send X-Slack-Request-Timestamp and X-Slack-Signature"
+            }
+            SlackSignature::Stale => "Slack request timestamp is more than five minutes off",
+            SlackSignature::Forged => "Invalid Slack signature",
         })
     }
 }

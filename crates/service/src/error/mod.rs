@@ -9,7 +9,7 @@ mod causes;
 
 pub use causes::{
     AccountRule, BadResumePoint, Bug, Busy, Denied, IdempotencyRule, LoopRule, NotReady, OverLimit,
-    ReviewState, Unauthenticated, WebhookRule,
+    ReviewState, SlackSignature, Unauthenticated, WebhookRule,
 };
 pub use common::{CreateError, EditError, ListError, QueryError, ReadError};
 

@@ -284,3 +284,101 @@ pub(crate) fn new_review_email(review: &Review, team: Option<&str>, link: &str) 
         html: Some(html.into_string()),
     }
 }
+
+/// Slack shows at most this many answer buttons on a request's message;
+/// more options get an "Open in reviewloop" button only.
+pub(crate) const SLACK_BUTTONS: usize = 5;
+
+/// The text and Block Kit blocks of a new request posted by a loop's
+/// Slack app: the request, its priority and deadline, a button per answer
+/// when there are few (`answers`), and a button to open it.
+pub(crate) fn new_request_slack_app(
+    request: &ReviewRequest,
+    lp: &Loop,
+    links: &Links,
+    answers: &[(serde_json::Value, String)],
+) -> (String, serde_json::Value) {
+    let headline = format!(
+        "New {} request in {}",
+        request.priority.as_str(),
+        slack_escape(lp.name.as_str())
+    );
+    let quoted: String = excerpt(&request.request_text)
+        .lines()
+        .map(|l| format!("> {}\n", slack_escape(l)))
+        .collect();
+    let mut buttons: Vec<serde_json::Value> = if answers.len() <= SLACK_BUTTONS {
+        answers
+            .iter()
+            .enumerate()
+            .map(|(i, (_, label))| {
+                serde_json::json!({
+                    "type": "button",
+                    "action_id": format!("answer:{i}"),
+                    "text": {"type": "plain_text", "text": label, "emoji": true},
+                    "value": format!("{}:{i}", request.id),
+                })
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    buttons.push(serde_json::json!({
+        "type": "button",
+        "action_id": "open",
+        "text": {"type": "plain_text", "text": "Open in reviewloop"},
+        "url": links.review,
+    }));
+    let blocks = serde_json::json!([
+        {"type": "section", "text": {"type": "mrkdwn", "text": format!("*{headline}*\n{quoted}")}},
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": format!(
+            "Priority: *{}* · Answer by {}", request.priority.as_str(), deadline(request)
+        )}]},
+        {"type": "actions", "block_id": "answer", "elements": buttons},
+    ]);
+    (headline, blocks)
+}
+
+/// The text and blocks a Slack app's message is changed to once the
+/// request ended: what was decided, by whom.
+pub(crate) fn ended_request_slack_app(
+    request: &ReviewRequest,
+    lp: &Loop,
+    links: &Links,
+) -> (String, serde_json::Value) {
+    let answer = |value: &Option<serde_json::Value>| match value {
+        Some(serde_json::Value::String(s)) => slack_escape(s),
+        Some(serde_json::Value::Bool(true)) => "approved".into(),
+        Some(serde_json::Value::Bool(false)) => "rejected".into(),
+        Some(other) => slack_escape(&other.to_string()),
+        None => "nothing".into(),
+    };
+    let by = request
+        .response_by
+        .and_then(|who| request.broadcasted_to.iter().find(|b| b.user_id == who))
+        .map(|b| slack_escape(b.email.as_str()));
+    let outcome = match request.status {
+        reviewloop_domain::RequestStatus::Completed => match by {
+            Some(by) => format!("Answered *{}* by {by}", answer(&request.response_data)),
+            None => format!("Answered *{}*", answer(&request.response_data)),
+        },
+        reviewloop_domain::RequestStatus::Timeout => format!(
+            "Timed out: the default answer *{}* stands",
+            answer(&request.response_data)
+        ),
+        reviewloop_domain::RequestStatus::Cancelled => "Cancelled by the requester".into(),
+        _ => "Still open".into(),
+    };
+    let quoted: String = excerpt(&request.request_text)
+        .lines()
+        .map(|l| format!("> {}\n", slack_escape(l)))
+        .collect();
+    let text = format!("{outcome} in {}", slack_escape(lp.name.as_str()));
+    let blocks = serde_json::json!([
+        {"type": "section", "text": {"type": "mrkdwn", "text": format!("{quoted}")}},
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": format!(
+            "{outcome} · <{}|Open in reviewloop>", links.review
+        )}]},
+    ]);
+    (text, blocks)
+}

@@ -8,7 +8,7 @@ use crate::testkit::Kit;
 
 fn loop_with_slack(kit: &Kit, slack: Option<&str>) -> reviewloop_domain::Loop {
     let mut lp = kit.a_loop(&[2, 3], &[]);
-    lp.set_notifications(Some(slack.map(str::to_owned)), None, kit.now);
+    lp.set_notifications(Some(slack.map(str::to_owned)), None, None, kit.now);
     lp
 }
 
@@ -265,7 +265,7 @@ async fn a_due_reminder_emails_who_should_hear_once_and_marks_every_request() {
     let mut kit = Kit::new();
     kit.mailer = Some(MockMailer::new());
     let mut reminding = kit.a_loop(&[2, 3], &[]);
-    reminding.set_notifications(None, Some(true), kit.now);
+    reminding.set_notifications(None, None, Some(true), kit.now);
     let mut quiet_member = reminding.member(&kit.user_id(2)).cloned().unwrap();
     quiet_member.set_notify(reviewloop_domain::NotifyLevel::Urgent);
     reminding.put_member(quiet_member).unwrap();
@@ -467,7 +467,7 @@ async fn reviewers_a_request_escalated_to_are_reminded_too() {
     let mut kit = Kit::new();
     kit.mailer = Some(MockMailer::new());
     let mut home = kit.a_loop(&[2], &[]);
-    home.set_notifications(None, Some(true), kit.now);
+    home.set_notifications(None, None, Some(true), kit.now);
     let leads = {
         let mut record = kit.a_loop(&[4], &[]).into_record();
         record.id = reviewloop_domain::LoopId::new(kit.oid(51));

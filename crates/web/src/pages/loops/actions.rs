@@ -57,6 +57,7 @@ pub(crate) async fn edit(
         slack_webhook_url: f
             .get("slack_webhook_url")
             .map(|u| Some(u.trim().to_owned())),
+        slack_app: slack_app_of_form(f),
         reminders: Some(f.checked("reminders")),
         quorum: Some(quorum_of_form(f)),
         escalation: Some(escalation_of_form(f)),
@@ -68,6 +69,29 @@ pub(crate) async fn edit(
         .await
         .map(|_| "saved");
     finish(&state, &posted, &id, result).await
+}
+
+/// The Slack app as the edit form gives it: removed, replaced (all three
+/// fields; the service names what is missing or wrong), or, when every
+/// field is blank, left as it is, since its secrets are never shown back.
+fn slack_app_of_form(f: &crate::form::FormData) -> Option<serde_json::Value> {
+    if f.checked("slack_app_remove") {
+        return Some(serde_json::Value::Null);
+    }
+    let field = |name| f.text(name).trim().to_owned();
+    let (token, secret, channel) = (
+        field("slack_bot_token"),
+        field("slack_signing_secret"),
+        field("slack_channel"),
+    );
+    if token.is_empty() && secret.is_empty() && channel.is_empty() {
+        return None;
+    }
+    Some(serde_json::json!({
+        "bot_token": token,
+        "signing_secret": secret,
+        "channel": channel,
+    }))
 }
 
 /// `POST /app/loops/{id}/rules`: saves the rules, or with `do=test` tries

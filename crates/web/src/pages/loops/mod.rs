@@ -213,7 +213,7 @@ async fn loop_page(
         @if let Some(me) = lp.member(&person.principal().user_id).filter(|m| m.status == MemberStatus::Active) {
             section.card #notifications {
                 h2 { "Your notifications" }
-                p.hint { (notify_hint(state.email_enabled, lp.slack_webhook_url.is_some(), lp.reminders)) }
+                p.hint { (notify_hint(state.email_enabled, lp.slack_webhook_url.is_some() || lp.slack_app.is_some(), lp.reminders)) }
                 form method="post" action=(action("notify")) {
                     (csrf_field(person.csrf()))
                     fieldset.preference {
@@ -276,6 +276,18 @@ async fn loop_page(
                             value=(previous.get("slack_webhook_url").or(lp.slack_webhook_url.as_deref()).unwrap_or(""))
                             placeholder="https://hooks.slack.com/services/…"; }
                     p.hint { "Each new request is posted there, with a link to answer it. Leave it empty to post nowhere." }
+                    fieldset.slack-app {
+                        legend { "Slack app (answer buttons in Slack)" }
+                        @if let Some(app) = &lp.slack_app {
+                            p.hint { "A Slack app posts new requests to " code { (app.channel) } " with a button per answer. Its token and signing secret are kept and never shown: enter all three to replace them." }
+                            label.check { input type="checkbox" name="slack_app_remove" value="true"; " Stop posting through this Slack app" }
+                        } @else {
+                            p.hint { "Posts each new request with a button per answer (yes/no, or up to five options) and changes the message once it is answered. See Reaching reviewers in the docs for the app's manifest." }
+                        }
+                        label { "Bot token" input type="password" name="slack_bot_token" autocomplete="off" placeholder="xoxb-…"; }
+                        label { "Signing secret" input type="password" name="slack_signing_secret" autocomplete="off"; }
+                        label { "Channel" input type="text" name="slack_channel" value=(previous.get("slack_channel").unwrap_or("")) placeholder="#reviews or C0123ABCD"; }
+                    }
                     @let remind = if previous.get("name").is_some() { previous.checked("reminders") } else { lp.reminders };
                     label.check { input type="checkbox" name="reminders" value="true" checked[remind];
                         " Remind members of a request nobody has answered when a quarter of its time is left" }

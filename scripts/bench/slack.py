@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Latency of a loop's Slack app, one instance on SQLite: from creating a
+request to Slack's chat.postMessage, and from a signed click on its answer
+button to the chat.update that says who answered. A stand-in for Slack's
+Web API (this script) runs on another core than the server.
+
+    scripts/bench/slack.py [REQUESTS]     (default 200, one at a time)
+
+Uses target/release/reviewloop (REVIEWLOOP_BENCH_BIN for another build).
+Prints p50 and p99 of both, in milliseconds.
+"""
+import hashlib
+import hmac
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.environ.get("REVIEWLOOP_BENCH_BIN", os.path.join(ROOT, "target", "release", "reviewloop"))
+SECRET = "0123456789abcdef0123456789abcdef"
+N = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+
+posted = {}  # request id -> time the post arrived
+updated = {}  # ts -> time the update arrived
+ts_of = {}  # request id -> ts
+lock = threading.Condition()
+
+
+class FakeSlack(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("content-length", 0)))
+        now = time.monotonic()
+        method = self.path.strip("/")
+        answer = {"ok": True}
+        if method == "chat.postMessage":
+            data = json.loads(body)
+            value = data["blocks"][2]["elements"][0].get("value", "")
+            request = value.split(":")[0]
+            with lock:
+                ts = f"1700000000.{len(posted) + 1:06d}"
+                posted[request] = now
+                ts_of[request] = ts
+                lock.notify_all()
+            answer = {"ok": True, "channel": "C1", "ts": ts}
+        elif method == "chat.update":
+            data = json.loads(body)
+            with lock:
+                updated[data["ts"]] = now
+                lock.notify_all()
+        elif method == "users.info":
+            answer = {"ok": True, "user": {"profile": {"email": "rev@example.com"}}}
+        text = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(text)))
+        self.end_headers()
+        self.wfile.write(text)
+
+
+def call(method, url, key=None, body=None, headers=None, raw=None):
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    request = urllib.request.Request(url, data=data, method=method)
+    if key:
+        request.add_header("Authorization", f"Bearer {key}")
+    if body is not None:
+        request.add_header("Content-Type", "application/json")
+    for name, value in (headers or {}).items():
+        request.add_header(name, value)
+    with urllib.request.urlopen(request) as reply:
+        text = reply.read()
+        return json.loads(text) if text else None
+
+
+def wait(predicate):
+    with lock:
+        while not predicate():
+            if not lock.wait(timeout=10):
+                raise SystemExit("bench: Slack stand-in heard nothing for 10 s")
+
+
+def main():
+    os.sched_setaffinity(0, {1})
+    slack = ThreadingHTTPServer(("127.0.0.1", 0), FakeSlack)
+    threading.Thread(target=slack.serve_forever, daemon=True).start()
+    work = tempfile.mkdtemp()
+    db = f"sqlite://{work}/bench.db"
+    env = {**os.environ, "RUST_LOG": "warn",
+           "REVIEWLOOP_SLACK_API_URL": f"http://127.0.0.1:{slack.server_port}"}
+    log = open(f"{work}/server.log", "w+")
+    server = subprocess.Popen(["taskset", "-c", "0", BIN, "--bind", "127.0.0.1:8377", "--database-url", db],
+                              env=env, stderr=log, stdout=log)
+    base = "http://127.0.0.1:8377"
+    try:
+        for _ in range(100):
+            try:
+                call("GET", f"{base}/health")
+                break
+            except OSError:
+                time.sleep(0.1)
+        log.seek(0)
+        admin = re.search(r"(rl_[0-9a-f]{48})", log.read()).group(1)
+        rev = json.loads(subprocess.run([BIN, "key", "create", "--email", "rev@example.com", "--json",
+                                         "--database-url", db], capture_output=True, text=True,
+                                        check=True).stdout)["api_key"]
+        made = call("POST", f"{base}/v1/api/loops", admin, {"name": "Bench"})["data"]
+        loop = made["loop"]["id"]
+        call("POST", f"{base}/v1/api/loops/join", rev, {"invite_code": made["loop"]["invite_code"]})
+        call("PUT", f"{base}/v1/api/loops/{loop}", admin,
+             {"slack_app": {"bot_token": "xoxb-bench-token", "signing_secret": SECRET, "channel": "C1"}})
+        to_post, to_update = [], []
+        for _ in range(N):
+            started = time.monotonic()
+            created = call("POST", f"{base}/v1/loops/{loop}/requests", admin, {
+                "request_text": "Ship it?", "type": "markdown", "response_type": "boolean",
+                "response_config": {}, "priority": "high", "processing_type": "deferred",
+                "default_response": False, "platform": "api"})
+            rid = created["data"]["request"]["id"]
+            wait(lambda: rid in posted)
+            to_post.append((posted[rid] - started) * 1000)
+            payload = json.dumps({"type": "block_actions", "user": {"id": "U1"}, "channel": {"id": "C1"},
+                                  "actions": [{"action_id": "answer:0", "value": f"{rid}:0"}]})
+            body = ("payload=" + urllib.parse.quote(payload)).encode()
+            stamp = str(int(time.time()))
+            signature = "v0=" + hmac.new(SECRET.encode(), b"v0:" + stamp.encode() + b":" + body,
+                                         hashlib.sha256).hexdigest()
+            clicked = time.monotonic()
+            call("POST", f"{base}/slack/interactions", raw=body, headers={
+                "Content-Type": "application/x-www-form-urlencoded",
+                "X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": signature})
+            ts = ts_of[rid]
+            wait(lambda: ts in updated)
+            to_update.append((updated[ts] - clicked) * 1000)
+
+        def pct(values, p):
+            values = sorted(values)
+            return values[min(len(values) - 1, int(len(values) * p))]
+        for name, values in [("create -> chat.postMessage", to_post), ("click -> chat.update", to_update)]:
+            print(f"{name:28} p50 {statistics.median(values):7.1f} ms   p99 {pct(values, 0.99):7.1f} ms   (n={len(values)})")
+    finally:
+        server.terminate()
+        server.wait()
+        slack.shutdown()
+
+
+if __name__ == "__main__":
+    main()

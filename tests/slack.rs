@@ -27,13 +27,35 @@ fn setup(slack: &FakeSlack) -> (Server, String) {
     (server, loop_id)
 }
 
+/// Sets the loop's Slack app up as its owner does: signed in, on the
+/// loop's page (an API key may not). Returns the loop as the API shows it.
 fn configure(server: &Server, loop_id: &str) -> Value {
+    server.set_password("admin@localhost", "correct horse battery");
+    let owner = common::people::Person::new(server);
+    owner.sign_in("admin@localhost", "correct horse battery");
+    let page = format!("/app/loops/{loop_id}");
+    let saved = owner.submit(
+        &page,
+        &format!("{page}/edit"),
+        &[
+            ("name", "Refunds"),
+            ("slack_bot_token", TOKEN),
+            ("slack_signing_secret", SECRET),
+            ("slack_channel", "#refunds"),
+        ],
+    );
+    assert!(
+        saved.url().as_str().contains("done=saved"),
+        "{}",
+        saved.url()
+    );
+    let (_, html) = owner.page(&page);
+    assert!(
+        !html.contains(TOKEN) && !html.contains(SECRET),
+        "the page never shows them"
+    );
     server
-        .put(
-            &server.admin_key,
-            &format!("/v1/api/loops/{loop_id}"),
-            json!({"slack_app": {"bot_token": TOKEN, "signing_secret": SECRET, "channel": "#refunds"}}),
-        )
+        .get(&server.admin_key, &format!("/v1/api/loops/{loop_id}"))
         .data(200)["loop"]
         .clone()
 }
@@ -117,6 +139,7 @@ fn a_slack_app_is_configured_without_showing_its_secrets() {
     let shown = configure(&server, &loop_id);
     assert_eq!(shown["slack_app_configured"], true);
     let text = shown.to_string();
+    assert!(text.contains("slack_app_configured"));
     assert!(!text.contains(TOKEN) && !text.contains(SECRET), "{text}");
     let read = server
         .get(&server.admin_key, &format!("/v1/api/loops/{loop_id}"))
@@ -124,14 +147,34 @@ fn a_slack_app_is_configured_without_showing_its_secrets() {
         .to_string();
     assert!(!read.contains(TOKEN) && !read.contains(SECRET));
 
+    // An automation's key may not: the signing secret speaks for members.
     let refused = server.put(
         &server.admin_key,
         &format!("/v1/api/loops/{loop_id}"),
-        json!({"slack_app": {"bot_token": "xoxp-user-token", "channel": "#ok"}}),
+        json!({"slack_app": {"bot_token": TOKEN, "signing_secret": SECRET, "channel": "#x"}}),
     );
     assert_eq!(
-        refused.error(400),
-        "slack_app.bot_token must be the app's bot token (xoxb-...); slack_app.signing_secret must be the app's signing secret (16 to 128 characters)"
+        refused.error(403),
+        "A Slack app is set up by a person signed in to the web application"
+    );
+    let owner = common::people::Person::new(&server);
+    owner.sign_in("admin@localhost", "correct horse battery");
+    let page = format!("/app/loops/{loop_id}");
+    let bad = owner.submit(
+        &page,
+        &format!("{page}/edit"),
+        &[
+            ("name", "Refunds"),
+            ("slack_bot_token", "xoxp-user-token"),
+            ("slack_channel", "#ok"),
+        ],
+    );
+    assert_eq!(bad.status().as_u16(), 400);
+    let bad = bad.text().unwrap();
+    assert!(
+        bad.contains("slack_app.bot_token must be the app&#39;s bot token (xoxb-...)")
+            || bad.contains("slack_app.bot_token must be the app's bot token (xoxb-...)"),
+        "{bad}"
     );
     let removed = server.put(
         &server.admin_key,
@@ -162,8 +205,14 @@ fn a_click_in_slack_answers_as_the_member_and_the_message_says_so() {
     assert_eq!(message.token, TOKEN);
     assert_eq!(message.body["channel"], "#refunds");
     let buttons = message.body["blocks"][2]["elements"].as_array().unwrap();
-    let values: Vec<&str> = buttons.iter().filter_map(|b| b["value"].as_str()).collect();
-    assert_eq!(values, [format!("{id}:0"), format!("{id}:1")]);
+    let values: Vec<String> = buttons
+        .iter()
+        .filter_map(|b| b["value"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(values.len(), 2, "{values:?}");
+    assert!(
+        values[0].starts_with(&format!("{id}:0:")) && values[1].starts_with(&format!("{id}:1:"))
+    );
     assert_eq!(buttons[0]["text"]["text"], "approve");
     assert_eq!(
         buttons[2]["url"],
@@ -171,7 +220,7 @@ fn a_click_in_slack_answers_as_the_member_and_the_message_says_so() {
     );
 
     // Unsigned, forged, replayed or unreadable: refused, nothing changes.
-    let body = click_body("U_REV", "answer:0", &format!("{id}:0"));
+    let body = click_body("U_REV", "answer:0", &values[0]);
     let at = now();
     assert_eq!(post(&server, &body, None, None).0, 401);
     assert_eq!(
@@ -196,7 +245,7 @@ fn a_click_in_slack_answers_as_the_member_and_the_message_says_so() {
     assert_eq!(request_of(&server, &id)["status"], "pending");
 
     // Someone who is no member is told so, alone, and nothing changes.
-    assert_eq!(click(&server, "U_STRANGER", &format!("{id}:0")).0, 200);
+    assert_eq!(click(&server, "U_STRANGER", &values[0]).0, 200);
     let told = slack.wait_for("chat.postEphemeral", 1);
     assert_eq!(told[0].body["user"], "U_STRANGER");
     assert!(told[0].body["text"]
@@ -206,7 +255,7 @@ fn a_click_in_slack_answers_as_the_member_and_the_message_says_so() {
     assert_eq!(request_of(&server, &id)["status"], "pending");
 
     // The member's click answers, as them.
-    assert_eq!(click(&server, "U_REV", &format!("{id}:0")).0, 200);
+    assert_eq!(click(&server, "U_REV", &values[0]).0, 200);
     let answered = request_of(&server, &id);
     assert_eq!(answered["status"], "completed");
     assert_eq!(answered["response_data"], "approve");
@@ -225,7 +274,7 @@ fn a_click_in_slack_answers_as_the_member_and_the_message_says_so() {
     );
 
     // A second click finds it answered: told, and nothing changes.
-    assert_eq!(click(&server, "U_REV", &format!("{id}:1")).0, 200);
+    assert_eq!(click(&server, "U_REV", &values[1]).0, 200);
     let told = slack.wait_for("chat.postEphemeral", 2);
     assert!(
         told[1].body["text"].as_str().unwrap().contains("not open"),

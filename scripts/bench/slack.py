@@ -60,7 +60,7 @@ class FakeSlack(BaseHTTPRequestHandler):
                 updated[data["ts"]] = now
                 lock.notify_all()
         elif method == "users.info":
-            answer = {"ok": True, "user": {"profile": {"email": "rev@example.com"}}}
+            answer = {"ok": True, "user": {"is_email_confirmed": True, "profile": {"email": "rev@example.com"}}}
         text = json.dumps(answer).encode()
         self.send_response(200)
         self.send_header("content-type", "application/json")
@@ -117,8 +117,23 @@ def main():
         made = call("POST", f"{base}/v1/api/loops", admin, {"name": "Bench"})["data"]
         loop = made["loop"]["id"]
         call("POST", f"{base}/v1/api/loops/join", rev, {"invite_code": made["loop"]["invite_code"]})
-        call("PUT", f"{base}/v1/api/loops/{loop}", admin,
-             {"slack_app": {"bot_token": "xoxb-bench-token", "signing_secret": SECRET, "channel": "C1"}})
+        # A Slack app is set up by a person, signed in, on the loop's page.
+        subprocess.run([BIN, "user", "set-password", "--email", "admin@localhost", "--database-url", db],
+                       input="bench password 1", text=True, capture_output=True, check=True)
+        jar = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+
+        def form(path, fields):
+            page = jar.open(f"{base}{path}").read().decode()
+            token = re.search(r'name="csrf" value="([0-9a-f]{64})"', page).group(1)
+            data = urllib.parse.urlencode({"csrf": token, **fields}).encode()
+            request = urllib.request.Request(f"{base}{path if path != '/login' else '/login'}", data=data)
+            request.add_header("Origin", base)
+            return request
+        jar.open(form("/login", {"email": "admin@localhost", "password": "bench password 1"}))
+        edit = form(f"/app/loops/{loop}", {"name": "Bench", "slack_bot_token": "xoxb-bench-token",
+                                           "slack_signing_secret": SECRET, "slack_channel": "C1"})
+        edit.full_url = f"{base}/app/loops/{loop}/edit"
+        jar.open(edit)
         to_post, to_update = [], []
         for _ in range(N):
             started = time.monotonic()

@@ -94,12 +94,12 @@ impl Receiver {
     }
 }
 
-fn handle(stream: TcpStream, state: &Mutex<State>) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
+/// One HTTP request as read off `stream`: its path, its headers (names in
+/// lower case) and its body; `None` when the client went away.
+pub fn read_request(stream: &TcpStream) -> Option<(String, HashMap<String, String>, Vec<u8>)> {
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
     let mut request_line = String::new();
-    if reader.read_line(&mut request_line).is_err() {
-        return;
-    }
+    reader.read_line(&mut request_line).ok()?;
     let path = request_line
         .split_whitespace()
         .nth(1)
@@ -109,7 +109,7 @@ fn handle(stream: TcpStream, state: &Mutex<State>) {
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
+            return None;
         }
         let line = line.trim_end();
         if line.is_empty() {
@@ -124,9 +124,14 @@ fn handle(stream: TcpStream, state: &Mutex<State>) {
         .and_then(|l| l.parse().ok())
         .unwrap_or(0);
     let mut body = vec![0; length];
-    if reader.read_exact(&mut body).is_err() {
+    reader.read_exact(&mut body).ok()?;
+    Some((path, headers, body))
+}
+
+fn handle(stream: TcpStream, state: &Mutex<State>) {
+    let Some((path, headers, body)) = read_request(&stream) else {
         return;
-    }
+    };
     let (status, delay) = {
         let mut state = state.lock().unwrap();
         state.received.push(Received {

@@ -4,7 +4,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -84,39 +84,10 @@ impl FakeSlack {
 }
 
 fn handle(stream: TcpStream, state: &Mutex<State>) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).is_err() {
+    let Some((path, headers, raw)) = super::receiver::read_request(&stream) else {
         return;
-    }
-    let method = request_line
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or("/")
-        .trim_start_matches('/')
-        .to_owned();
-    let mut headers = HashMap::new();
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':') {
-            headers.insert(name.trim().to_lowercase(), value.trim().to_owned());
-        }
-    }
-    let length: usize = headers
-        .get("content-length")
-        .and_then(|l| l.parse().ok())
-        .unwrap_or(0);
-    let mut raw = vec![0; length];
-    if reader.read_exact(&mut raw).is_err() {
-        return;
-    }
+    };
+    let method = path.trim_start_matches('/').to_owned();
     let raw = String::from_utf8_lossy(&raw).into_owned();
     let body = serde_json::from_str(&raw).unwrap_or_else(|_| {
         Value::Object(
@@ -140,7 +111,10 @@ fn handle(stream: TcpStream, state: &Mutex<State>) {
             }
             "chat.update" | "chat.postEphemeral" => json!({"ok": true}),
             "users.info" => match body["user"].as_str().and_then(|u| state.emails.get(u)) {
-                Some(email) => json!({"ok": true, "user": {"profile": {"email": email}}}),
+                Some(email) => json!({"ok": true, "user": {
+                    "id": body["user"], "deleted": false, "is_bot": false,
+                    "is_email_confirmed": true, "profile": {"email": email}
+                }}),
                 None => json!({"ok": false, "error": "user_not_found"}),
             },
             _ => json!({"ok": false, "error": "unknown_method"}),

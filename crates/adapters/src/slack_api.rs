@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use reqwest::redirect::Policy;
-use reviewloop_ports::SlackApi;
+use reviewloop_ports::{SlackApi, SlackFailure};
 use serde_json::{json, Value};
 
 /// Slack's own Web API.
@@ -35,7 +35,7 @@ impl HttpSlackApi {
 
     /// Calls `method` with `body` (JSON) and returns Slack's answer when it
     /// says `ok`; otherwise its `error` code, in words.
-    async fn call(&self, token: &str, method: &str, body: &Value) -> Result<Value, String> {
+    async fn call(&self, token: &str, method: &str, body: &Value) -> Result<Value, SlackFailure> {
         let request = self
             .client
             .post(format!("{}/{method}", self.base))
@@ -46,21 +46,21 @@ impl HttpSlackApi {
             ("users.info", Some(user)) => request.form(&[("user", user)]),
             _ => request.json(body),
         };
-        let sent = request
-            .send()
-            .await
-            .map_err(|e| format!("Slack could not be reached: {}", without_url(&e)))?;
+        let sent = request.send().await.map_err(|e| {
+            SlackFailure::Unreachable(format!("Slack could not be reached: {}", without_url(&e)))
+        })?;
         let status = sent.status();
-        let answer: Value = sent
-            .json()
-            .await
-            .map_err(|_| format!("Slack answered HTTP {status} without JSON"))?;
+        let answer: Value = sent.json().await.map_err(|_| {
+            SlackFailure::Unreachable(format!("Slack answered HTTP {status} without JSON"))
+        })?;
         if answer["ok"] == true {
             Ok(answer)
         } else {
-            Err(format!(
-                "Slack refused {method}: {}",
-                answer["error"].as_str().unwrap_or("no reason given")
+            Err(SlackFailure::Refused(
+                answer["error"]
+                    .as_str()
+                    .unwrap_or("no reason given")
+                    .to_owned(),
             ))
         }
     }
@@ -86,7 +86,7 @@ impl SlackApi for HttpSlackApi {
         channel: &str,
         text: &str,
         blocks: &Value,
-    ) -> Result<(String, String), String> {
+    ) -> Result<(String, String), SlackFailure> {
         let answer = self
             .call(
                 token,
@@ -96,7 +96,9 @@ impl SlackApi for HttpSlackApi {
             .await?;
         match (answer["channel"].as_str(), answer["ts"].as_str()) {
             (Some(channel), Some(ts)) => Ok((channel.to_owned(), ts.to_owned())),
-            _ => Err("Slack posted without saying where".into()),
+            _ => Err(SlackFailure::Unreachable(
+                "Slack posted without saying where".into(),
+            )),
         }
     }
 
@@ -107,7 +109,7 @@ impl SlackApi for HttpSlackApi {
         ts: &str,
         text: &str,
         blocks: &Value,
-    ) -> Result<(), String> {
+    ) -> Result<(), SlackFailure> {
         self.call(
             token,
             "chat.update",
@@ -123,7 +125,7 @@ impl SlackApi for HttpSlackApi {
         channel: &str,
         user: &str,
         text: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), SlackFailure> {
         self.call(
             token,
             "chat.postEphemeral",
@@ -133,12 +135,16 @@ impl SlackApi for HttpSlackApi {
         .map(drop)
     }
 
-    async fn user_email(&self, token: &str, user: &str) -> Result<Option<String>, String> {
+    async fn user_email(&self, token: &str, user: &str) -> Result<Option<String>, SlackFailure> {
         let answer = self
             .call(token, "users.info", &json!({"user": user}))
             .await?;
-        Ok(answer["user"]["profile"]["email"]
-            .as_str()
-            .map(str::to_owned))
+        let user = &answer["user"];
+        // Only a person's own confirmed address counts: not a bot's, not a
+        // deactivated account's, not one Slack has not confirmed.
+        if user["deleted"] == true || user["is_bot"] == true || user["is_email_confirmed"] != true {
+            return Ok(None);
+        }
+        Ok(user["profile"]["email"].as_str().map(str::to_owned))
     }
 }

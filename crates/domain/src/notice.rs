@@ -70,8 +70,9 @@ api_enum!(
     }
 );
 
-/// What a finished password reset notice keeps of its message.
-pub const FORGOTTEN: &str = "(not kept: it held a one-time link)";
+/// What a finished email holding one-time links (a password reset, a new
+/// request's answer links) keeps of its message.
+pub const FORGOTTEN: &str = "(not kept: it held one-time links)";
 
 api_enum!(
     /// Where a notice stands.
@@ -240,9 +241,15 @@ impl Notice {
                 };
             }
         }
-        // A reset link is a live secret: once it went out, or never will,
-        // the queue stops keeping it.
-        if record.kind == NoticeKind::PasswordReset && record.status != NoticeStatus::Pending {
+        // A reset link, or a new request's one-click answer links, are live
+        // secrets: once the email went out, or never will, the queue stops
+        // keeping it (the request itself says what it said).
+        let secret = match record.kind {
+            NoticeKind::PasswordReset => true,
+            NoticeKind::NewRequest => record.channel == Channel::Email,
+            _ => false,
+        };
+        if secret && record.status != NoticeStatus::Pending {
             record.message.text = FORGOTTEN.into();
             record.message.html = None;
         }

@@ -26,7 +26,7 @@ pub use operations::{AttemptResult, Backlog, Meter, NoMeter, OperationsStore, Qu
 pub use people::{HashError, PasswordHasher, PeopleStore, Session};
 pub use receipts::{ReceiptKey, ReceiptKeyStore};
 pub use reviews::{ReviewPage, ReviewQuery, ReviewScope, ReviewStore};
-pub use slack::{SlackApi, SlackPost, SlackStore};
+pub use slack::{SlackApi, SlackFailure, SlackPost, SlackStore};
 pub use stores::{
     AccountStore, InboxView, LoopStore, RequestFacts, RequestPage, RequestQuery, RequestSort,
     RequestStore,

@@ -20,8 +20,38 @@ pub struct SlackPost {
     pub ts: String,
 }
 
+/// Why a call to Slack's Web API failed, in words without secrets.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SlackFailure {
+    /// No answer, or not one Slack gives: worth trying again later.
+    #[error("{0}")]
+    Unreachable(String),
+    /// Slack refused the call with this error code (`channel_not_found`,
+    /// `invalid_auth`, ...): the same call will fail again, except when
+    /// Slack asked to slow down (`ratelimited`).
+    #[error("Slack refused the call: {0}")]
+    Refused(String),
+}
+
+impl SlackFailure {
+    /// Whether trying the same call later may work.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Unreachable(_) => true,
+            Self::Refused(code) => matches!(
+                code.as_str(),
+                "ratelimited"
+                    | "internal_error"
+                    | "fatal_error"
+                    | "service_unavailable"
+                    | "request_timeout"
+            ),
+        }
+    }
+}
+
 /// Slack's Web API (`REVIEWLOOP_SLACK_API_URL`, by default
-/// `https://slack.com/api`). Errors are in words, without secrets.
+/// `https://slack.com/api`).
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait SlackApi: Send + Sync {
@@ -32,7 +62,7 @@ pub trait SlackApi: Send + Sync {
         channel: &str,
         text: &str,
         blocks: &Value,
-    ) -> Result<(String, String), String>;
+    ) -> Result<(String, String), SlackFailure>;
     /// `chat.update` of the message `ts` in `channel`.
     async fn update_message(
         &self,
@@ -41,7 +71,7 @@ pub trait SlackApi: Send + Sync {
         ts: &str,
         text: &str,
         blocks: &Value,
-    ) -> Result<(), String>;
+    ) -> Result<(), SlackFailure>;
     /// `chat.postEphemeral`: a message only `user` sees.
     async fn post_ephemeral(
         &self,
@@ -49,9 +79,9 @@ pub trait SlackApi: Send + Sync {
         channel: &str,
         user: &str,
         text: &str,
-    ) -> Result<(), String>;
+    ) -> Result<(), SlackFailure>;
     /// `users.info`: the user's email, if Slack shares it.
-    async fn user_email(&self, token: &str, user: &str) -> Result<Option<String>, String>;
+    async fn user_email(&self, token: &str, user: &str) -> Result<Option<String>, SlackFailure>;
 }
 
 /// Where the service keeps its Slack posts and finds its apps.

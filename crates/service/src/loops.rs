@@ -324,6 +324,11 @@ impl LoopService {
             Some(_) => Some(None),
             None => None,
         };
+        // Whoever holds an app's signing secret can sign a click as any
+        // member, so only a person sets one up, never an automation's key.
+        if matches!(&patch.slack_app, Some(app) if !app.is_null()) && caller.api_key_id.is_some() {
+            return Err(Denied::SlackAppNeedsPerson.into());
+        }
         let slack_app = match &patch.slack_app {
             Some(serde_json::Value::Null) => Some(None),
             Some(app) => errors

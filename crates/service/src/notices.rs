@@ -483,7 +483,7 @@ impl NoticeService {
                     .slack
                     .update_message(&app.bot_token, &post.channel, &post.ts, &text, &blocks)
                     .await
-                    .map_err(Attempt::Failed)
+                    .map_err(slack_attempt)
             }
             _ => {
                 let (text, blocks) = if request.status.is_open() {
@@ -498,17 +498,39 @@ impl NoticeService {
                     .slack
                     .post_message(&app.bot_token, &app.channel, &text, &blocks)
                     .await
-                    .map_err(Attempt::Failed)?;
+                    .map_err(slack_attempt)?;
+                let post = SlackPost {
+                    request_id: request.id,
+                    loop_id: lp.id,
+                    channel,
+                    ts,
+                };
                 self.ports
                     .slack_posts
-                    .record_slack_post(&SlackPost {
-                        request_id: request.id,
-                        loop_id: lp.id,
-                        channel,
-                        ts,
-                    })
+                    .record_slack_post(&post)
                     .await
-                    .map_err(failed)
+                    .map_err(failed)?;
+                // It may have ended while it was being posted, before its
+                // end could find the post: then it is changed at once.
+                let now = self
+                    .ports
+                    .requests
+                    .request_by_id(&request.id)
+                    .await
+                    .map_err(failed)?;
+                if let Some(ended) = now.filter(|r| !r.status.is_open() && request.status.is_open())
+                {
+                    let (text, blocks) = compose::ended_request_slack_app(&ended, &lp, &links);
+                    if let Err(error) = self
+                        .ports
+                        .slack
+                        .update_message(&app.bot_token, &post.channel, &post.ts, &text, &blocks)
+                        .await
+                    {
+                        tracing::warn!(%error, "a Slack post could not be marked ended");
+                    }
+                }
+                Ok(())
             }
         }
     }
@@ -625,6 +647,15 @@ enum Attempt {
     Failed(String),
     /// Never going to work.
     Hopeless(String),
+}
+
+/// A failed Slack call as an attempt: tried again only when that may help.
+fn slack_attempt(failure: reviewloop_ports::SlackFailure) -> Attempt {
+    if failure.is_transient() {
+        Attempt::Failed(failure.to_string())
+    } else {
+        Attempt::Hopeless(failure.to_string())
+    }
 }
 
 #[cfg(test)]

@@ -4,10 +4,7 @@
 //! reviewers. A request that ended, or that no longer waits for this
 //! member, is shown as it is and left unchanged.
 
-use reviewloop_domain::{
-    sha256_hex, AccountStatus, AnswerLink, ChangeError, Loop, Permission, RequestStatus,
-    ReviewRequest,
-};
+use reviewloop_domain::{sha256_hex, AccountStatus, AnswerLink, Loop, Permission, ReviewRequest};
 use reviewloop_ports::StoreError;
 
 use crate::error::{use_case_error, Bug, Busy, Denied, Missing};
@@ -96,6 +93,20 @@ impl OneClickService {
     /// What following the link shows; it changes nothing.
     pub async fn open(&self, token: &str) -> Result<OneClick, OneClickError> {
         let (link, request, lp) = self.find(token).await?;
+        // A member who left, or was removed, no longer reads the request.
+        let member_here = lp.is_active_member(&link.user_id);
+        let member_there = match request.escalated_to() {
+            Some(to) if !member_here => self
+                .ports
+                .loops
+                .loop_by_id(&to)
+                .await?
+                .is_some_and(|l| l.is_active_member(&link.user_id)),
+            _ => false,
+        };
+        if !(member_here || member_there) {
+            return Err(Missing::Link.into());
+        }
         let state = if waits_for(&request, &link) {
             OneClickState::Ready
         } else {
@@ -124,15 +135,8 @@ impl OneClickService {
             return Ok(settled(request));
         }
         let member = self.member(&link).await?;
-        if request.quorum.is_none() && request.status == RequestStatus::Pending {
-            match self.requests.claim(&member, &request.id).await {
-                Ok(_) => {}
-                Err(ChangeRequestError::Refused(_)) => {
-                    return Ok(settled(self.reread(&request).await?));
-                }
-                Err(other) => return Err(from_change(other)),
-            }
-        }
+        // An answer to a pending request records its claim in the same
+        // write, so a refused answer leaves no claim behind.
         match self
             .requests
             .respond(&member, &request.id, Some(link.answer.clone()), None)
@@ -152,9 +156,9 @@ impl OneClickService {
                     state: OneClickState::Answered,
                 })
             }
-            Err(ChangeRequestError::Refused(ChangeError::Transition(_))) => {
-                Ok(settled(self.reread(&request).await?))
-            }
+            // Taken, ended, or its options changed since the email: shown
+            // as it stands, nothing changed.
+            Err(ChangeRequestError::Refused(_)) => Ok(settled(self.reread(&request).await?)),
             Err(other) => Err(from_change(other)),
         }
     }
@@ -175,21 +179,14 @@ impl OneClickService {
             .accounts
             .user_by_id(&link.user_id)
             .await?
-            .ok_or(Missing::Link)?
-            .into_record();
+            .ok_or(Missing::Link)?;
         if user.status == AccountStatus::Suspended {
             return Err(Denied::AccountSuspended.into());
         }
-        Ok(Principal {
-            user_id: user.id,
-            email: user.email,
-            account_status: user.status,
-            api_key_id: None,
-            permissions: vec![Permission::RequestsRead, Permission::RequestsWrite],
-            rate_limit: 0,
-            plan: reviewloop_domain::Plan::Standard,
-            test: false,
-        })
+        Ok(Principal::person(
+            user,
+            vec![Permission::RequestsRead, Permission::RequestsWrite],
+        ))
     }
 }
 
@@ -216,14 +213,7 @@ fn from_change(error: ChangeRequestError) -> OneClickError {
         ChangeRequestError::Busy(e) => e.into(),
         ChangeRequestError::Store(e) => e.into(),
         ChangeRequestError::Bug(e) => e.into(),
-        ChangeRequestError::Refused(ChangeError::Invalid(e)) => {
-            // The link's answer was checked when it was made; a request
-            // that no longer accepts it is damaged data.
-            Bug::new(format!("a one-click answer no longer fits: {e}")).into()
-        }
-        ChangeRequestError::Refused(ChangeError::Transition(e)) => {
-            Bug::new(format!("unexpected refusal: {e}")).into()
-        }
+        ChangeRequestError::Refused(e) => Bug::new(format!("unexpected refusal: {e}")).into(),
     }
 }
 

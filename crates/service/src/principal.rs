@@ -27,6 +27,23 @@ pub struct Principal {
 }
 
 impl Principal {
+    /// A person acting as themselves (in the web application, or through a
+    /// link or a chat app made for them): live data, no key, no hourly
+    /// limit, allowed `permissions`.
+    pub fn person(user: reviewloop_domain::User, permissions: Vec<Permission>) -> Self {
+        let user = user.into_record();
+        Self {
+            user_id: user.id,
+            email: user.email,
+            account_status: user.status,
+            api_key_id: None,
+            permissions,
+            rate_limit: 0,
+            plan: reviewloop_domain::Plan::Standard,
+            test: false,
+        }
+    }
+
     /// Refuses a test-mode key (403): `what` involves people or live data
     /// that test data must not mix with.
     pub fn require_live(&self, what: &'static str) -> Result<(), Denied> {

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use hmac::{Hmac, Mac};
 use reviewloop_domain::{
-    one_click_answers, AccountStatus, ChangeError, Email, LoopId, Permission, RequestId,
-    RequestStatus, SlackApp, ValidationError,
+    one_click_answers, AccountStatus, ChangeError, Email, LoopId, Permission, RequestId, SlackApp,
+    ValidationError,
 };
 use reviewloop_ports::StoreError;
 use serde_json::Value;
@@ -38,11 +38,21 @@ use_case_error! {
     }
 }
 
-/// The loop whose app signed a call.
+/// The loops whose app signed a call (several loops may share one app).
 #[derive(Debug, Clone)]
 pub struct SignedBy {
-    loop_id: LoopId,
-    app: SlackApp,
+    apps: Vec<(LoopId, SlackApp)>,
+}
+
+impl SignedBy {
+    /// The signing app (the same for every loop that matched: its secret did).
+    fn app(&self) -> &SlackApp {
+        &self.apps[0].1
+    }
+
+    fn loop_id(&self) -> LoopId {
+        self.apps[0].0
+    }
 }
 
 /// What came of a click.
@@ -56,6 +66,16 @@ pub enum SlackOutcome {
     /// Nothing to do (a link button).
     Ignored,
 }
+
+/// A short fingerprint of an answer, carried in its button beside the
+/// answer's place, so that a click after the requester changed the options
+/// cannot give another answer than the button said.
+pub(crate) fn answer_tag(answer: &Value) -> String {
+    reviewloop_domain::sha256_hex(answer.to_string().as_bytes())[..12].to_owned()
+}
+
+/// Slack allows this many characters on a button.
+pub(crate) const BUTTON_CHARS: usize = 75;
 
 /// The emails Slack gave for its users, by loop and Slack user, with when.
 type EmailCache = Mutex<HashMap<(LoopId, String), (Option<String>, Instant)>>;
@@ -94,7 +114,7 @@ impl SlackService {
             .parse()
             .map_err(|_| SlackSignature::Stale)?;
         let now = self.ports.clock.now().timestamp();
-        if (now - at).abs() > MAX_SKEW_SECONDS {
+        if now.abs_diff(at) > MAX_SKEW_SECONDS.unsigned_abs() {
             return Err(SlackSignature::Stale.into());
         }
         let Some(given) = signature
@@ -104,21 +124,29 @@ impl SlackService {
         else {
             return Err(SlackSignature::Forged.into());
         };
-        let apps = self.ports.slack_posts.slack_apps().await?;
-        for (loop_id, app) in apps {
-            let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(app.signing_secret.as_bytes()) else {
-                continue;
-            };
-            mac.update(b"v0:");
-            mac.update(timestamp.trim().as_bytes());
-            mac.update(b":");
-            mac.update(body);
-            // Compared in constant time.
-            if mac.verify_slice(&given).is_ok() {
-                return Ok(SignedBy { loop_id, app });
-            }
+        let apps: Vec<(LoopId, SlackApp)> = self
+            .ports
+            .slack_posts
+            .slack_apps()
+            .await?
+            .into_iter()
+            .filter(|(_, app)| {
+                let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(app.signing_secret.as_bytes())
+                else {
+                    return false;
+                };
+                mac.update(b"v0:");
+                mac.update(timestamp.trim().as_bytes());
+                mac.update(b":");
+                mac.update(body);
+                // Compared in constant time.
+                mac.verify_slice(&given).is_ok()
+            })
+            .collect();
+        if apps.is_empty() {
+            return Err(SlackSignature::Forged.into());
         }
-        Err(SlackSignature::Forged.into())
+        Ok(SignedBy { apps })
     }
 
     /// Acts on a signed interaction `payload` (Slack's JSON): a click on
@@ -140,11 +168,17 @@ impl SlackService {
         if !action_id.starts_with("answer:") {
             return Err(invalid("payload.actions[0] is not an action of this service").into());
         }
-        let (request_id, index) = action["value"]
-            .as_str()
-            .and_then(|v| v.split_once(':'))
-            .and_then(|(id, i)| Some((id.parse::<RequestId>().ok()?, i.parse::<usize>().ok()?)))
-            .ok_or_else(|| invalid("payload.actions[0].value is not an answer of this service"))?;
+        let mut parts = action["value"].as_str().unwrap_or_default().split(':');
+        let (Some(request_id), Some(index), Some(tag), None) = (
+            parts.next().and_then(|id| id.parse::<RequestId>().ok()),
+            parts.next().and_then(|i| i.parse::<usize>().ok()),
+            parts.next(),
+            parts.next(),
+        ) else {
+            return Err(
+                invalid("payload.actions[0].value is not an answer of this service").into(),
+            );
+        };
         let (Some(user), Some(channel)) = (
             payload["user"]["id"].as_str(),
             payload["channel"]["id"]
@@ -158,44 +192,64 @@ impl SlackService {
             .requests
             .request_by_id(&request_id)
             .await?
-            // Only a request this loop's app could have posted.
-            .filter(|r| r.loop_id == signed.loop_id || r.escalated_to() == Some(signed.loop_id))
             .ok_or_else(|| invalid("payload.actions[0].value names no request of this app"))?;
-        let Some((answer, label)) = one_click_answers(&request).into_iter().nth(index) else {
+        // Only a request the signing app could have posted: its loop's, or
+        // one escalated to it (several loops may share one app).
+        let Some(app) = signed
+            .apps
+            .iter()
+            .find(|(id, _)| request.loop_id == *id || request.escalated_to() == Some(*id))
+        else {
+            return Err(invalid("payload.actions[0].value names no request of this app").into());
+        };
+        let signed = &SignedBy {
+            apps: vec![app.clone()],
+        };
+        let offered = one_click_answers(&request);
+        let Some((answer, label)) = offered.into_iter().nth(index) else {
             return Err(invalid("payload.actions[0].value names no answer of this request").into());
         };
-        let outcome = self
-            .answer(
-                signed,
-                user,
-                &request_id,
-                request.quorum.is_none(),
-                request.status,
-                answer,
-            )
-            .await?;
-        if let SlackOutcome::Refused(why) = &outcome {
-            let told = self
-                .ports
-                .slack
-                .post_ephemeral(&signed.app.bot_token, channel, user, why)
-                .await;
-            if let Err(error) = told {
-                tracing::warn!(%error, "a Slack refusal could not be shown");
-            }
-        } else {
-            tracing::debug!(%label, "answered from Slack");
+        if answer_tag(&answer) != tag {
+            let why = "This request's answers changed since the message was posted: open it in \
+                reviewloop to answer. Nothing was changed.";
+            return self.refuse(signed, channel, user, why.into()).await;
         }
-        Ok(outcome)
+        match self.answer(signed, user, &request_id, answer).await? {
+            SlackOutcome::Refused(why) => self.refuse(signed, channel, user, why).await,
+            outcome => {
+                tracing::debug!(%label, "answered from Slack");
+                Ok(outcome)
+            }
+        }
     }
 
+    /// Tells the clicker why nothing changed, in a message only they see.
+    async fn refuse(
+        &self,
+        signed: &SignedBy,
+        channel: &str,
+        user: &str,
+        why: String,
+    ) -> Result<SlackOutcome, SlackError> {
+        let told = self
+            .ports
+            .slack
+            .post_ephemeral(&signed.app().bot_token, channel, user, &why)
+            .await;
+        if let Err(error) = told {
+            tracing::warn!(%error, "a Slack refusal could not be shown");
+        }
+        Ok(SlackOutcome::Refused(why))
+    }
+
+    /// Answers as the member `user` is. An answer to a pending request
+    /// records its claim in the same write, so a refused answer leaves no
+    /// claim behind.
     async fn answer(
         &self,
         signed: &SignedBy,
         user: &str,
         id: &RequestId,
-        one_decides: bool,
-        status: RequestStatus,
         answer: Value,
     ) -> Result<SlackOutcome, SlackError> {
         let Some(member) = self.member(signed, user).await? else {
@@ -205,11 +259,6 @@ impl SlackService {
                     .into(),
             ));
         };
-        if one_decides && status == RequestStatus::Pending {
-            if let Err(error) = self.requests.claim(&member, id).await {
-                return refusal(error);
-            }
-        }
         match self.requests.respond(&member, id, Some(answer), None).await {
             Ok(_) => Ok(SlackOutcome::Answered),
             Err(error) => refusal(error),
@@ -228,29 +277,22 @@ impl SlackService {
         let Some(account) = self.ports.accounts.user_by_email(&email).await? else {
             return Ok(None);
         };
-        let lp = self.ports.loops.loop_by_id(&signed.loop_id).await?;
+        let lp = self.ports.loops.loop_by_id(&signed.loop_id()).await?;
         if !lp.is_some_and(|lp| lp.is_active_member(&account.id))
             || account.status == AccountStatus::Suspended
         {
             return Ok(None);
         }
-        let account = account.into_record();
-        Ok(Some(Principal {
-            user_id: account.id,
-            email: account.email,
-            account_status: account.status,
-            api_key_id: None,
-            permissions: vec![Permission::RequestsRead, Permission::RequestsWrite],
-            rate_limit: 0,
-            plan: reviewloop_domain::Plan::Standard,
-            test: false,
-        }))
+        Ok(Some(Principal::person(
+            account,
+            vec![Permission::RequestsRead, Permission::RequestsWrite],
+        )))
     }
 
     /// The email Slack gives for `user` (`users.info`), remembered for ten
     /// minutes per loop; `None` when Slack shares none or cannot be asked.
     async fn email_of(&self, signed: &SignedBy, user: &str) -> Option<String> {
-        let key = (signed.loop_id, user.to_owned());
+        let key = (signed.loop_id(), user.to_owned());
         if let Ok(emails) = self.emails.lock() {
             if let Some((email, at)) = emails.get(&key) {
                 if at.elapsed() < EMAIL_TTL {
@@ -261,7 +303,7 @@ impl SlackService {
         match self
             .ports
             .slack
-            .user_email(&signed.app.bot_token, user)
+            .user_email(&signed.app().bot_token, user)
             .await
         {
             Ok(email) => {

@@ -75,20 +75,25 @@ impl SlackStore for SqlStore {
     async fn slack_apps(&self) -> Result<Vec<(LoopId, SlackApp)>, StoreError> {
         self.db
             .run(|conn| {
-                loops::table
+                let apps = loops::table
                     .filter(loops::slack_app.is_not_null())
                     .select((loops::id, loops::slack_app))
                     .load::<(String, Option<String>)>(conn)?
                     .into_iter()
-                    .map(|(id, app)| {
-                        let text = app.unwrap_or_default();
-                        let app = serde_json::from_str(&text)
+                    .filter_map(|(id, app)| {
+                        let found = serde_json::from_str(&app.unwrap_or_default())
                             .ok()
                             .and_then(|v| SlackApp::parse(&v).ok())
-                            .ok_or_else(|| corrupt("loop slack app", &id))?;
-                        Ok((parse("loop id", &id)?, app))
+                            .zip(id.parse::<LoopId>().ok());
+                        // One damaged row must not stop every other loop's
+                        // clicks; it is logged, and its loop's clicks fail.
+                        if found.is_none() {
+                            tracing::error!(loop_id = %id, "{}", corrupt("loop slack app", &id));
+                        }
+                        found.map(|(app, id)| (id, app))
                     })
-                    .collect()
+                    .collect::<Vec<_>>();
+                Ok(apps)
             })
             .await
     }

@@ -72,7 +72,7 @@ fn a_success_is_sent_and_clears_the_error() {
 }
 
 #[test]
-fn a_reset_link_is_forgotten_once_it_went_out_or_never_will() {
+fn one_time_links_are_forgotten_once_they_went_out_or_never_will() {
     let reset = || {
         let mut record = email().into_record();
         record.kind = NoticeKind::PasswordReset;
@@ -98,7 +98,15 @@ fn a_reset_link_is_forgotten_once_it_went_out_or_never_will() {
     let mut sent = reset();
     sent.record_attempt(t(1), None, &[10], 0.0);
     assert_eq!(sent.message.text, FORGOTTEN);
-    let mut other = email();
+    // A new request's email holds its member's one-click answer links.
+    let mut new_request = email();
+    new_request.record_attempt(t(1), None, &[10], 0.0);
+    assert_eq!(new_request.message.text, FORGOTTEN);
+    let mut other = {
+        let mut record = email().into_record();
+        record.kind = NoticeKind::Invitation;
+        Notice::restore(record)
+    };
     other.record_attempt(t(1), None, &[10], 0.0);
     assert_ne!(other.message.text, FORGOTTEN, "other notices keep theirs");
 }

@@ -72,6 +72,10 @@ pub enum Denied {
     /// An API key tried to manage API keys.
     #[error("API keys are managed by a person signed in to the web application")]
     KeysNeedPerson,
+    /// An API key tried to set up a Slack app, whose signing secret can
+    /// speak for every member of the loop.
+    #[error("A Slack app is set up by a person signed in to the web application")]
+    SlackAppNeedsPerson,
 }
 
 /// Every try to write lost to another writer. (409)

@@ -311,12 +311,15 @@ pub(crate) fn new_request_slack_app(
         answers
             .iter()
             .enumerate()
-            .map(|(i, (_, label))| {
+            .map(|(i, (answer, label))| {
+                let label: String = label.chars().take(crate::slack::BUTTON_CHARS).collect();
                 serde_json::json!({
                     "type": "button",
                     "action_id": format!("answer:{i}"),
                     "text": {"type": "plain_text", "text": label, "emoji": true},
-                    "value": format!("{}:{i}", request.id),
+                    // Where the answer is, and what it is: a click after the
+                    // options changed is refused, not taken as another one.
+                    "value": format!("{}:{i}:{}", request.id, crate::slack::answer_tag(answer)),
                 })
             })
             .collect()

@@ -190,17 +190,7 @@ impl PeopleService {
     }
 
     fn principal(user: User) -> Principal {
-        let user = user.into_record();
-        Principal {
-            user_id: user.id,
-            email: user.email,
-            account_status: user.status,
-            api_key_id: None,
-            permissions: Permission::ALL.to_vec(),
-            rate_limit: 0,
-            plan: reviewloop_domain::Plan::Standard,
-            test: false,
-        }
+        Principal::person(user, Permission::ALL.to_vec())
     }
 
     async fn hash(&self, password: &Password) -> Result<String, Bug> {

@@ -47,7 +47,7 @@ async fn only_a_fresh_click_signed_with_a_loops_secret_is_taken() {
         )
         .await
         .unwrap();
-    assert_eq!(signed.loop_id, lp.id);
+    assert_eq!(signed.loop_id(), lp.id);
     for (timestamp, signature, why) in [
         (
             now,
@@ -114,14 +114,14 @@ async fn a_click_from_someone_who_is_no_member_is_refused_to_them_alone() {
         .returning(|_, _, _, _| Ok(()));
     let svc = service(kit, &lp);
     let signed = SignedBy {
-        loop_id: lp.id,
-        app: app(),
+        apps: vec![(lp.id, app())],
     };
+    let yes = answer_tag(&json!("yes"));
     let click = json!({
         "type": "block_actions",
         "user": {"id": "U7"},
         "channel": {"id": "C9"},
-        "actions": [{"action_id": "answer:0", "value": format!("{id}:0")}],
+        "actions": [{"action_id": "answer:0", "value": format!("{id}:0:{yes}")}],
     });
     for _ in 0..2 {
         // The second click reads the email Slack gave from memory.
@@ -134,7 +134,7 @@ async fn a_click_from_someone_who_is_no_member_is_refused_to_them_alone() {
         json!({"type": "view_submission"}),
         json!({"type": "block_actions", "actions": [{"action_id": "other"}]}),
         json!({"type": "block_actions", "user": {"id": "U7"}, "channel": {"id": "C9"},
-               "actions": [{"action_id": "answer:9", "value": format!("{id}:9")}]}),
+               "actions": [{"action_id": "answer:9", "value": format!("{id}:9:{yes}")}]}),
         json!({"type": "block_actions", "user": {"id": "U7"}, "channel": {"id": "C9"},
                "actions": [{"action_id": "answer:0", "value": "nonsense"}]}),
     ] {
@@ -152,4 +152,39 @@ async fn a_click_from_someone_who_is_no_member_is_refused_to_them_alone() {
         .unwrap(),
         SlackOutcome::Ignored
     );
+}
+
+#[tokio::test]
+async fn a_button_whose_answer_changed_since_it_was_posted_answers_nothing() {
+    let mut kit = Kit::new();
+    let lp = kit.a_loop(&[2], &[]);
+    let mut request = crate::requests::tests::a_request(&kit).into_record();
+    request.loop_id = lp.id;
+    let request = reviewloop_domain::ReviewRequest::restore(request);
+    let id = request.id;
+    kit.requests()
+        .expect_request_by_id()
+        .returning(move |_| Ok(Some(request.clone())));
+    // Posted when option 0 was "approve"; it is "yes" now.
+    kit.slack().expect_user_email().never();
+    kit.slack()
+        .expect_post_ephemeral()
+        .withf(|_, _, _, text| text.contains("answers changed"))
+        .times(1)
+        .returning(|_, _, _, _| Ok(()));
+    let svc = service(kit, &lp);
+    let signed = SignedBy {
+        apps: vec![(lp.id, app())],
+    };
+    let stale = answer_tag(&json!("approve"));
+    let click = json!({
+        "type": "block_actions",
+        "user": {"id": "U7"},
+        "channel": {"id": "C9"},
+        "actions": [{"action_id": "answer:0", "value": format!("{id}:0:{stale}")}],
+    });
+    assert!(matches!(
+        svc.act(&signed, &click).await.unwrap(),
+        SlackOutcome::Refused(_)
+    ));
 }

@@ -119,7 +119,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         ports.changes.clone(),
         stopped.clone(),
     ));
-    let notifier = tokio::spawn(workers::send_notices(notices, stopped.clone()));
+    let notifier = tokio::spawn(workers::send_notices(
+        notices,
+        ports.changes.clone(),
+        stopped.clone(),
+    ));
     let numberer = tokio::spawn(workers::number_events(
         EventStream::new((&ports).into()),
         stopped.clone(),

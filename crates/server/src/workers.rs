@@ -222,7 +222,13 @@ pub(crate) async fn deliver_events(
         freed.as_mut().enable();
         let mut busy = false;
         match deliveries.dispatch_pending(DISPATCH_BATCH).await {
-            Ok(dispatched) => busy |= dispatched > 0,
+            Ok(dispatched) => {
+                busy |= dispatched > 0;
+                // Dispatching may have queued notices: their worker looks now.
+                if dispatched > 0 {
+                    hub.notices_written();
+                }
+            }
             Err(error) => tracing::warn!(%error, "event dispatch failed; retrying"),
         }
         let free = slots.available_permits();
@@ -278,10 +284,18 @@ const REMIND_BATCH: u32 = 200;
 /// Sends every due notice, a few at a time, until told to stop. A notice
 /// cut off by the stop keeps its lease until it runs out; then this or
 /// another instance sends it, so none is lost.
-pub(crate) async fn send_notices(notices: NoticeService, mut stop: watch::Receiver<bool>) {
+pub(crate) async fn send_notices(
+    notices: NoticeService,
+    hub: Arc<ChangeHub>,
+    mut stop: watch::Receiver<bool>,
+) {
     let slots = Arc::new(Semaphore::new(NOTICES_IN_FLIGHT));
     let mut reminded = tokio::time::Instant::now() - REMIND_EVERY;
     loop {
+        // Listening before the pass: notices queued during it still wake us.
+        let queued = hub.notices().notified();
+        tokio::pin!(queued);
+        queued.as_mut().enable();
         // Reminders become notices here, then go out with the rest.
         if reminded.elapsed() >= REMIND_EVERY {
             reminded = tokio::time::Instant::now();
@@ -327,6 +341,7 @@ pub(crate) async fn send_notices(notices: NoticeService, mut stop: watch::Receiv
         }
         tokio::select! {
             _ = tokio::time::sleep(NOTICE_TICK) => {}
+            () = &mut queued => {}
             _ = stop.changed() => break,
         }
     }

@@ -58,6 +58,7 @@ pub struct ChangeHub {
     requests: Mutex<HashMap<RequestId, (Arc<Watched>, usize)>>,
     events: Notify,
     outbox: Notify,
+    notices: Notify,
     pages: Notify,
 }
 
@@ -175,6 +176,18 @@ impl ChangeHub {
     /// What the outbox workers wait on between passes.
     pub fn outbox(&self) -> &Notify {
         &self.outbox
+    }
+
+    /// This instance queued notices (a dispatch pass wrote some): wakes
+    /// the notice worker, so a new request's email or Slack post leaves
+    /// at once rather than at its next tick.
+    pub fn notices_written(&self) {
+        self.notices.notify_waiters();
+    }
+
+    /// What the notice worker waits on between passes.
+    pub fn notices(&self) -> &Notify {
+        &self.notices
     }
 
     /// Requests with at least one waiter.

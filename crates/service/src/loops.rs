@@ -48,7 +48,7 @@ pub struct LoopInvite {
 }
 
 /// A change to a loop. `description: Some(None)` clears it.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Clone, Default, PartialEq)]
 pub struct LoopPatch {
     /// New name.
     pub name: Option<String>,
@@ -72,6 +72,26 @@ pub struct LoopPatch {
     pub escalation: Option<serde_json::Value>,
     /// The loop's rules, replaced whole; `Some(Null)` or `[]` clears them.
     pub rules: Option<serde_json::Value>,
+}
+
+// The Slack app's token and signing secret stay out of logs and panics.
+impl std::fmt::Debug for LoopPatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoopPatch")
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("icon", &self.icon)
+            .field(
+                "slack_webhook_url",
+                &self.slack_webhook_url.as_ref().map(|_| "<set>"),
+            )
+            .field("slack_app", &self.slack_app.as_ref().map(|_| "<set>"))
+            .field("reminders", &self.reminders)
+            .field("quorum", &self.quorum)
+            .field("escalation", &self.escalation)
+            .field("rules", &self.rules)
+            .finish()
+    }
 }
 
 /// The outcome of removing a member.

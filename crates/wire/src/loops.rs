@@ -310,8 +310,9 @@ pub struct NewLoopIn {
     pub icon: Option<String>,
 }
 
-/// A change to a loop; what is absent stays, `null` clears.
-#[derive(Debug, Deserialize, ToSchema)]
+/// A change to a loop; what is absent stays, `null` clears. Its `Debug`
+/// leaves out the Slack secrets.
+#[derive(Deserialize, ToSchema)]
 #[schema(as = LoopPatch)]
 pub struct LoopPatchIn {
     pub name: Option<String>,
@@ -338,6 +339,19 @@ pub struct LoopPatchIn {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<Vec<RuleSchema>>)]
     pub rules: Option<Value>,
+}
+
+impl std::fmt::Debug for LoopPatchIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoopPatchIn")
+            .field("name", &self.name)
+            .field(
+                "slack_webhook_url",
+                &self.slack_webhook_url.as_ref().map(|_| "<set>"),
+            )
+            .field("slack_app", &self.slack_app.as_ref().map(|_| "<set>"))
+            .finish_non_exhaustive()
+    }
 }
 
 /// A Slack app's settings (write only).

@@ -172,3 +172,18 @@ fn an_alternate_event_carries_its_object_at_the_top() {
     assert_eq!(body["review"]["id"], "r1");
     assert!(body.get("data").is_none());
 }
+
+#[test]
+fn a_loop_patch_body_never_prints_a_slack_apps_secrets() {
+    let body: reviewloop_wire::loops::LoopPatchIn = serde_json::from_value(serde_json::json!({
+        "name": "Ops",
+        "slack_app": {"bot_token": "xoxb-never-shown", "signing_secret": "SECRET-0123456789", "channel": "#x"},
+    }))
+    .unwrap();
+    let shown = format!("{body:?}");
+    assert!(
+        !shown.contains("xoxb") && !shown.contains("SECRET"),
+        "{shown}"
+    );
+    assert!(shown.contains("Ops"));
+}

@@ -567,3 +567,22 @@ async fn only_an_active_member_sets_their_own_notifications() {
         ));
     }
 }
+
+#[test]
+fn a_loop_patch_never_prints_a_slack_apps_secrets() {
+    let patch = LoopPatch {
+        slack_app: Some(serde_json::json!({
+            "bot_token": "xoxb-never-shown", "signing_secret": "0123456789abcdefSECRET", "channel": "#x"
+        })),
+        slack_webhook_url: Some(Some(
+            "https://hooks.slack.com/services/T/B/secretpath".into(),
+        )),
+        ..LoopPatch::default()
+    };
+    let shown = format!("{patch:?}");
+    assert!(
+        !shown.contains("xoxb") && !shown.contains("SECRET") && !shown.contains("secretpath"),
+        "{shown}"
+    );
+    assert!(shown.contains("slack_app: Some(\"<set>\")"), "{shown}");
+}

@@ -192,10 +192,11 @@ async fn render(
                 (priority_badge(r.priority)) " " (status_badge(r.status))
                 @if let Some(name) = &loop_name { span.loop-name { (name) } }
                 p.deadline {
-                    @if r.status.is_open() {
-                        "Times out " (layout::time(r.timeout_at, now))
-                    } @else {
-                        "Deadline was " (layout::time(r.timeout_at, now))
+                    @match (r.status, r.response_at, r.cancelled_at) {
+                        (s, _, _) if s.is_open() => { "Times out " (layout::time(r.timeout_at, now)) }
+                        (RequestStatus::Completed, Some(at), _) => { "Answered " (layout::time(at, now)) }
+                        (RequestStatus::Cancelled, _, Some(at)) => { "Cancelled " (layout::time(at, now)) }
+                        _ => { "Timed out " (layout::time(r.timeout_at, now)) }
                     }
                 }
             }

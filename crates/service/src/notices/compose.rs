@@ -120,6 +120,14 @@ pub(crate) fn new_request_email(
     }
 }
 
+/// The first lines of request text as a Slack block quote, escaped.
+fn slack_quote(text: &str) -> String {
+    excerpt(text)
+        .lines()
+        .map(|l| format!("> {}\n", slack_escape(l)))
+        .collect()
+}
+
 /// Escapes the three characters Slack reads as markup.
 fn slack_escape(text: &str) -> String {
     text.replace('&', "&amp;")
@@ -129,10 +137,7 @@ fn slack_escape(text: &str) -> String {
 
 /// The Slack message announcing a new request to a loop's channel.
 pub(crate) fn new_request_slack(request: &ReviewRequest, lp: &Loop, links: &Links) -> Message {
-    let quoted: String = excerpt(&request.request_text)
-        .lines()
-        .map(|l| format!("> {}\n", slack_escape(l)))
-        .collect();
+    let quoted = slack_quote(&request.request_text);
     let subject = format!(
         "New {} request in {}",
         request.priority.as_str(),
@@ -303,10 +308,7 @@ pub(crate) fn new_request_slack_app(
         request.priority.as_str(),
         slack_escape(lp.name.as_str())
     );
-    let quoted: String = excerpt(&request.request_text)
-        .lines()
-        .map(|l| format!("> {}\n", slack_escape(l)))
-        .collect();
+    let quoted = slack_quote(&request.request_text);
     let mut buttons: Vec<serde_json::Value> = if answers.len() <= SLACK_BUTTONS {
         answers
             .iter()
@@ -372,10 +374,7 @@ pub(crate) fn ended_request_slack_app(
         reviewloop_domain::RequestStatus::Cancelled => "Cancelled by the requester".into(),
         _ => "Still open".into(),
     };
-    let quoted: String = excerpt(&request.request_text)
-        .lines()
-        .map(|l| format!("> {}\n", slack_escape(l)))
-        .collect();
+    let quoted = slack_quote(&request.request_text);
     let text = format!("{outcome} in {}", slack_escape(lp.name.as_str()));
     let blocks = serde_json::json!([
         {"type": "section", "text": {"type": "mrkdwn", "text": format!("{quoted}")}},

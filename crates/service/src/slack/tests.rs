@@ -1,6 +1,6 @@
 use hmac::{Hmac, Mac};
 use reviewloop_domain::SlackApp;
-use serde_json::json;
+use serde_json::{json, Value};
 use sha2::Sha256;
 
 use super::*;
@@ -30,6 +30,28 @@ fn service(mut kit: Kit, lp: &reviewloop_domain::Loop) -> SlackService {
         .returning(move || Ok(vec![found.clone()]));
     let requests = RequestService::new(Kit::new().ports(), "http://127.0.0.1");
     SlackService::new(kit.ports(), requests)
+}
+
+/// A request of `lp` (options yes/no) that the store serves; its id.
+fn serve_request(kit: &mut Kit, lp: &reviewloop_domain::Loop) -> RequestId {
+    let mut request = crate::requests::tests::a_request(kit).into_record();
+    request.loop_id = lp.id;
+    let request = reviewloop_domain::ReviewRequest::restore(request);
+    let id = request.id;
+    kit.requests()
+        .expect_request_by_id()
+        .returning(move |_| Ok(Some(request.clone())));
+    id
+}
+
+/// Slack user U7's click, in channel C9, on the first button, whose value is `value`.
+fn click(value: &str) -> Value {
+    json!({
+        "type": "block_actions",
+        "user": {"id": "U7"},
+        "channel": {"id": "C9"},
+        "actions": [{"action_id": "answer:0", "value": value}],
+    })
 }
 
 #[tokio::test]
@@ -88,13 +110,7 @@ async fn only_a_fresh_click_signed_with_a_loops_secret_is_taken() {
 async fn a_click_from_someone_who_is_no_member_is_refused_to_them_alone() {
     let mut kit = Kit::new();
     let lp = kit.a_loop(&[2], &[]);
-    let mut request = crate::requests::tests::a_request(&kit).into_record();
-    request.loop_id = lp.id;
-    let request = reviewloop_domain::ReviewRequest::restore(request);
-    let id = request.id;
-    kit.requests()
-        .expect_request_by_id()
-        .returning(move |_| Ok(Some(request.clone())));
+    let id = serve_request(&mut kit, &lp);
     kit.slack()
         .expect_user_email()
         .times(1)
@@ -117,12 +133,7 @@ async fn a_click_from_someone_who_is_no_member_is_refused_to_them_alone() {
         apps: vec![(lp.id, app())],
     };
     let yes = answer_tag(&json!("yes"));
-    let click = json!({
-        "type": "block_actions",
-        "user": {"id": "U7"},
-        "channel": {"id": "C9"},
-        "actions": [{"action_id": "answer:0", "value": format!("{id}:0:{yes}")}],
-    });
+    let click = click(&format!("{id}:0:{yes}"));
     for _ in 0..2 {
         // The second click reads the email Slack gave from memory.
         assert!(matches!(
@@ -158,13 +169,7 @@ async fn a_click_from_someone_who_is_no_member_is_refused_to_them_alone() {
 async fn a_button_whose_answer_changed_since_it_was_posted_answers_nothing() {
     let mut kit = Kit::new();
     let lp = kit.a_loop(&[2], &[]);
-    let mut request = crate::requests::tests::a_request(&kit).into_record();
-    request.loop_id = lp.id;
-    let request = reviewloop_domain::ReviewRequest::restore(request);
-    let id = request.id;
-    kit.requests()
-        .expect_request_by_id()
-        .returning(move |_| Ok(Some(request.clone())));
+    let id = serve_request(&mut kit, &lp);
     // Posted when option 0 was "approve"; it is "yes" now.
     kit.slack().expect_user_email().never();
     kit.slack()
@@ -177,12 +182,7 @@ async fn a_button_whose_answer_changed_since_it_was_posted_answers_nothing() {
         apps: vec![(lp.id, app())],
     };
     let stale = answer_tag(&json!("approve"));
-    let click = json!({
-        "type": "block_actions",
-        "user": {"id": "U7"},
-        "channel": {"id": "C9"},
-        "actions": [{"action_id": "answer:0", "value": format!("{id}:0:{stale}")}],
-    });
+    let click = click(&format!("{id}:0:{stale}"));
     assert!(matches!(
         svc.act(&signed, &click).await.unwrap(),
         SlackOutcome::Refused(_)

@@ -143,18 +143,11 @@ pub struct HttpWebhookClient {
 impl HttpWebhookClient {
     /// A client; `allow_private` lets targets be internal (tests, local use).
     pub fn new(allow_private: bool) -> Result<Self, reqwest::Error> {
-        let client = reqwest::Client::builder()
-            .redirect(Policy::none())
-            // A proxy from the environment would resolve names itself and
-            // bypass the resolver below.
-            .no_proxy()
-            .timeout(DELIVERY_TIMEOUT)
-            .connect_timeout(DELIVERY_TIMEOUT)
-            .dns_resolver(Arc::new(GuardedResolver { allow_private }))
-            .user_agent(concat!("reviewloop-webhooks/", env!("CARGO_PKG_VERSION")))
-            .build()?;
         Ok(Self {
-            client,
+            client: guarded_client(
+                allow_private,
+                concat!("reviewloop-webhooks/", env!("CARGO_PKG_VERSION")),
+            )?,
             allow_private,
         })
     }
@@ -162,21 +155,46 @@ impl HttpWebhookClient {
     /// Refuses URLs that are not http(s), and literal internal addresses
     /// (the resolver never sees those).
     fn check_literal(&self, url: &str) -> Result<Url, String> {
-        let parsed = Url::parse(url).map_err(|e| format!("invalid URL: {e}"))?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err("URL must be http or https".into());
-        }
-        let literal = match parsed.host() {
-            Some(url::Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
-            Some(url::Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
-            Some(url::Host::Domain(_)) => None,
-            None => return Err("URL must name a host".into()),
-        };
-        if let Some(ip) = literal.filter(|ip| !self.allow_private && is_internal(*ip)) {
-            return Err(format!("{ip} is an internal address"));
-        }
-        Ok(parsed)
+        check_literal(url, self.allow_private)
     }
+}
+
+/// An HTTP client for targets users name (webhooks, callbacks, push
+/// services): no redirects, ten seconds, and names resolved only to
+/// addresses the guard allows.
+pub(crate) fn guarded_client(
+    allow_private: bool,
+    user_agent: &'static str,
+) -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .redirect(Policy::none())
+        // A proxy from the environment would resolve names itself and
+        // bypass the resolver below.
+        .no_proxy()
+        .timeout(DELIVERY_TIMEOUT)
+        .connect_timeout(DELIVERY_TIMEOUT)
+        .dns_resolver(Arc::new(GuardedResolver { allow_private }))
+        .user_agent(user_agent)
+        .build()
+}
+
+/// Refuses URLs that are not http(s), and literal internal addresses
+/// unless `allow_private` (the resolver never sees those).
+pub(crate) fn check_literal(url: &str, allow_private: bool) -> Result<Url, String> {
+    let parsed = Url::parse(url).map_err(|e| format!("invalid URL: {e}"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err("URL must be http or https".into());
+    }
+    let literal = match parsed.host() {
+        Some(url::Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
+        Some(url::Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
+        Some(url::Host::Domain(_)) => None,
+        None => return Err("URL must name a host".into()),
+    };
+    if let Some(ip) = literal.filter(|ip| !allow_private && is_internal(*ip)) {
+        return Err(format!("{ip} is an internal address"));
+    }
+    Ok(parsed)
 }
 
 #[async_trait]

@@ -12,6 +12,7 @@ pub mod passwords;
 pub mod qr;
 pub mod rate_limit;
 pub mod slack_api;
+pub mod web_push;
 
 pub use clock::SystemClock;
 pub use db::{
@@ -26,3 +27,4 @@ pub use passwords::Argon2Passwords;
 pub use qr::PngQrRenderer;
 pub use rate_limit::InMemoryRateLimiter;
 pub use slack_api::{HttpSlackApi, DEFAULT_SLACK_API_URL};
+pub use web_push::HttpPushGateway;

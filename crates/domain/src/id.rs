@@ -198,6 +198,10 @@ typed_id!(
     /// Identifies a notice (an email or Slack message to send).
     NoticeId
 );
+typed_id!(
+    /// Identifies a device subscribed to Web Push.
+    PushSubscriptionId
+);
 
 #[cfg(test)]
 mod tests {

@@ -23,6 +23,7 @@ mod id;
 mod member;
 mod notice;
 mod person;
+mod push;
 mod quorum;
 mod receipt;
 mod request;
@@ -46,14 +47,18 @@ pub use error::{FieldError, TransitionError, ValidationError};
 pub use event::{Event, EventFacts, EventType};
 pub use form::{Field, FieldKind, Form};
 pub use id::{
-    ApiKeyId, DeliveryId, EventId, InvalidId, LoopId, NoticeId, ObjectId, RequestId, ReviewId,
-    TemplateId, UserId, WebhookId,
+    ApiKeyId, DeliveryId, EventId, InvalidId, LoopId, NoticeId, ObjectId, PushSubscriptionId,
+    RequestId, ReviewId, TemplateId, UserId, WebhookId,
 };
 pub use member::{Member, MemberRecord, MemberStatus};
 pub use notice::{
     Channel, Message, NewNotice, Notice, NoticeKind, NoticeRecord, NoticeStatus, NotifyLevel,
 };
 pub use person::Password;
+pub use push::{
+    device_name, push_ttl, push_urgency, NewPushSubscription, PushPayload, PushSubscription,
+    VapidKey, MAX_DEVICE_CHARS, MAX_ENDPOINT_CHARS, MAX_PUSH_TTL_SECONDS,
+};
 pub use receipt::Receipt;
 pub use receipt::{sha256_hex, RECEIPT_ALG};
 pub use request::{

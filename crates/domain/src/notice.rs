@@ -48,6 +48,9 @@ api_enum!(
         Slack => "slack",
         /// A message posted or changed by the loop's Slack app.
         SlackApp => "slack_app",
+        /// A Web Push to one of a member's devices (`to` holds the
+        /// subscription's id).
+        Push => "push",
     }
 );
 

@@ -83,3 +83,67 @@ impl FromRequest for Caller {
         ready(caller.ok_or_else(|| ServiceError::Unauthenticated(messages::MISSING_KEY).into()))
     }
 }
+
+/// The name of the web application's session cookie.
+const SESSION_COOKIE: &str = "rl_session";
+
+/// Middleware of the routes a signed-in page calls as well as a program
+/// (Web Push devices): an API key when the call carries one, else the web
+/// session's cookie with the session's anti-forgery token in
+/// `X-CSRF-Token`. A session's calls count against no allowance, like
+/// the pages themselves.
+pub(crate) async fn key_or_session(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, Error> {
+    let session = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned());
+    let (false, Some(token)) = (req.headers().contains_key(AUTHORIZATION), session) else {
+        return authenticate(req, next).await;
+    };
+    let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
+        let error = ApiError::from(ServiceError::Unexpected("application state missing".into()));
+        return Ok(req.error_response(error));
+    };
+    let csrf = req
+        .headers()
+        .get("x-csrf-token")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    match state
+        .auth
+        .authenticate_session(&token, csrf.as_deref())
+        .await
+    {
+        Ok(principal) => {
+            req.extensions_mut().insert(SessionCaller(principal));
+            Ok(next.call(req).await?.map_into_boxed_body())
+        }
+        Err(error) => Ok(req.error_response(ApiError::from(error))),
+    }
+}
+
+/// A person calling from a signed-in page.
+#[derive(Debug, Clone)]
+struct SessionCaller(Principal);
+
+/// Whoever calls a route that takes an API key or a web session.
+#[derive(Debug, Clone)]
+pub(crate) struct KeyOrSession(pub Principal);
+
+impl FromRequest for KeyOrSession {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let extensions = req.extensions();
+        let principal = extensions
+            .get::<Caller>()
+            .map(|c| c.principal.clone())
+            .or_else(|| extensions.get::<SessionCaller>().map(|s| s.0.clone()));
+        ready(
+            principal
+                .map(KeyOrSession)
+                .ok_or_else(|| ServiceError::Unauthenticated(messages::MISSING_KEY).into()),
+        )
+    }
+}

@@ -46,6 +46,8 @@ pub struct AppState {
     pub(crate) rendered: Arc<crate::rendered::RenderedRequests>,
     /// Answers from loops' Slack apps.
     pub slack: Arc<reviewloop_service::SlackService>,
+    /// Web Push devices and the key they subscribe with.
+    pub push: reviewloop_service::PushService,
 }
 
 impl AppState {
@@ -72,6 +74,7 @@ impl AppState {
                 (&ports).into(),
                 RequestService::new((&ports).into(), public_url),
             )),
+            push: reviewloop_service::PushService::new((&ports).into(), public_url),
             requests: RequestService::new((&ports).into(), public_url),
         }
     }

@@ -102,6 +102,8 @@ fn ports(permissions: Vec<Permission>, allowed: bool) -> Ports {
         answer_links: Arc::new(reviewloop_ports::MockAnswerLinkStore::new()),
         slack: Arc::new(reviewloop_ports::MockSlackApi::new()),
         slack_posts: Arc::new(reviewloop_ports::MockSlackStore::new()),
+        push: Arc::new(reviewloop_ports::MockPushStore::new()),
+        push_gateway: Arc::new(reviewloop_ports::MockPushGateway::new()),
         mailer: None,
         feed: Arc::new(reviewloop_ports::MockEventFeed::new()),
         guard: Arc::new(MockTargetGuard::new()),

@@ -9,6 +9,7 @@ mod idempotency;
 mod notices;
 mod operations;
 mod people;
+mod push;
 mod receipts;
 mod reviews;
 mod slack;
@@ -24,6 +25,7 @@ pub use idempotency::{IdempotencyBegin, IdempotencyStore};
 pub use notices::{AnswerLinkStore, LeasedNotice, Mail, Mailer, NoticeQueue};
 pub use operations::{AttemptResult, Backlog, Meter, NoMeter, OperationsStore, Queue};
 pub use people::{HashError, PasswordHasher, PeopleStore, Session};
+pub use push::{PushFailure, PushGateway, PushStore, WebPush};
 pub use receipts::{ReceiptKey, ReceiptKeyStore};
 pub use reviews::{ReviewPage, ReviewQuery, ReviewScope, ReviewStore};
 pub use slack::{SlackApi, SlackFailure, SlackPost, SlackStore};
@@ -48,6 +50,8 @@ pub use notices::{MockAnswerLinkStore, MockMailer, MockNoticeQueue};
 pub use operations::MockOperationsStore;
 #[cfg(feature = "mock")]
 pub use people::{MockPasswordHasher, MockPeopleStore};
+#[cfg(feature = "mock")]
+pub use push::{MockPushGateway, MockPushStore};
 #[cfg(feature = "mock")]
 pub use receipts::MockReceiptKeyStore;
 #[cfg(feature = "mock")]

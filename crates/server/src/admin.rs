@@ -8,7 +8,9 @@ use reviewloop_ports::NoMeter;
 use reviewloop_service::{AccountService, NewKey, PeopleService};
 use serde_json::{json, Value};
 
-use crate::cli::{AccountCommand, AuditCommand, KeyCommand, ReceiptKeyCommand, UserCommand};
+use crate::cli::{
+    AccountCommand, AuditCommand, KeyCommand, ReceiptKeyCommand, UserCommand, VapidKeyCommand,
+};
 use crate::config::Config;
 use crate::{open_database, ports};
 
@@ -220,6 +222,34 @@ pub async fn receipt_key(config: &Config, command: ReceiptKeyCommand) -> anyhow:
                 output.json,
                 json!({"key_id": key_id}),
                 format!("new receipt key {key_id}; the old ones stay listed"),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `reviewloop vapid-key ...`.
+pub async fn vapid_key(config: &Config, command: VapidKeyCommand) -> anyhow::Result<()> {
+    let (db, _) = open_database(config, Arc::new(NoMeter)).await?;
+    let all = ports(db, config, Arc::new(NoMeter))?.0;
+    let push =
+        reviewloop_service::PushService::new((&all).into(), &config.public_url_for(config.bind));
+    match command {
+        VapidKeyCommand::Show { output } => {
+            let key = push.public_key().await?;
+            print(output.json, json!({"public_key": key}), key);
+        }
+        VapidKeyCommand::Rotate { output } => {
+            let removed = push.rotate_key().await?;
+            let key = push.public_key().await?;
+            print(
+                output.json,
+                json!({"public_key": key, "removed_subscriptions": removed}),
+                format!(
+                    "new VAPID public key {key}\n{removed} subscribed devices were removed: \
+                     subscriptions must be renewed, so each person turns \
+                     \"Notify me on this device\" on again on their account page"
+                ),
             );
         }
     }

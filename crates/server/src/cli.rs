@@ -128,6 +128,26 @@ pub enum Command {
     /// The accounts' audit chains.
     #[command(subcommand)]
     Audit(AuditCommand),
+    /// The key pair that signs Web Push notifications (VAPID).
+    #[command(subcommand)]
+    VapidKey(VapidKeyCommand),
+}
+
+/// VAPID key commands.
+#[derive(Debug, Subcommand)]
+pub enum VapidKeyCommand {
+    /// Show the public key browsers subscribe with (made if there is none).
+    Show {
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Make a new key pair. Every device subscribed with the old one is
+    /// removed: each person must turn notifications on again. Running
+    /// instances switch to the new key within a minute.
+    Rotate {
+        #[command(flatten)]
+        output: Output,
+    },
 }
 
 /// Audit commands.

@@ -11,8 +11,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use reviewloop_adapters::{
-    redacted_url, Argon2Passwords, Database, HttpSlackApi, HttpWebhookClient, InMemoryRateLimiter,
-    PngQrRenderer, RandomIds, SharedRateLimiter, SmtpMailer, SqlStore, SystemClock,
+    redacted_url, Argon2Passwords, Database, HttpPushGateway, HttpSlackApi, HttpWebhookClient,
+    InMemoryRateLimiter, PngQrRenderer, RandomIds, SharedRateLimiter, SmtpMailer, SqlStore,
+    SystemClock,
 };
 use reviewloop_ports::{Meter, NoMeter, RateLimiter};
 use reviewloop_service::{ChangeHub, Ports, ReceiptKeys};
@@ -70,6 +71,11 @@ pub(crate) fn ports(
         notices: store.clone(),
         answer_links: store.clone(),
         slack_posts: store.clone(),
+        push: store.clone(),
+        push_gateway: Arc::new(
+            HttpPushGateway::new(config.allow_private_targets)
+                .context("cannot build the push client")?,
+        ),
         slack: Arc::new(HttpSlackApi::new(&config.slack_api_url).map_err(anyhow::Error::msg)?),
         operations: store.clone(),
         deliveries: store,
@@ -112,6 +118,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Key(command) => admin::key(&config, command).await,
         Command::Account(command) => admin::account(&config, command).await,
         Command::ReceiptKey(command) => admin::receipt_key(&config, command).await,
+        Command::VapidKey(command) => admin::vapid_key(&config, command).await,
         Command::Audit(command) => admin::audit(&config, command).await,
     }
 }

@@ -91,6 +91,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let public_url = config.public_url_for(bound);
     let state = AppState::new(ports.clone(), &public_url)
         .with_trusted_proxies(config.trusted_proxies.clone());
+    // Likewise the VAPID key pair, so the first browser finds it.
+    state.push.ensure_key().await?;
     let pages = web_state(&state, ports.clone(), &public_url, &config);
     if let Some(user) = bootstrapped {
         let link = pages.people().password_link(&user).await?;

@@ -18,6 +18,7 @@ mod operations;
 mod people;
 mod ports;
 mod principal;
+mod push;
 mod receipts;
 mod requests;
 mod reviews;
@@ -67,6 +68,7 @@ pub use ports::{
     RequestPorts, ReviewPorts, SlackPorts, TemplatePorts, WebhookPorts,
 };
 pub use principal::Principal;
+pub use push::{DeviceError, PushService, SubscribeError, TestPush, VapidKeyError, MAX_DEVICES};
 pub use receipts::{
     PublicKey, ReceiptKeyError, ReceiptKeys, SweepError, REFRESH as RECEIPT_KEY_REFRESH,
 };

@@ -8,7 +8,8 @@ use reviewloop_domain::{
     NoticeId, NoticeKind, NoticeStatus, ReviewId, User, UserId,
 };
 use reviewloop_ports::{
-    AttemptResult, Clock, IdSource, LeasedNotice, Mail, Outgoing, SlackPost, StoreError,
+    AttemptResult, Clock, IdSource, LeasedNotice, Mail, Outgoing, PushFailure, SlackPost,
+    StoreError, WebPush,
 };
 use serde_json::json;
 
@@ -16,6 +17,7 @@ use crate::loops::LoopCache;
 use crate::people::RESET_LINK_HOURS;
 use crate::ports::NoticePorts;
 use crate::principal::Principal;
+use crate::push::{vapid_contact, VapidKeys};
 use crate::reviews::NEWLY_ASSIGNED;
 
 use compose::Links;
@@ -49,6 +51,7 @@ pub struct NoticeService {
     ports: NoticePorts,
     public_url: String,
     schedule: Vec<i64>,
+    vapid: std::sync::Arc<VapidKeys>,
 }
 
 impl NoticeService {
@@ -59,6 +62,7 @@ impl NoticeService {
             ports,
             public_url: public_url.trim_end_matches('/').to_owned(),
             schedule,
+            vapid: std::sync::Arc::new(VapidKeys::new()),
         }
     }
 
@@ -92,16 +96,29 @@ impl NoticeService {
         let Some(request_id) = event.request_id else {
             return Ok(Planned::default());
         };
-        // Without email, only a loop with a Slack channel is told of a new
-        // request: most loops need no read of the request at all.
+        // Without email, only a loop with a Slack channel or a member with
+        // a device is told of a new request: most loops need no read of the
+        // request at all.
         if !escalated && self.ports.mailer.is_none() {
-            let slack = match event.loop_id {
+            let lp = match event.loop_id {
                 Some(id) => self.ports.loops.loop_by_id(&id).await?,
                 None => None,
-            }
-            .is_some_and(|lp| lp.slack_webhook_url.is_some() || lp.slack_app.is_some());
-            if !slack {
+            };
+            let Some(lp) = lp else {
                 return Ok(Planned::default());
+            };
+            let slack = lp.slack_webhook_url.is_some() || lp.slack_app.is_some();
+            if !slack {
+                let members: Vec<UserId> = lp.active_members().map(|m| m.user_id).collect();
+                if self
+                    .ports
+                    .push
+                    .push_subscriptions_of(&members)
+                    .await?
+                    .is_empty()
+                {
+                    return Ok(Planned::default());
+                }
             }
         }
         let Some(request) = self.ports.requests.request_by_id(&request_id).await? else {
@@ -194,6 +211,30 @@ impl NoticeService {
             planned
                 .notices
                 .push(self.notice(about(Channel::SlackApp, None, None, message)));
+        }
+        // Each member the notification preference selects is pushed on
+        // each of their devices: one notice per device, so a device that
+        // failed is tried again without pushing twice to the others.
+        let pushed: Vec<UserId> = request
+            .broadcasted_to
+            .iter()
+            .filter(|b| escalated == (b.role == reviewloop_domain::ESCALATION_ROLE))
+            .filter(|b| {
+                lp.member(&b.user_id)
+                    .is_some_and(|m| m.notify.wants(request.priority))
+            })
+            .map(|b| b.user_id)
+            .collect();
+        if !pushed.is_empty() {
+            let message = compose::new_request_push(&request, &lp);
+            for device in self.ports.push.push_subscriptions_of(&pushed).await? {
+                planned.notices.push(self.notice(about(
+                    Channel::Push,
+                    Some(device.user_id),
+                    Some(device.id.to_string()),
+                    message.clone(),
+                )));
+            }
         }
         Ok(planned)
     }
@@ -392,6 +433,7 @@ impl NoticeService {
             Channel::Email => self.email(&notice).await,
             Channel::Slack => self.slack(&notice).await,
             Channel::SlackApp => self.slack_app(&notice).await,
+            Channel::Push => self.push(&notice).await,
         };
         // Nothing to send to, or nothing to send with: trying again cannot help.
         let (error, schedule) = match &outcome {
@@ -532,6 +574,88 @@ impl NoticeService {
                 }
                 Ok(())
             }
+        }
+    }
+
+    /// Pushes a new request to one device, as the request stands now: not
+    /// at all once it ended (nobody can answer it any more), with a `TTL`
+    /// up to its deadline and an `Urgency` from its priority. A device its
+    /// push service no longer knows is removed.
+    async fn push(&self, notice: &Notice) -> Result<(), Attempt> {
+        let failed = |e: StoreError| Attempt::Failed(e.to_string());
+        let device = notice
+            .to
+            .as_deref()
+            .and_then(|id| reviewloop_domain::PushSubscriptionId::parse(id).ok());
+        let device = match device {
+            Some(id) => self
+                .ports
+                .push
+                .push_subscription(&id)
+                .await
+                .map_err(failed)?,
+            None => None,
+        };
+        // Removed, or given to whoever subscribed the browser since.
+        let Some(device) = device.filter(|d| Some(d.user_id) == notice.recipient_id) else {
+            return Err(Attempt::Hopeless("the device was removed".into()));
+        };
+        let request = match notice.request_id {
+            Some(id) => self
+                .ports
+                .requests
+                .request_by_id(&id)
+                .await
+                .map_err(failed)?,
+            None => None,
+        };
+        let Some(request) = request else {
+            return Err(Attempt::Hopeless("the request is gone".into()));
+        };
+        if !request.status.is_open() {
+            return Err(Attempt::Hopeless(
+                "not pushed: the request ended first".into(),
+            ));
+        }
+        let now = self.ports.clock.now();
+        let key = self
+            .vapid
+            .get(&*self.ports.push, &*self.ports.push_gateway, now)
+            .await
+            .map_err(|e| Attempt::Failed(format!("no VAPID key: {e}")))?;
+        let payload = reviewloop_domain::PushPayload {
+            title: notice.message.subject.clone(),
+            body: notice.message.text.clone(),
+            url: Links::new(&self.public_url, &request).review,
+            request_id: Some(request.id),
+            priority: Some(request.priority),
+        };
+        let push = WebPush {
+            payload: payload.to_json().to_string().into_bytes(),
+            ttl: reviewloop_domain::push_ttl(now, request.timeout_at),
+            urgency: reviewloop_domain::push_urgency(request.priority),
+            // A retry replaces a copy the push service still holds.
+            topic: Some(notice.id.to_string()),
+            subscription: device,
+        };
+        let contact = vapid_contact(&self.public_url);
+        match self.ports.push_gateway.push(&key, &contact, &push).await {
+            Ok(()) => Ok(()),
+            Err(PushFailure::Gone(why)) => {
+                if let Err(error) = self
+                    .ports
+                    .push
+                    .delete_push_subscription(&push.subscription.id)
+                    .await
+                {
+                    tracing::warn!(%error, "a device its push service forgot could not be removed");
+                }
+                Err(Attempt::Hopeless(format!(
+                    "the push service no longer knows the device ({why}); it was removed"
+                )))
+            }
+            Err(PushFailure::Refused(why)) => Err(Attempt::Hopeless(why)),
+            Err(PushFailure::Unreachable(why)) => Err(Attempt::Failed(why)),
         }
     }
 

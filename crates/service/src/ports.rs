@@ -10,8 +10,8 @@ use reviewloop_domain::{EventId, ValidationError};
 use reviewloop_ports::{
     AccountStore, AnswerLinkStore, AuditStore, Clock, DeliveryQueue, EventFeed, IdSource,
     IdempotencyStore, LoopStore, Mailer, Meter, NoticeQueue, OperationsStore, PasswordHasher,
-    PeopleStore, QrRenderer, RateLimiter, RequestStore, ReviewStore, SlackApi, SlackStore,
-    TargetGuard, TemplateStore, WebhookSender, WebhookStore,
+    PeopleStore, PushGateway, PushStore, QrRenderer, RateLimiter, RequestStore, ReviewStore,
+    SlackApi, SlackStore, TargetGuard, TemplateStore, WebhookSender, WebhookStore,
 };
 
 use crate::receipts::ReceiptKeys;
@@ -46,6 +46,10 @@ pub struct Ports {
     pub slack: Arc<dyn SlackApi>,
     /// What loops' Slack apps posted, and the apps.
     pub slack_posts: Arc<dyn SlackStore>,
+    /// People's Web Push devices and the server's VAPID key.
+    pub push: Arc<dyn PushStore>,
+    /// Encrypts, signs and delivers pushes.
+    pub push_gateway: Arc<dyn PushGateway>,
     /// Sends email; `None` when no SMTP server is configured.
     pub mailer: Option<Arc<dyn Mailer>>,
     /// The outbox read as a stream.
@@ -145,6 +149,7 @@ service_ports!(
     AuthPorts {
         accounts: Arc<dyn AccountStore>,
         limiter: Arc<dyn RateLimiter>,
+        people: Arc<dyn PeopleStore>,
         clock: Arc<dyn Clock>,
     }
 );
@@ -199,12 +204,25 @@ service_ports!(
         notices: Arc<dyn NoticeQueue>,
         slack: Arc<dyn SlackApi>,
         slack_posts: Arc<dyn SlackStore>,
+        push: Arc<dyn PushStore>,
+        push_gateway: Arc<dyn PushGateway>,
         loops: Arc<dyn LoopStore>,
         requests: Arc<dyn RequestStore>,
         reviews: Arc<dyn ReviewStore>,
         sender: Arc<dyn WebhookSender>,
         mailer: Option<Arc<dyn Mailer>>,
         meter: Arc<dyn Meter>,
+        clock: Arc<dyn Clock>,
+        ids: Arc<dyn IdSource>,
+    }
+);
+
+service_ports!(
+    /// What [`crate::PushService`] uses.
+    PushPorts {
+        push: Arc<dyn PushStore>,
+        push_gateway: Arc<dyn PushGateway>,
+        guard: Arc<dyn TargetGuard>,
         clock: Arc<dyn Clock>,
         ids: Arc<dyn IdSource>,
     }

@@ -13,12 +13,12 @@ use reviewloop_ports::{
     AccountStore, AnswerLinkStore, AuditStore, Clock, DeliveryQueue, EventFeed, IdSource,
     IdempotencyStore, LoopStore, MockAccountStore, MockAnswerLinkStore, MockAuditStore,
     MockDeliveryQueue, MockEventFeed, MockIdempotencyStore, MockLoopStore, MockMailer,
-    MockNoticeQueue, MockOperationsStore, MockPasswordHasher, MockPeopleStore, MockQrRenderer,
-    MockRateLimiter, MockReceiptKeyStore, MockRequestStore, MockReviewStore, MockSlackApi,
-    MockSlackStore, MockTargetGuard, MockTemplateStore, MockWebhookSender, MockWebhookStore,
-    NoticeQueue, OperationsStore, PasswordHasher, PeopleStore, QrRenderer, RateLimiter, ReceiptKey,
-    RequestStore, ReviewStore, SlackApi, SlackStore, TargetGuard, TemplateStore, WebhookSender,
-    WebhookStore,
+    MockNoticeQueue, MockOperationsStore, MockPasswordHasher, MockPeopleStore, MockPushGateway,
+    MockPushStore, MockQrRenderer, MockRateLimiter, MockReceiptKeyStore, MockRequestStore,
+    MockReviewStore, MockSlackApi, MockSlackStore, MockTargetGuard, MockTemplateStore,
+    MockWebhookSender, MockWebhookStore, NoticeQueue, OperationsStore, PasswordHasher, PeopleStore,
+    PushGateway, PushStore, QrRenderer, RateLimiter, ReceiptKey, RequestStore, ReviewStore,
+    SlackApi, SlackStore, TargetGuard, TemplateStore, WebhookSender, WebhookStore,
 };
 
 pub(crate) struct FixedClock(pub DateTime<Utc>);
@@ -82,6 +82,8 @@ pub(crate) struct Kit {
     answer_links: Option<MockAnswerLinkStore>,
     slack: Option<MockSlackApi>,
     slack_posts: Option<MockSlackStore>,
+    push: Option<MockPushStore>,
+    push_gateway: Option<MockPushGateway>,
     feed: Option<MockEventFeed>,
     guard: Option<MockTargetGuard>,
     limiter: Option<MockRateLimiter>,
@@ -122,6 +124,8 @@ impl Kit {
             answer_links: None,
             slack: None,
             slack_posts: None,
+            push: None,
+            push_gateway: None,
             feed: None,
             guard: None,
             limiter: None,
@@ -198,6 +202,14 @@ impl Kit {
     /// The Slack posts mock, made when a test first sets an expectation on it.
     pub fn slack_posts(&mut self) -> &mut MockSlackStore {
         self.slack_posts.get_or_insert_with(MockSlackStore::new)
+    }
+
+    pub fn push(&mut self) -> &mut MockPushStore {
+        self.push.get_or_insert_with(MockPushStore::new)
+    }
+
+    pub fn push_gateway(&mut self) -> &mut MockPushGateway {
+        self.push_gateway.get_or_insert_with(MockPushGateway::new)
     }
 
     /// The answer links mock, made when a test first sets an expectation on it.
@@ -413,6 +425,14 @@ impl Wiring {
 
     pub fn slack_posts(&mut self) -> Arc<dyn SlackStore> {
         Arc::new(self.0.slack_posts.take().unwrap_or_default())
+    }
+
+    pub fn push(&mut self) -> Arc<dyn PushStore> {
+        Arc::new(self.0.push.take().unwrap_or_default())
+    }
+
+    pub fn push_gateway(&mut self) -> Arc<dyn PushGateway> {
+        Arc::new(self.0.push_gateway.take().unwrap_or_default())
     }
 
     pub fn feed(&mut self) -> Arc<dyn EventFeed> {

@@ -17,6 +17,7 @@ pub mod events;
 pub mod loops;
 pub mod mcp;
 mod present;
+pub mod push;
 pub mod requests;
 pub mod schema;
 pub mod webhooks;
@@ -114,6 +115,13 @@ pub fn components() -> Vec<(String, RefOr<Schema>)> {
         webhooks::OneDeliveryOut<'static>,
         webhooks::NewWebhookIn,
         webhooks::WebhookPatchIn,
+        push::VapidKeyOut,
+        push::PushSubscriptionIn,
+        push::PushSubscriptionOut<'static>,
+        push::OnePushSubscriptionOut<'static>,
+        push::PushSubscriptionListOut<'static>,
+        push::PushSubscriptionDeletedOut,
+        push::TestPushOut,
     );
     all
 }

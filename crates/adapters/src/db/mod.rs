@@ -20,6 +20,7 @@ mod notices;
 mod operations;
 mod outbox;
 mod people;
+mod push;
 mod rate_limits;
 mod receipts;
 mod requests;

@@ -14,6 +14,27 @@ diesel::table! {
 }
 
 diesel::table! {
+    vapid_keys (id) {
+        id -> Integer,
+        public_key -> Text,
+        secret_key -> Text,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    push_subscriptions (id) {
+        id -> Text,
+        user_id -> Text,
+        endpoint -> Text,
+        p256dh -> Text,
+        auth -> Text,
+        device -> Text,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
     users (id) {
         id -> Text,
         email -> Text,

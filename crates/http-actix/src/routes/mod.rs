@@ -10,6 +10,7 @@ mod loops;
 mod members;
 mod once;
 mod public;
+mod push;
 mod requests;
 mod reviewer;
 mod reviews;
@@ -145,6 +146,16 @@ fn register(cfg: &mut web::ServiceConfig, seen: &mut Vec<Route>) {
         web::resource("/mcp")
             .wrap(from_fn(auth::authenticate))
             .route(web::post().to(crate::mcp::handle)),
+    );
+    // Web Push devices are managed by programs and by the account page,
+    // so this scope takes a web session (with its anti-forgery token) as
+    // well as a key; it is registered before `/v1/api`, which would
+    // otherwise take these paths.
+    cfg.service(
+        web::scope("/v1/api/push")
+            .wrap(from_fn(auth::key_or_session))
+            .wrap(from_fn(envelope::request_surface))
+            .configure(|cfg| push::resources(&mut Table::scoped(cfg, "/v1/api/push", seen))),
     );
     // Each scope answers in one envelope, chosen here by its surface and
     // nowhere else. The alternate surface's resources are scopes of their

@@ -57,6 +57,34 @@ impl Authenticator {
         self.keys.clone()
     }
 
+    /// A signed-in person calling from one of the web application's pages:
+    /// the session behind the cookie's `token`, proven by the session's
+    /// anti-forgery token in `csrf` (cookies ride along on other sites'
+    /// requests; the token does not). Not counted against any allowance,
+    /// like the pages themselves.
+    pub async fn authenticate_session(
+        &self,
+        token: &str,
+        csrf: Option<&str>,
+    ) -> Result<Principal, AuthError> {
+        let session = crate::people::find_session(&*self.ports.people, &*self.ports.clock, token)
+            .await?
+            .ok_or(Unauthenticated::MissingKeyOrSession)?;
+        let given = csrf.unwrap_or_default().as_bytes();
+        let expected = session.csrf_token.as_bytes();
+        let same = given.len() == expected.len()
+            && !expected.is_empty()
+            && given
+                .iter()
+                .zip(expected)
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0;
+        if !same {
+            return Err(Unauthenticated::BadCsrfToken.into());
+        }
+        Ok(session.principal)
+    }
+
     /// Checks the `Authorization` header's value and counts one call against
     /// `allowance`: the key's hourly limit, or its plan's per-minute one.
     /// Unknown, revoked or malformed keys get 401, suspended accounts 403,

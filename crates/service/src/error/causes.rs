@@ -16,6 +16,13 @@ pub enum Unauthenticated {
     /// The key is unknown or revoked.
     #[error("{}", messages::INVALID_KEY)]
     InvalidKey,
+    /// A call with neither an API key nor a web session.
+    #[error("{}", MISSING_KEY_OR_SESSION)]
+    MissingKeyOrSession,
+    /// A web session's call without its anti-forgery token, or with
+    /// another one (a page of another site cannot know it).
+    #[error("{}", BAD_CSRF_TOKEN)]
+    BadCsrfToken,
     /// A sign-in with an unknown email or a wrong password (one answer for
     /// both, so nobody learns which accounts exist).
     #[error("{}", crate::people::WRONG_CREDENTIALS)]
@@ -222,12 +229,18 @@ impl Bug {
     }
 }
 
+const MISSING_KEY_OR_SESSION: &str = "Missing credentials: send Authorization: Bearer <API key>, \
+     or call from a signed-in page with its X-CSRF-Token header";
+const BAD_CSRF_TOKEN: &str = "The web session's X-CSRF-Token header is missing or wrong";
+
 impl From<Unauthenticated> for ServiceError {
     fn from(cause: Unauthenticated) -> Self {
         Self::Unauthenticated(match cause {
             Unauthenticated::MissingKey => messages::MISSING_KEY,
             Unauthenticated::InvalidKey => messages::INVALID_KEY,
             Unauthenticated::WrongCredentials => crate::people::WRONG_CREDENTIALS,
+            Unauthenticated::MissingKeyOrSession => MISSING_KEY_OR_SESSION,
+            Unauthenticated::BadCsrfToken => BAD_CSRF_TOKEN,
         })
     }
 }

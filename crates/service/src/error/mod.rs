@@ -116,6 +116,8 @@ pub enum Missing {
     Delivery,
     /// A password or sign-in link that is unknown, expired or used.
     Link,
+    /// A device subscribed to Web Push.
+    PushSubscription,
 }
 
 impl Missing {
@@ -134,6 +136,7 @@ impl Missing {
             Self::Webhook => "Webhook not found",
             Self::Delivery => "Delivery not found",
             Self::Link => "This link is invalid, expired or already used",
+            Self::PushSubscription => "Push subscription not found",
         }
     }
 }

@@ -154,6 +154,33 @@ pub(crate) fn new_request_slack(request: &ReviewRequest, lp: &Loop, links: &Link
     }
 }
 
+/// Characters of request text a push notification carries: phones show
+/// two to four lines of it.
+const PUSHED_CHARS: usize = 180;
+
+/// The notification of a new request pushed to a member's devices. Shown
+/// by the device as plain text: nothing to escape.
+pub(crate) fn new_request_push(request: &ReviewRequest, lp: &Loop) -> Message {
+    let text = request
+        .request_text
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut body: String = text.chars().take(PUSHED_CHARS).collect();
+    if text.chars().count() > PUSHED_CHARS {
+        body.push('…');
+    }
+    Message {
+        subject: format!(
+            "New {} request in {}",
+            request.priority.as_str(),
+            lp.name.as_str()
+        ),
+        text: body,
+        html: None,
+    }
+}
+
 /// The email inviting someone to review in a loop.
 pub(crate) fn invitation_email(lp: &Loop, inviter: &str, join_url: &str) -> Message {
     let loop_name = lp.name.as_str();

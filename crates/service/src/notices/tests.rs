@@ -1,7 +1,7 @@
 use std::sync::{Arc, Mutex};
 
 use reviewloop_domain::{BroadcastEntry, NoticeRecord, Priority, RequestId, ReviewRequest};
-use reviewloop_ports::{MockMailer, SendOutcome};
+use reviewloop_ports::{MockMailer, PushFailure, SendOutcome};
 
 use super::*;
 use crate::testkit::Kit;
@@ -68,6 +68,9 @@ async fn a_new_request_emails_each_waiting_member_and_posts_to_slack() {
     kit.loops()
         .expect_loop_by_id()
         .returning(move |_| Ok(Some(found_loop.clone())));
+    kit.push()
+        .expect_push_subscriptions_of()
+        .returning(|_| Ok(vec![]));
     let planned = service(kit).plan(&event).await.unwrap();
     let notices = planned.notices;
     assert_eq!(
@@ -139,7 +142,189 @@ async fn without_smtp_or_slack_a_new_request_causes_no_notice() {
     kit.loops()
         .expect_loop_by_id()
         .returning(move |_| Ok(Some(lp.clone())));
+    kit.push()
+        .expect_push_subscriptions_of()
+        .times(1)
+        .returning(|_| Ok(vec![]));
     assert!(service(kit).plan(&event).await.unwrap().notices.is_empty());
+}
+
+fn device(kit: &Kit, n: u8, user: u8) -> reviewloop_domain::PushSubscription {
+    let mut p256dh = vec![4u8];
+    p256dh.extend([n; 64]);
+    reviewloop_domain::PushSubscription {
+        id: reviewloop_domain::PushSubscriptionId::new(kit.oid(120 + n)),
+        user_id: kit.user_id(user),
+        endpoint: format!("https://push.example/{n}"),
+        p256dh,
+        auth: vec![n; 16],
+        device: format!("Device {n}"),
+        created_at: kit.now,
+    }
+}
+
+#[tokio::test]
+async fn a_new_request_is_pushed_to_each_device_of_each_member_who_wants_it() {
+    let mut kit = Kit::new();
+    let mut lp = loop_with_slack(&kit, None);
+    let mut quiet = lp.member(&kit.user_id(2)).unwrap().clone();
+    quiet.set_notify(reviewloop_domain::NotifyLevel::Urgent);
+    lp.put_member(quiet).unwrap();
+    let req = request(&kit, &lp);
+    let event = created(&kit, &req);
+    let (found, found_loop) = (req.clone(), lp.clone());
+    kit.requests()
+        .expect_request_by_id()
+        .returning(move |_| Ok(Some(found.clone())));
+    kit.loops()
+        .expect_loop_by_id()
+        .returning(move |_| Ok(Some(found_loop.clone())));
+    let devices = [device(&kit, 1, 1), device(&kit, 2, 1), device(&kit, 3, 2)];
+    let asked: Arc<Mutex<Vec<Vec<UserId>>>> = Arc::default();
+    let seen = asked.clone();
+    kit.push()
+        .expect_push_subscriptions_of()
+        .returning(move |users| {
+            seen.lock().unwrap().push(users.to_vec());
+            Ok(devices
+                .iter()
+                .filter(|d| users.contains(&d.user_id))
+                .cloned()
+                .collect())
+        });
+    let kit_ids = (device(&Kit::new(), 1, 1).id, device(&Kit::new(), 2, 1).id);
+    let notices = service(kit).plan(&event).await.unwrap().notices;
+    assert_eq!(
+        asked.lock().unwrap().last().unwrap(),
+        &vec![req.broadcasted_to[0].user_id],
+        "user 2 asked for urgent requests only: their device is not pushed"
+    );
+    let pushes: Vec<(Channel, Option<String>, Option<UserId>)> = notices
+        .iter()
+        .map(|n| (n.channel, n.to.clone(), n.recipient_id))
+        .collect();
+    let user1 = Some(req.broadcasted_to[0].user_id);
+    assert_eq!(
+        pushes,
+        [
+            (Channel::Push, Some(kit_ids.0.to_string()), user1),
+            (Channel::Push, Some(kit_ids.1.to_string()), user1),
+        ],
+        "one notice per device"
+    );
+    assert_eq!(
+        notices[0].message.subject,
+        "New medium request in Reviewers"
+    );
+    assert_eq!(
+        notices[0].message.text, "Refund <b>order</b> #1042? Second line",
+        "plain text: the device shows it as text"
+    );
+}
+
+fn pushed_notice(kit: &Kit, lp: &reviewloop_domain::Loop, device_id: &str) -> LeasedNotice {
+    let mut leased = leased(kit, Channel::Push, lp);
+    let mut record = leased.notice.record().clone();
+    record.to = Some(device_id.into());
+    record.message.html = None;
+    leased.notice = Notice::restore(record);
+    leased
+}
+
+#[tokio::test]
+async fn a_push_carries_ttl_urgency_and_the_page_and_a_forgotten_device_is_removed() {
+    let mut kit = Kit::new();
+    let lp = loop_with_slack(&kit, None);
+    let mut record = crate::requests::tests::a_request(&kit).into_record();
+    record.id = RequestId::new(kit.oid(50));
+    record.priority = Priority::High;
+    record.timeout_at = kit.now + Duration::hours(1);
+    let req = ReviewRequest::restore(record);
+    let request_id = req.id;
+    kit.requests()
+        .expect_request_by_id()
+        .returning(move |_| Ok(Some(req.clone())));
+    let mine = device(&kit, 1, 2);
+    let mine_id = mine.id;
+    kit.push()
+        .expect_push_subscription()
+        .returning(move |_| Ok(Some(mine.clone())));
+    let key = reviewloop_domain::VapidKey {
+        public_key: vec![4; 65],
+        secret_key: vec![1; 32],
+        created_at: kit.now,
+    };
+    kit.push()
+        .expect_vapid_key()
+        .times(1)
+        .returning(move || Ok(Some(key.clone())));
+    let mut answers = vec![Err(PushFailure::Gone("HTTP 410".into())), Ok(())];
+    kit.push_gateway()
+        .expect_push()
+        .withf(move |_, contact, push| {
+            let payload: serde_json::Value = serde_json::from_slice(&push.payload).unwrap();
+            contact == "https://review.example.com"
+                && push.ttl == 3600
+                && push.urgency == "high"
+                && payload["url"] == format!("https://review.example.com/app/requests/{request_id}")
+                && payload["request_id"] == request_id.to_string()
+                && payload["priority"] == "high"
+                && payload["title"] == "New request"
+                && payload["body"] == "Look"
+        })
+        .times(2)
+        .returning(move |_, _, _| answers.pop().unwrap());
+    kit.push()
+        .expect_delete_push_subscription()
+        .withf(move |id| *id == mine_id)
+        .times(1)
+        .returning(|_| Ok(true));
+    let states: Arc<Mutex<Vec<NoticeRecord>>> = Arc::default();
+    let seen = states.clone();
+    kit.notices().expect_record_notice().returning(move |n, _| {
+        seen.lock().unwrap().push(n.record().clone());
+        Ok(())
+    });
+    let notice = pushed_notice(&kit, &lp, &mine_id.to_string());
+    let service = service(kit);
+    assert_eq!(
+        service.attempt(notice.clone()).await.unwrap(),
+        NoticeStatus::Sent
+    );
+    assert_eq!(
+        service.attempt(notice).await.unwrap(),
+        NoticeStatus::Failed,
+        "a device its push service forgot is not tried again"
+    );
+    let last = states.lock().unwrap()[1].last_error.clone().unwrap();
+    assert!(last.contains("it was removed"), "{last}");
+}
+
+#[tokio::test]
+async fn a_device_given_to_someone_else_is_not_pushed_their_predecessors_request() {
+    let mut kit = Kit::new();
+    let lp = loop_with_slack(&kit, None);
+    let taken_over = device(&kit, 1, 3);
+    let id = taken_over.id;
+    kit.push()
+        .expect_push_subscription()
+        .returning(move |_| Ok(Some(taken_over.clone())));
+    kit.push_gateway().expect_push().never();
+    let states: Arc<Mutex<Vec<NoticeRecord>>> = Arc::default();
+    let seen = states.clone();
+    kit.notices().expect_record_notice().returning(move |n, _| {
+        seen.lock().unwrap().push(n.record().clone());
+        Ok(())
+    });
+    let notice = pushed_notice(&kit, &lp, &id.to_string());
+    assert_eq!(
+        service(kit).attempt(notice).await.unwrap(),
+        NoticeStatus::Failed
+    );
+    assert_eq!(
+        states.lock().unwrap()[0].last_error.as_deref(),
+        Some("the device was removed")
+    );
 }
 
 fn leased(kit: &Kit, channel: Channel, lp: &reviewloop_domain::Loop) -> LeasedNotice {

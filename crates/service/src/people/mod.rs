@@ -146,6 +146,34 @@ pub struct WebSession {
     pub csrf_token: String,
 }
 
+/// The session behind a cookie's token (see [`PeopleService::session`]);
+/// the API's session-authenticated routes read it too.
+pub(crate) async fn find_session(
+    people: &dyn reviewloop_ports::PeopleStore,
+    clock: &dyn reviewloop_ports::Clock,
+    token: &str,
+) -> Result<Option<WebSession>, StoreError> {
+    if token.is_empty() || token.len() > 128 {
+        return Ok(None);
+    }
+    let now = clock.now();
+    let hash = hash_key(token);
+    let Some((session, user)) = people.session(&hash, now).await? else {
+        return Ok(None);
+    };
+    if user.status == AccountStatus::Suspended {
+        return Ok(None);
+    }
+    let full = now + Duration::days(SESSION_DAYS);
+    if full - session.expires_at > Duration::days(1) {
+        people.extend_session(&hash, full).await?;
+    }
+    Ok(Some(WebSession {
+        principal: PeopleService::principal(user),
+        csrf_token: session.csrf_token,
+    }))
+}
+
 /// What sign-up produced: the session and the loop joined, if any.
 #[derive(Debug, Clone)]
 pub struct SignedUp {
@@ -267,25 +295,7 @@ impl PeopleService {
     /// (written at most once a day).
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn session(&self, token: &str) -> Result<Option<WebSession>, StoreError> {
-        if token.is_empty() || token.len() > 128 {
-            return Ok(None);
-        }
-        let now = self.ports.clock.now();
-        let hash = hash_key(token);
-        let Some((session, user)) = self.ports.people.session(&hash, now).await? else {
-            return Ok(None);
-        };
-        if user.status == AccountStatus::Suspended {
-            return Ok(None);
-        }
-        let full = now + Duration::days(SESSION_DAYS);
-        if full - session.expires_at > Duration::days(1) {
-            self.ports.people.extend_session(&hash, full).await?;
-        }
-        Ok(Some(WebSession {
-            principal: Self::principal(user),
-            csrf_token: session.csrf_token,
-        }))
+        find_session(&*self.ports.people, &*self.ports.clock, token).await
     }
 
     /// Ends the session behind a cookie's token.

@@ -1,0 +1,2 @@
+DROP TABLE push_subscriptions;
+DROP TABLE vapid_keys;

@@ -3,6 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod people;
+pub mod push;
 pub mod receiver;
 pub mod slack;
 pub mod smtp;

@@ -1,6 +1,6 @@
 // reviewloop's one script. Every page works without it; it only makes
-// pages live (server-sent events), adds copy buttons, a character counter
-// and keyboard shortcuts for triage.
+// pages live (server-sent events), adds copy buttons, a character counter,
+// keyboard shortcuts for triage, and subscribes a device to Web Push.
 "use strict";
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -8,6 +8,7 @@ document.addEventListener("DOMContentLoaded", () => {
   copyButtons();
   counters();
   shortcuts();
+  pushSetup();
 });
 
 // The inbox list: when the stream says something changed, fetch the list
@@ -75,4 +76,83 @@ function shortcuts() {
     if (target.type === "checkbox") target.checked = !target.checked;
     else target.click();
   });
+}
+
+// The account page's "Notify me on this device": registers the service
+// worker (/app/sw.js shows what is pushed), subscribes this browser with
+// the server's VAPID key and hands the subscription to the API with the
+// session's anti-forgery token.
+async function pushSetup() {
+  const box = document.getElementById("push-setup");
+  if (!box) return;
+  const button = document.getElementById("push-enable");
+  const state = document.getElementById("push-state");
+  if (!("serviceWorker" in navigator) || !("PushManager" in window) || !("Notification" in window)) {
+    state.textContent = "This browser cannot receive push notifications.";
+    return;
+  }
+  const headers = { "X-CSRF-Token": box.dataset.csrf, "Content-Type": "application/json" };
+  let registration;
+  try {
+    registration = await navigator.serviceWorker.register("/app/sw.js");
+  } catch (e) {
+    state.textContent = "The notification worker could not start here: " + e.message;
+    return;
+  }
+  const current = await registration.pushManager.getSubscription();
+  state.textContent = current ? "This browser is subscribed; subscribe again if it is missing below." : "";
+  button.hidden = false;
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    state.textContent = "Asking for permission…";
+    try {
+      if (await Notification.requestPermission() !== "granted") {
+        state.textContent = "Notifications are blocked for this site: allow them in the browser's site settings, then try again.";
+        return;
+      }
+      const keyAnswer = await fetch("/v1/api/push/vapid-key", { headers, credentials: "same-origin" });
+      const key = (await keyAnswer.json()).data.public_key;
+      let subscription = await registration.pushManager.getSubscription();
+      if (subscription && !sameKey(subscription, key)) {
+        // Made with a key the server has since replaced.
+        await subscription.unsubscribe();
+        subscription = null;
+      }
+      if (!subscription) {
+        subscription = await registration.pushManager.subscribe({
+          userVisibleOnly: true,
+          applicationServerKey: fromBase64Url(key),
+        });
+      }
+      const saved = await fetch("/v1/api/push/subscriptions", {
+        method: "POST",
+        headers,
+        credentials: "same-origin",
+        body: JSON.stringify(subscription.toJSON()),
+      });
+      if (!saved.ok) {
+        const answer = await saved.json().catch(() => ({}));
+        state.textContent = "The server refused this device: " + (answer.msg || "HTTP " + saved.status);
+        return;
+      }
+      location.assign("/app/account?done=subscribed#devices");
+    } catch (e) {
+      state.textContent = "This device could not be subscribed: " + e.message;
+    } finally {
+      button.disabled = false;
+    }
+  });
+}
+
+function fromBase64Url(text) {
+  const base64 = text.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - text.length % 4) % 4);
+  return Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+}
+
+function sameKey(subscription, key) {
+  const used = subscription.options && subscription.options.applicationServerKey;
+  if (!used) return true;
+  const bytes = new Uint8Array(used);
+  const wanted = fromBase64Url(key);
+  return bytes.length === wanted.length && bytes.every((b, i) => b === wanted[i]);
 }

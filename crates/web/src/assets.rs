@@ -12,6 +12,7 @@ use crate::error::PageError;
 
 const CSS: &str = include_str!("../assets/app.css");
 const JS: &str = include_str!("../assets/app.js");
+const SERVICE_WORKER: &str = include_str!("../assets/sw.js");
 
 struct Asset {
     name: String,
@@ -46,6 +47,17 @@ pub(crate) fn css_path() -> String {
 /// `/static/app.<hash>.js`
 pub(crate) fn js_path() -> String {
     format!("/static/{}", assets()[1].name)
+}
+
+/// `GET /app/sw.js`: the service worker that shows pushed notifications.
+/// Its address is fixed (its scope is `/app/`), so it is revalidated on
+/// every load rather than named after its hash.
+pub(crate) async fn service_worker() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/javascript; charset=utf-8")
+        .insert_header(CacheControl(vec![CacheDirective::NoCache]))
+        .insert_header(("x-content-type-options", "nosniff"))
+        .body(SERVICE_WORKER)
 }
 
 pub(crate) async fn serve(name: web::Path<String>) -> Result<HttpResponse, PageError> {

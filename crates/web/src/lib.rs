@@ -133,6 +133,14 @@ pub fn mount(cfg: &mut web::ServiceConfig, state: WebState) {
                         .get(pages::account::page)
                         .post(pages::account::act),
                 )
+                .service(
+                    web::resource("/account/devices/{id}/test").post(pages::account::test_device),
+                )
+                .service(
+                    web::resource("/account/devices/{id}/remove")
+                        .post(pages::account::remove_device),
+                )
+                .service(web::resource("/sw.js").get(assets::service_worker))
                 .default_service(web::to(pages::not_found)),
         );
 }

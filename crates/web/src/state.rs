@@ -30,6 +30,7 @@ pub struct WebState {
     pub(crate) analytics: AnalyticsService,
     pub(crate) webhooks: WebhookService,
     pub(crate) one_click: OneClickService,
+    pub(crate) push: reviewloop_service::PushService,
     pub(crate) changes: Arc<reviewloop_service::ChangeHub>,
     /// `https://…` or `http://…`, without a trailing slash.
     pub(crate) public_url: String,
@@ -71,6 +72,7 @@ impl WebState {
                 (&ports).into(),
                 RequestService::new((&ports).into(), &public_url),
             ),
+            push: reviewloop_service::PushService::new((&ports).into(), &public_url),
             secure_cookies: public_url.starts_with("https://"),
             client_address: Arc::new(|peer, _| peer),
             public_gate: Arc::new(|_| Ok(())),

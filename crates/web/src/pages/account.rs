@@ -1,8 +1,11 @@
-//! `/app/account`: the password, and the secret that signs this account's
-//! callbacks.
+//! `/app/account`: the password, this person's Web Push devices, and the
+//! secret that signs this account's callbacks.
 
+use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
-use maud::html;
+use maud::{html, Markup};
+use reviewloop_domain::{PushSubscription, PushSubscriptionId};
+use reviewloop_service::TestPush;
 
 use crate::csrf::PersonForm;
 use crate::error::PageError;
@@ -18,6 +21,7 @@ async fn render(
     notice: Option<&str>,
 ) -> Result<HttpResponse, PageError> {
     let secret = state.accounts.signing_secret(person.principal()).await?;
+    let devices = state.push.devices(person.principal()).await?;
     let body = html! {
         h1 { "Account" }
         p { "Signed in as " strong { (person.principal().email.as_str()) } }
@@ -35,6 +39,7 @@ async fn render(
                 p.hint { "Every other browser signed in to this account is signed out." }
             }
         }
+        (devices_card(person, &devices))
         section.card {
             h2 { "Callback signing secret" }
             p { "Callbacks of your requests carry an HMAC-SHA256 signature made with this secret." }
@@ -54,6 +59,51 @@ async fn render(
     ))
 }
 
+/// The devices notified of new requests, and the button that adds this one
+/// (the script turns it on where the browser can receive pushes).
+fn devices_card(person: &Person, devices: &[PushSubscription]) -> Markup {
+    let now = chrono::Utc::now();
+    html! {
+        section.card #devices {
+            h2 { "Notifications on your devices" }
+            p { "New requests are pushed to these devices as you chose for each loop "
+                "(all, high and critical only, or none), even when no reviewloop tab is open." }
+            div #push-setup data-csrf=(person.csrf()) {
+                button.primary #push-enable type="button" hidden { "Notify me on this device" }
+                p.hint #push-state role="status" {
+                    "Turning this on needs JavaScript and a browser that receives push notifications."
+                }
+            }
+            @if devices.is_empty() {
+                p.hint { "No devices yet." }
+            } @else {
+                table.devices {
+                    thead { tr { th { "Device" } th { "Push service" } th { "Added" } th { } } }
+                    tbody {
+                        @for device in devices {
+                            tr {
+                                td { (device.device) }
+                                td { code { (device.push_service()) } }
+                                td { (layout::time(device.created_at, now)) }
+                                td.actions {
+                                    form method="post" action={ "/app/account/devices/" (device.id) "/test" } {
+                                        (csrf_field(person.csrf()))
+                                        button.secondary type="submit" { "Send a test" }
+                                    }
+                                    form method="post" action={ "/app/account/devices/" (device.id) "/remove" } {
+                                        (csrf_field(person.csrf()))
+                                        button.danger type="submit" { "Remove" }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// `GET /app/account`
 pub(crate) async fn page(
     state: web::Data<WebState>,
@@ -63,6 +113,10 @@ pub(crate) async fn page(
     let notice = query.get("done").map(|d| match d.as_str() {
         "password" => "Password changed.",
         "rotated" => "New signing secret made.",
+        "subscribed" => "This device will be notified of new requests.",
+        "push" => "Test notification sent: it should appear on that device in a few seconds.",
+        "push-gone" => "That device's push service no longer knows it, so it was removed.",
+        "device" => "Device removed: it is no longer notified.",
         _ => "Done.",
     });
     render(&state, &person, &Problems::none(), notice).await
@@ -104,8 +158,45 @@ pub(crate) async fn act(
             Ok(layout::redirect("/app/account?done=rotated"))
         }
         _ => Err(PageError::Status(
-            actix_web::http::StatusCode::BAD_REQUEST,
+            StatusCode::BAD_REQUEST,
             "Unknown action".into(),
         )),
     }
+}
+
+fn device_id(raw: &str) -> Result<PushSubscriptionId, PageError> {
+    PushSubscriptionId::parse(raw).map_err(|_| PageError::NotFound("Device not found".into()))
+}
+
+/// `POST /app/account/devices/{id}/test`: pushes a test notification now.
+pub(crate) async fn test_device(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = device_id(&path)?;
+    let person = &posted.person;
+    match state.push.test(person.principal(), &id).await? {
+        TestPush::Sent => Ok(layout::redirect("/app/account?done=push")),
+        TestPush::Removed => Ok(layout::redirect("/app/account?done=push-gone")),
+        // The page worked; the push service's answer is the news.
+        TestPush::Failed(why) => {
+            let said = format!("The test notification was not taken: {why}");
+            render(&state, person, &Problems::none(), Some(&said)).await
+        }
+    }
+}
+
+/// `POST /app/account/devices/{id}/remove`
+pub(crate) async fn remove_device(
+    state: web::Data<WebState>,
+    path: web::Path<String>,
+    posted: PersonForm,
+) -> Result<HttpResponse, PageError> {
+    let id = device_id(&path)?;
+    state
+        .push
+        .unsubscribe(posted.person.principal(), &id)
+        .await?;
+    Ok(layout::redirect("/app/account?done=device"))
 }

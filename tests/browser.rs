@@ -551,3 +551,129 @@ fn a_quorum_is_set_and_answered_in_a_real_browser() {
         let _ = b(c.close());
     }
 }
+
+fn base64url(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// A DevTools command, sent through chromedriver's own endpoint.
+#[derive(Debug)]
+struct DevTools(&'static str, Value);
+
+impl fantoccini::wd::WebDriverCompatibleCommand for DevTools {
+    fn endpoint(
+        &self,
+        base: &url::Url,
+        session: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        let body = json!({"cmd": self.0, "params": self.1});
+        (http::Method::POST, Some(body.to_string()))
+    }
+}
+
+/// Runs `script` (which calls `done(value)`) in the page and returns the value.
+fn run_async(c: &Client, script: &str) -> Value {
+    let wrapped = format!("const done = arguments[arguments.length - 1]; {script}");
+    b(c.execute_async(&wrapped, vec![])).unwrap_or_else(|e| panic!("{script}: {e}"))
+}
+
+#[test]
+fn a_pushed_request_is_shown_by_the_service_worker() {
+    let server = Server::start();
+    server.set_password("admin@localhost", PASSWORD);
+    let base = server.base.clone();
+    let created = server.create_loop(&server.admin_key, "Payouts");
+    let loop_id = id_of(&created["loop"]);
+    let request_id = server.create_request(&server.admin_key, &loop_id);
+    let driver = Driver::start();
+    let c = driver.browser();
+    sign_in(&c, &base, "admin@localhost");
+    b(c.issue_cmd(DevTools(
+        "Browser.grantPermissions",
+        json!({"origin": base, "permissions": ["notifications"]}),
+    )))
+    .expect("notifications allowed for the site");
+    // A device subscribed before, at a push service that cannot exist
+    // (nothing here may reach a real one).
+    let mut key = vec![4u8];
+    key.extend_from_slice(
+        &p256::SecretKey::random(&mut p256::elliptic_curve::rand_core::OsRng)
+            .public_key()
+            .to_sec1_bytes()[1..],
+    );
+    server
+        .post(
+            &server.admin_key,
+            "/v1/api/push/subscriptions",
+            json!({"endpoint": "https://push.invalid/send/abc", "device": "Work phone",
+                   "keys": {"p256dh": base64url(&key), "auth": base64url(&[7u8; 16])}}),
+        )
+        .data(201);
+    goto(&c, &base, "/app/account");
+    // The page registers the worker; under the pages' CSP it must load.
+    let scope = run_async(
+        &c,
+        "navigator.serviceWorker.ready.then(r => done(r.scope)).catch(e => done('failed: ' + e));",
+    );
+    assert_eq!(scope, json!(format!("{base}/app/")));
+    let enable = b(c.find(Locator::Css("#push-enable"))).unwrap();
+    assert!(
+        b(enable.is_displayed()).unwrap(),
+        "the button shows where pushes work"
+    );
+    screenshot(&c, "account-devices");
+
+    // A push as the server sends it, delivered to the worker by DevTools
+    // (Chromium cannot reach a push service here, and must not try).
+    let url = format!("{base}/app/requests/{request_id}");
+    let payload = json!({
+        "title": "New critical request in Payouts",
+        "body": "Stop the payout <b>now</b>?",
+        "url": url,
+        "request_id": request_id,
+        "priority": "critical",
+    });
+    // DevTools finds registrations only once its ServiceWorker domain is
+    // on, and says nothing of a push it could not deliver: the push is
+    // sent again until the worker shows it. The worker's registration is
+    // the first of a new profile (id 0); the tag keeps it one notification.
+    b(c.issue_cmd(DevTools("ServiceWorker.enable", json!({})))).unwrap();
+    let mut shown = Value::Null;
+    'delivery: for _ in 0..10 {
+        b(c.issue_cmd(DevTools(
+            "ServiceWorker.deliverPushMessage",
+            json!({"origin": base, "registrationId": "0", "data": payload.to_string()}),
+        )))
+        .expect("DevTools takes the push");
+        for _ in 0..10 {
+            shown = run_async(
+                &c,
+                "navigator.serviceWorker.ready.then(r => r.getNotifications()).then(ns => done(ns.map(n => ({title: n.title, body: n.body, tag: n.tag, url: n.data && n.data.url, sticky: n.requireInteraction})))).catch(e => done('failed: ' + e));",
+            );
+            if shown.as_array().is_some_and(|n| !n.is_empty()) {
+                break 'delivery;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    assert_eq!(
+        shown,
+        json!([{
+            "title": "New critical request in Payouts",
+            "body": "Stop the payout <b>now</b>?",
+            "tag": format!("request-{request_id}"),
+            "url": url,
+            "sticky": true,
+        }]),
+        "shown as text, one per request, opening the request's page"
+    );
+    let _ = b(c.close());
+}

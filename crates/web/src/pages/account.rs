@@ -26,6 +26,7 @@ async fn render(
         h1 { "Account" }
         p { "Signed in as " strong { (person.principal().email.as_str()) } }
         @if let Some(n) = notice { p.notice role="status" { (n) } }
+        (devices_card(person, &devices))
         section.card {
             h2 { "Password" }
             (problems.show())
@@ -39,7 +40,6 @@ async fn render(
                 p.hint { "Every other browser signed in to this account is signed out." }
             }
         }
-        (devices_card(person, &devices))
         section.card {
             h2 { "Callback signing secret" }
             p { "Callbacks of your requests carry an HMAC-SHA256 signature made with this secret." }
@@ -77,23 +77,22 @@ fn devices_card(person: &Person, devices: &[PushSubscription]) -> Markup {
             @if devices.is_empty() {
                 p.hint { "No devices yet." }
             } @else {
-                table.devices {
-                    thead { tr { th { "Device" } th { "Push service" } th { "Added" } th { } } }
-                    tbody {
-                        @for device in devices {
-                            tr {
-                                td { (device.device) }
-                                td { code { (device.push_service()) } }
-                                td { (layout::time(device.created_at, now)) }
-                                td.actions {
-                                    form method="post" action={ "/app/account/devices/" (device.id) "/test" } {
-                                        (csrf_field(person.csrf()))
-                                        button.secondary type="submit" { "Send a test" }
-                                    }
-                                    form method="post" action={ "/app/account/devices/" (device.id) "/remove" } {
-                                        (csrf_field(person.csrf()))
-                                        button.danger type="submit" { "Remove" }
-                                    }
+                ul.devices {
+                    @for device in devices {
+                        li {
+                            div {
+                                strong { (device.device) }
+                                p.hint { "Through " code { (device.push_service()) } ", added "
+                                    (layout::time(device.created_at, now)) }
+                            }
+                            div.actions {
+                                form method="post" action={ "/app/account/devices/" (device.id) "/test" } {
+                                    (csrf_field(person.csrf()))
+                                    button.secondary type="submit" { "Send a test" }
+                                }
+                                form method="post" action={ "/app/account/devices/" (device.id) "/remove" } {
+                                    (csrf_field(person.csrf()))
+                                    button.danger type="submit" { "Remove" }
                                 }
                             }
                         }

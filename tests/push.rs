@@ -53,6 +53,50 @@ fn create(server: &Server, loop_id: &str, text: &str, priority: &str) -> String 
     )
 }
 
+/// The push as `tests/signatures/webpush.py` reads it: the VAPID JWT
+/// checked with `cryptography`, the body decrypted with Mozilla's
+/// `http_ece`.
+fn read_with_python(
+    service: &PushService,
+    push: &common::push::Push,
+    device: &common::push::Device,
+) -> Value {
+    use std::io::Write;
+    let (secret_key, auth) = device.secrets();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/signatures/webpush.py"
+    );
+    let mut child = std::process::Command::new("python3")
+        .arg(script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("python3 is needed for this test: {e}"));
+    let input = json!({
+        "body": URL_SAFE_NO_PAD.encode(&push.raw),
+        "secret_key": secret_key,
+        "auth": auth,
+        "authorization": push.authorization,
+        "origin": service.origin,
+    });
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !said.contains("ModuleNotFoundError"),
+        "http_ece and cryptography come from PyPI (scripts/test installs them): {said}"
+    );
+    assert!(out.status.success(), "{said}");
+    serde_json::from_slice(&out.stdout).expect("the payload as JSON")
+}
+
 fn new_requests_reach_the_devices_the_preferences_select() {
     let push = PushService::start();
     let server = server();
@@ -144,6 +188,8 @@ fn new_requests_reach_the_devices_the_preferences_select() {
     );
     assert_eq!(p.claims["aud"], push.origin.as_str());
     assert!(push.refused().is_empty(), "{:?}", push.refused());
+    // Libraries other than the server's read it the same.
+    assert_eq!(read_with_python(&push, p, &desk), p.payload);
 
     // A critical one reaches all three, urgently.
     let critical = create(&server, &loop_id, "Stop the payout!", "critical");

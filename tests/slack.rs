@@ -126,6 +126,29 @@ fn click(server: &Server, user: &str, value: &str) -> (u16, String) {
     post(server, &body, Some(at), Some(&sign(SECRET, at, &body)))
 }
 
+/// The signature Slack's own SDK (`slack_sdk`, from PyPI) makes of `body`.
+fn sign_with_slack_sdk(secret: &str, timestamp: i64, body: &str) -> String {
+    let script = "import sys\nfrom slack_sdk.signature import SignatureVerifier\n\
+        secret, stamp = sys.argv[1], sys.argv[2]\n\
+        body = sys.stdin.read()\n\
+        print(SignatureVerifier(secret).generate_signature(timestamp=stamp, body=body), end='')\n";
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", script, secret, &timestamp.to_string()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("python3 is needed for this test: {e}"));
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), body.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "slack_sdk comes from PyPI (scripts/test installs it): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 fn request_of(server: &Server, id: &str) -> Value {
     server
         .get(&server.admin_key, &format!("/v1/api/requests/{id}"))
@@ -254,8 +277,13 @@ fn a_click_in_slack_answers_as_the_member_and_the_message_says_so() {
         .contains("Only active members"));
     assert_eq!(request_of(&server, &id)["status"], "pending");
 
-    // The member's click answers, as them.
-    assert_eq!(click(&server, "U_REV", &values[0]).0, 200);
+    // The member's click answers, as them: signed by Slack's own SDK,
+    // as Slack signs it (the test's signing above agrees with it).
+    let body = click_body("U_REV", "answer:0", &values[0]);
+    let at = now();
+    let signed = sign_with_slack_sdk(SECRET, at, &body);
+    assert_eq!(signed, sign(SECRET, at, &body));
+    assert_eq!(post(&server, &body, Some(at), Some(&signed)).0, 200);
     let answered = request_of(&server, &id);
     assert_eq!(answered["status"], "completed");
     assert_eq!(answered["response_data"], "approve");

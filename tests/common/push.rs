@@ -29,6 +29,15 @@ pub struct Device {
 }
 
 impl Device {
+    /// What a browser reads a push with: its private scalar and auth
+    /// secret, base64url.
+    pub fn secrets(&self) -> (String, String) {
+        (
+            URL_SAFE_NO_PAD.encode(self.secret.to_bytes()),
+            URL_SAFE_NO_PAD.encode(self.auth),
+        )
+    }
+
     /// What the browser's `PushSubscription.toJSON()` gives.
     pub fn subscription(&self) -> Value {
         let public = self.secret.public_key().as_affine().to_encoded_point(false);
@@ -58,6 +67,10 @@ pub struct Push {
     pub claims: Value,
     /// When it arrived.
     pub at: Instant,
+    /// The body as it came, encrypted.
+    pub raw: Vec<u8>,
+    /// The `Authorization` header as it came.
+    pub authorization: String,
 }
 
 #[derive(Default)]
@@ -249,6 +262,8 @@ fn handle(stream: TcpStream, state: &Mutex<State>, origin: &str) {
                 vapid_key,
                 claims,
                 at: Instant::now(),
+                raw: body.clone(),
+                authorization: headers.get("authorization").cloned().unwrap_or_default(),
             })
         })();
         let answer = state.status.get(&name).copied().unwrap_or(201);

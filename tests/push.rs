@@ -2,8 +2,8 @@
 //! the test (tests/common/push.rs), which decrypts every push with the
 //! device's own keys and checks its VAPID signature; new requests reach
 //! the devices their owners' notification preferences select, a device
-//! the push service forgot is removed, and a push survives a SIGKILL
-//! without arriving twice.
+//! the push service forgot is removed, and a push not yet sent survives a
+//! SIGKILL and is sent once after the restart.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -293,10 +293,35 @@ fn bad_subscriptions_are_refused_with_what_is_wrong() {
         .send()
         .unwrap();
     assert_eq!(anonymous.status().as_u16(), 401);
-    // A test-mode key has no devices: they are people's.
+    // A test-mode key has no devices: they are people's. Nor has a key
+    // that may not read requests: a device is pushed their text.
     let tester = server.key_with("qa@example.com", &["--test"]);
     server.get(&tester, SUBSCRIPTIONS).error(403);
+    let loops_only = server.key_with("ops@example.com", &["--permissions", "loops:read"]);
+    let mut ok = push.device("d2").subscription();
+    ok["endpoint"] = json!("https://push.invalid/x");
+    assert!(server
+        .post(&loops_only, SUBSCRIPTIONS, ok)
+        .error(403)
+        .contains("requests:read"));
     assert!(devices(&server, key).is_empty(), "nothing was kept");
+}
+
+fn one_endpoint_subscribed_at_once_from_many_tabs_is_one_device() {
+    let push = PushService::start();
+    let server = server();
+    let body = push.device("busy").subscription();
+    let ids: Vec<String> = std::thread::scope(|scope| {
+        let calls: Vec<_> = (0..8)
+            .map(|_| {
+                let (server, body) = (&server, body.clone());
+                scope.spawn(move || id_of(&subscribe(server, &server.admin_key, body)))
+            })
+            .collect();
+        calls.into_iter().map(|c| c.join().unwrap()).collect()
+    });
+    assert!(ids.iter().all(|id| *id == ids[0]), "{ids:?}");
+    assert_eq!(devices(&server, &server.admin_key).len(), 1);
 }
 
 fn the_account_page_calls_the_api_with_its_session_and_token() {
@@ -305,9 +330,31 @@ fn the_account_page_calls_the_api_with_its_session_and_token() {
     server.set_password("admin@localhost", "correct horse battery");
     let person = common::people::Person::new(&server);
     person.sign_in("admin@localhost", "correct horse battery");
-    let (status, html) = person.page("/app/account");
-    assert_eq!(status, 200);
+    let page = person.get("/app/account");
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(csp.contains("manifest-src 'self'"), "{csp}");
+    let html = page.text().unwrap();
     assert!(html.contains("Notify me on this device"), "{html}");
+    assert!(html.contains(r#"<link rel="manifest" href="/app/manifest.webmanifest">"#));
+    let manifest = person.get("/app/manifest.webmanifest");
+    assert_eq!(
+        manifest.headers()["content-type"],
+        "application/manifest+json"
+    );
+    let manifest: Value = manifest.json().unwrap();
+    assert_eq!(
+        (manifest["display"].as_str(), manifest["start_url"].as_str()),
+        (Some("standalone"), Some("/app"))
+    );
+    let worker = person.get("/app/sw.js");
+    assert!(worker.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/javascript"));
+    assert!(worker.text().unwrap().contains("showNotification"));
     let token = common::people::csrf_of(&html);
     let url = format!("{}{SUBSCRIPTIONS}", server.base);
     let body = push.device("browser").subscription();
@@ -364,7 +411,7 @@ fn the_account_page_calls_the_api_with_its_session_and_token() {
     assert!(devices(&server, &server.admin_key).is_empty());
 }
 
-fn a_push_waits_out_a_sigkill_and_arrives_once() {
+fn a_push_is_neither_lost_to_a_sigkill_nor_planned_twice() {
     // The push service is down when the request is made, and the server
     // is killed before it could push.
     let push = PushService::down_at_a_free_address();
@@ -411,6 +458,7 @@ on_every_backend!(
     new_requests_reach_the_devices_the_preferences_select,
     bad_subscriptions_are_refused_with_what_is_wrong,
     the_account_page_calls_the_api_with_its_session_and_token,
-    a_push_waits_out_a_sigkill_and_arrives_once,
+    a_push_is_neither_lost_to_a_sigkill_nor_planned_twice,
     rotating_the_vapid_key_says_subscriptions_must_be_renewed,
+    one_endpoint_subscribed_at_once_from_many_tabs_is_one_device,
 );

@@ -26,17 +26,21 @@ const SIGNATURE_LIFETIME: Duration = Duration::from_secs(3600);
 pub struct HttpPushGateway {
     client: reqwest::Client,
     allow_private: bool,
+    subject: String,
 }
 
 impl HttpPushGateway {
-    /// A gateway; `allow_private` lets push services be internal (tests).
-    pub fn new(allow_private: bool) -> Result<Self, reqwest::Error> {
+    /// A gateway whose pushes name `subject` (a `mailto:` or `https:` URI
+    /// push services can reach the operator at, the VAPID JWT's `sub`);
+    /// `allow_private` lets push services be internal (tests).
+    pub fn new(allow_private: bool, subject: &str) -> Result<Self, reqwest::Error> {
         Ok(Self {
             client: guarded_client(
                 allow_private,
                 concat!("reviewloop-push/", env!("CARGO_PKG_VERSION")),
             )?,
             allow_private,
+            subject: subject.to_owned(),
         })
     }
 }
@@ -85,10 +89,13 @@ fn chain(error: &reqwest::Error) -> String {
 
 #[async_trait]
 impl PushGateway for HttpPushGateway {
-    async fn push(&self, key: &VapidKey, contact: &str, push: &WebPush) -> Result<(), PushFailure> {
+    async fn push(&self, key: &VapidKey, push: &WebPush) -> Result<(), PushFailure> {
         let sub = &push.subscription;
-        check_literal(&sub.endpoint, self.allow_private)
+        let endpoint = check_literal(&sub.endpoint, self.allow_private)
             .map_err(|why| PushFailure::Refused(format!("push service refused: {why}")))?;
+        // The origin as the push service sees it (punycode, port when not
+        // the scheme's own): the JWT's audience.
+        let audience = endpoint.origin().ascii_serialization();
         let device_key = p256::PublicKey::from_sec1_bytes(&sub.p256dh)
             .map_err(|_| PushFailure::Refused("the device's key is not a P-256 key".into()))?;
         let auth: [u8; 16] = sub
@@ -98,12 +105,11 @@ impl PushGateway for HttpPushGateway {
             .map_err(|_| PushFailure::Refused("the device's secret is not 16 bytes".into()))?;
         let body = web_push_native::encrypt(push.payload.clone(), &device_key, &auth.into())
             .map_err(|e| PushFailure::Refused(format!("the push could not be encrypted: {e}")))?;
-        let authorization =
-            vapid_authorization(key, &sub.push_service(), contact, SystemTime::now())
-                .map_err(PushFailure::Refused)?;
+        let authorization = vapid_authorization(key, &audience, &self.subject, SystemTime::now())
+            .map_err(PushFailure::Refused)?;
         let mut request = self
             .client
-            .post(&sub.endpoint)
+            .post(endpoint)
             .header("authorization", authorization)
             .header("ttl", push.ttl.to_string())
             .header("urgency", push.urgency)

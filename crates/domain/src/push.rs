@@ -20,8 +20,9 @@ pub const MAX_DEVICE_CHARS: usize = 80;
 /// is offline: four weeks, the most push services keep anything.
 pub const MAX_PUSH_TTL_SECONDS: i64 = 28 * 24 * 3600;
 
-/// A device that receives pushes for one person.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A device that receives pushes for one person. Its endpoint and secret
+/// stay out of `Debug`.
+#[derive(Clone, PartialEq, Eq)]
 pub struct PushSubscription {
     /// The subscription's id.
     pub id: PushSubscriptionId,
@@ -40,6 +41,18 @@ pub struct PushSubscription {
     pub created_at: DateTime<Utc>,
 }
 
+impl std::fmt::Debug for PushSubscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PushSubscription")
+            .field("id", &self.id)
+            .field("user_id", &self.user_id)
+            .field("push_service", &self.push_service())
+            .field("device", &self.device)
+            .field("created_at", &self.created_at)
+            .finish_non_exhaustive()
+    }
+}
+
 impl PushSubscription {
     /// The push service's origin (`https://fcm.googleapis.com`): what a
     /// person may be shown of the endpoint, and the VAPID `aud`.
@@ -48,8 +61,9 @@ impl PushSubscription {
     }
 }
 
-/// What a browser's `PushSubscription.toJSON()` gives, checked.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a browser's `PushSubscription.toJSON()` gives, checked. Its
+/// endpoint and secret stay out of `Debug`.
+#[derive(Clone, PartialEq, Eq)]
 pub struct NewPushSubscription {
     /// The push service's URL for the device.
     pub endpoint: String,
@@ -59,6 +73,15 @@ pub struct NewPushSubscription {
     pub auth: Vec<u8>,
     /// The device's name, when the caller gave one.
     pub device: Option<String>,
+}
+
+impl std::fmt::Debug for NewPushSubscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewPushSubscription")
+            .field("push_service", &origin_of(&self.endpoint))
+            .field("device", &self.device)
+            .finish_non_exhaustive()
+    }
 }
 
 impl NewPushSubscription {

@@ -77,9 +77,9 @@ pub enum PushFailure {
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait PushGateway: Send + Sync {
-    /// Delivers `push`, signed with `key` on behalf of `contact` (the
-    /// JWT's `sub`: a `mailto:` or `https:` URI).
-    async fn push(&self, key: &VapidKey, contact: &str, push: &WebPush) -> Result<(), PushFailure>;
+    /// Delivers `push`, signed with `key` (on behalf of the operator's
+    /// contact, which is the adapter's to know).
+    async fn push(&self, key: &VapidKey, push: &WebPush) -> Result<(), PushFailure>;
     /// A new key pair, from the operating system's randomness.
     fn new_vapid_key(&self) -> Result<VapidKey, String>;
     /// Whether `p256dh` is a point on P-256 (pushes to it can be

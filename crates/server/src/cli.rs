@@ -91,6 +91,12 @@ pub struct Cli {
     #[arg(long, env = "REVIEWLOOP_SLACK_API_URL", global = true)]
     pub slack_api_url: Option<String>,
 
+    /// Who push services can reach about this server's Web Push (the VAPID
+    /// `sub`): `mailto:ops@example.com` or an https URL. Default: the public
+    /// URL when it is https, else `mailto:` and the email sender's address.
+    #[arg(long, env = "REVIEWLOOP_VAPID_SUBJECT", global = true)]
+    pub vapid_subject: Option<String>,
+
     /// Pauses between attempts to send an email or Slack message, in
     /// seconds, comma-separated (default: 10,60,300,1800,7200,21600).
     #[arg(long, env = "REVIEWLOOP_NOTIFY_RETRY_SCHEDULE", global = true)]

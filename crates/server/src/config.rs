@@ -39,6 +39,8 @@ pub struct Config {
     pub notify_retry_schedule: Vec<i64>,
     /// Slack's Web API, without a trailing slash.
     pub slack_api_url: String,
+    /// The VAPID `sub` of Web Push, when the operator named one.
+    pub vapid_subject: Option<String>,
     /// How log lines look.
     pub log_format: crate::cli::LogFormat,
 }
@@ -159,6 +161,18 @@ impl Config {
                     bail!("REVIEWLOOP_SLACK_API_URL must be an http(s) URL, not '{other}'")
                 }
             },
+            vapid_subject: match cli.vapid_subject.as_deref().map(str::trim) {
+                None | Some("") => None,
+                Some(subject)
+                    if (subject.starts_with("mailto:") && subject.len() > 7)
+                        || subject.starts_with("https://") =>
+                {
+                    Some(subject.to_owned())
+                }
+                Some(other) => bail!(
+                    "REVIEWLOOP_VAPID_SUBJECT must be a mailto: address or an https URL, not '{other}'"
+                ),
+            },
             log_format: cli.log_format,
             notify_retry_schedule: match cli.notify_retry_schedule.as_deref() {
                 Some(raw) => parse_retry_schedule(raw)
@@ -173,6 +187,24 @@ impl Config {
                 }
             },
         })
+    }
+
+    /// Who push services are told to contact (the VAPID `sub`): the one
+    /// configured, else the public URL when it is https, else the email
+    /// sender's address. Apple's push service refuses `localhost` ones.
+    pub fn vapid_subject(&self) -> String {
+        if let Some(subject) = &self.vapid_subject {
+            return subject.clone();
+        }
+        match &self.public_url {
+            Some(url) if url.starts_with("https://") => url.trim_end_matches('/').to_owned(),
+            _ => format!(
+                "mailto:{}",
+                self.smtp
+                    .as_ref()
+                    .map_or("reviewloop@localhost", |smtp| smtp.from.as_str())
+            ),
+        }
     }
 
     /// The public URL, given the address actually bound.
@@ -209,6 +241,29 @@ mod tests {
                 .retry_schedule,
             vec![1, 2]
         );
+    }
+
+    #[test]
+    fn the_vapid_subject_is_a_contact_push_services_accept() {
+        assert_eq!(
+            parse(&[]).unwrap().vapid_subject(),
+            "mailto:reviewloop@localhost"
+        );
+        let https = parse(&["--public-url", "https://r.example.com/"]).unwrap();
+        assert_eq!(https.vapid_subject(), "https://r.example.com");
+        let mail = parse(&[
+            "--smtp-url",
+            "smtp://mail:25",
+            "--smtp-from",
+            "ops@example.com",
+        ])
+        .unwrap();
+        assert_eq!(mail.vapid_subject(), "mailto:ops@example.com");
+        let named = parse(&["--vapid-subject", "mailto:push@example.com"]).unwrap();
+        assert_eq!(named.vapid_subject(), "mailto:push@example.com");
+        for bad in ["push@example.com", "mailto:", "http://r.example.com"] {
+            assert!(parse(&["--vapid-subject", bad]).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -73,7 +73,7 @@ pub(crate) fn ports(
         slack_posts: store.clone(),
         push: store.clone(),
         push_gateway: Arc::new(
-            HttpPushGateway::new(config.allow_private_targets)
+            HttpPushGateway::new(config.allow_private_targets, &config.vapid_subject())
                 .context("cannot build the push client")?,
         ),
         slack: Arc::new(HttpSlackApi::new(&config.slack_api_url).map_err(anyhow::Error::msg)?),

@@ -17,7 +17,7 @@ use crate::loops::LoopCache;
 use crate::people::RESET_LINK_HOURS;
 use crate::ports::NoticePorts;
 use crate::principal::Principal;
-use crate::push::{vapid_contact, VapidKeys};
+use crate::push::VapidKeys;
 use crate::reviews::NEWLY_ASSIGNED;
 
 use compose::Links;
@@ -617,6 +617,23 @@ impl NoticeService {
                 "not pushed: the request ended first".into(),
             ));
         }
+        // Who may hear of it is read now too: a member who left the loop,
+        // or turned its notifications down since, is not pushed.
+        let told = match notice.loop_id {
+            Some(id) => self.ports.loops.loop_by_id(&id).await.map_err(failed)?,
+            None => None,
+        };
+        let wanted = told.as_ref().is_some_and(|lp| {
+            lp.is_active_member(&device.user_id)
+                && lp
+                    .member(&device.user_id)
+                    .is_some_and(|m| m.notify.wants(request.priority))
+        });
+        if !wanted {
+            return Err(Attempt::Hopeless(
+                "not pushed: the member no longer hears of this request".into(),
+            ));
+        }
         let now = self.ports.clock.now();
         let key = self
             .vapid
@@ -638,8 +655,7 @@ impl NoticeService {
             topic: Some(notice.id.to_string()),
             subscription: device,
         };
-        let contact = vapid_contact(&self.public_url);
-        match self.ports.push_gateway.push(&key, &contact, &push).await {
+        match self.ports.push_gateway.push(&key, &push).await {
             Ok(()) => Ok(()),
             Err(PushFailure::Gone(why)) => {
                 if let Err(error) = self

@@ -6,8 +6,8 @@ use std::sync::Mutex;
 
 use chrono::{DateTime, Duration, Utc};
 use reviewloop_domain::{
-    device_name, NewPushSubscription, PushPayload, PushSubscription, PushSubscriptionId,
-    ValidationError, VapidKey,
+    device_name, NewPushSubscription, Permission, PushPayload, PushSubscription,
+    PushSubscriptionId, ValidationError, VapidKey,
 };
 use reviewloop_ports::{PushFailure, PushGateway, PushStore, StoreError, WebPush};
 use serde_json::Value;
@@ -58,16 +58,6 @@ pub enum TestPush {
     Removed,
     /// It failed, for this reason.
     Failed(String),
-}
-
-/// The JWT `sub` of the pushes of a service at `public_url` (RFC 8292: a
-/// `mailto:` or `https:` URI the push service can reach the operator at).
-pub(crate) fn vapid_contact(public_url: &str) -> String {
-    if public_url.starts_with("https://") {
-        public_url.trim_end_matches('/').to_owned()
-    } else {
-        "mailto:reviewloop@localhost".to_owned()
-    }
 }
 
 /// The key pair, read from the store (and made there when there is none)
@@ -154,8 +144,10 @@ impl PushService {
         self.key().await.map(|_| ())
     }
 
-    /// The public key browsers subscribe with (base64url, uncompressed).
+    /// The public key browsers subscribe with (base64url, uncompressed),
+    /// read afresh: a browser must never subscribe with a key rotated away.
     pub async fn public_key(&self) -> Result<String, VapidKeyError> {
+        self.keys.forget();
         Ok(self.key().await?.public_key_base64url())
     }
 
@@ -180,6 +172,8 @@ impl PushService {
         user_agent: Option<&str>,
     ) -> Result<PushSubscription, SubscribeError> {
         principal.require_live("Web Push")?;
+        // A device reads the requests pushed to it.
+        principal.require(Permission::RequestsRead)?;
         let new = NewPushSubscription::parse(body)?;
         if !self.ports.push_gateway.is_device_key(&new.p256dh) {
             return Err(ValidationError::field(
@@ -234,6 +228,7 @@ impl PushService {
         principal: &Principal,
     ) -> Result<Vec<PushSubscription>, SubscribeError> {
         principal.require_live("Web Push")?;
+        principal.require(Permission::RequestsRead)?;
         Ok(self
             .ports
             .push
@@ -248,6 +243,7 @@ impl PushService {
         id: &PushSubscriptionId,
     ) -> Result<PushSubscription, DeviceError> {
         principal.require_live("Web Push")?;
+        principal.require(Permission::RequestsRead)?;
         match self.ports.push.push_subscription(id).await? {
             Some(sub) if sub.user_id == principal.user_id => Ok(sub),
             _ => Err(Missing::PushSubscription.into()),
@@ -292,8 +288,7 @@ impl PushService {
             topic: None,
             subscription: sub,
         };
-        let contact = vapid_contact(&self.public_url);
-        match self.ports.push_gateway.push(&key, &contact, &push).await {
+        match self.ports.push_gateway.push(&key, &push).await {
             Ok(()) => Ok(TestPush::Sent),
             Err(PushFailure::Gone(_)) => {
                 self.ports

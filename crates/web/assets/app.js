@@ -9,6 +9,7 @@ document.addEventListener("DOMContentLoaded", () => {
   counters();
   shortcuts();
   pushSetup();
+  unsubscribeOnSignOut();
 });
 
 // The inbox list: when the stream says something changed, fetch the list
@@ -119,6 +120,9 @@ async function pushSetup() {
         subscription = null;
       }
       if (!subscription) {
+        // Subscribing needs an active worker; on a first visit it may
+        // still be installing.
+        await navigator.serviceWorker.ready;
         subscription = await registration.pushManager.subscribe({
           userVisibleOnly: true,
           applicationServerKey: fromBase64Url(key),
@@ -141,6 +145,26 @@ async function pushSetup() {
     } finally {
       button.disabled = false;
     }
+  });
+}
+
+// Signing out of a browser stops its notifications: whoever signs in
+// next on it must not see the last person's requests.
+function unsubscribeOnSignOut() {
+  const form = document.querySelector("form.signout");
+  if (!form || !("serviceWorker" in navigator)) return;
+  form.addEventListener("submit", async (event) => {
+    if (form.dataset.unsubscribed) return;
+    event.preventDefault();
+    try {
+      const registration = await navigator.serviceWorker.getRegistration("/app/");
+      const subscription = registration && await registration.pushManager.getSubscription();
+      if (subscription) await subscription.unsubscribe();
+    } catch (e) {
+      // Signing out matters more.
+    }
+    form.dataset.unsubscribed = "1";
+    form.submit();
   });
 }
 

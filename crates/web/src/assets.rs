@@ -49,6 +49,25 @@ pub(crate) fn js_path() -> String {
     format!("/static/{}", assets()[1].name)
 }
 
+/// `GET /app/manifest.webmanifest`: what a phone needs to keep the inbox
+/// on its home screen as an app of its own (iOS gives Web Push only to
+/// those).
+pub(crate) async fn manifest() -> HttpResponse {
+    let manifest = serde_json::json!({
+        "name": "reviewloop",
+        "short_name": "reviewloop",
+        "start_url": "/app",
+        "scope": "/app/",
+        "display": "standalone",
+        "background_color": "#f4f5f7",
+        "theme_color": "#2b59d1",
+    });
+    HttpResponse::Ok()
+        .content_type("application/manifest+json")
+        .insert_header(CacheControl(vec![CacheDirective::NoCache]))
+        .body(manifest.to_string())
+}
+
 /// `GET /app/sw.js`: the service worker that shows pushed notifications.
 /// Its address is fixed (its scope is `/app/`), so it is revalidated on
 /// every load rather than named after its hash.

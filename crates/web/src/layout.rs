@@ -29,8 +29,8 @@ pub(crate) enum Nav {
 /// own files, so injected markup cannot run. Images may come from anywhere
 /// over https (automations send image URLs), and from `data:` for QR codes.
 pub(crate) const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
-    style-src 'self'; img-src 'self' data: https:; connect-src 'self'; form-action 'self'; \
-    frame-ancestors 'none'; base-uri 'none'";
+    style-src 'self'; img-src 'self' data: https:; connect-src 'self'; manifest-src 'self'; \
+    form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /// A page as an HTTP response, with the headers every page carries.
 pub(crate) fn respond(status: StatusCode, page: Markup) -> HttpResponse {
@@ -70,6 +70,9 @@ pub(crate) fn page(title: &str, person: Option<&Person>, nav: Nav, body: Markup)
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · reviewloop" }
                 link rel="stylesheet" href=(assets::css_path());
+                // Lets a phone keep the inbox on its home screen, which is
+                // where iOS allows Web Push.
+                link rel="manifest" href="/app/manifest.webmanifest";
                 script src=(assets::js_path()) defer {}
             }
             body {

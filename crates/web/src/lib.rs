@@ -141,6 +141,7 @@ pub fn mount(cfg: &mut web::ServiceConfig, state: WebState) {
                         .post(pages::account::remove_device),
                 )
                 .service(web::resource("/sw.js").get(assets::service_worker))
+                .service(web::resource("/manifest.webmanifest").get(assets::manifest))
                 .default_service(web::to(pages::not_found)),
         );
 }

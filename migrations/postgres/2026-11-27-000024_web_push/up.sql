@@ -1,8 +1,8 @@
--- Web Push. `vapid_keys` holds the server's one VAPID key pair (base64url;
+-- Web Push. `vapid_keys` holds the server's one VAPID key pair (hex;
 -- made at the first start, replaced by `reviewloop vapid-key rotate`).
 -- `push_subscriptions` holds the devices people asked to be told on: an
 -- endpoint names one browser profile, so it is kept once, for whoever
--- subscribed it last.
+-- subscribed it last. Devices' keys are hex too.
 CREATE TABLE vapid_keys (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     public_key TEXT NOT NULL,

@@ -8,7 +8,7 @@ use reviewloop_ports::{PushStore, StoreError};
 
 use super::convert::{corrupt, from_db_time, parse, to_db_time};
 use super::schema::{push_subscriptions, vapid_keys};
-use super::{DbError, SqlStore};
+use super::{Conn, DbError, SqlStore};
 
 /// The one row of `vapid_keys`.
 const THE_KEY: i32 = 1;
@@ -86,6 +86,36 @@ impl SubscriptionRow {
     }
 }
 
+/// Keeps `row`, or gives the kept row of its endpoint (and that row's id)
+/// to `row`'s person, keys and device.
+fn upsert(conn: &mut Conn, mut row: SubscriptionRow) -> Result<PushSubscription, DbError> {
+    let existing: Option<(String, NaiveDateTime)> = push_subscriptions::table
+        .filter(push_subscriptions::endpoint.eq(&row.endpoint))
+        .select((push_subscriptions::id, push_subscriptions::created_at))
+        .first(conn)
+        .optional()?;
+    if let Some((id, created_at)) = existing {
+        let changed = diesel::update(push_subscriptions::table.find(&id))
+            .set((
+                push_subscriptions::user_id.eq(&row.user_id),
+                push_subscriptions::p256dh.eq(&row.p256dh),
+                push_subscriptions::auth.eq(&row.auth),
+                push_subscriptions::device.eq(&row.device),
+            ))
+            .execute(conn)?;
+        // Removed since it was read: kept anew below, under the new id.
+        if changed > 0 {
+            row.id = id;
+            row.created_at = created_at;
+            return row.into_domain();
+        }
+    }
+    diesel::insert_into(push_subscriptions::table)
+        .values(&row)
+        .execute(conn)?;
+    row.into_domain()
+}
+
 #[async_trait]
 impl PushStore for SqlStore {
     async fn vapid_key(&self) -> Result<Option<VapidKey>, StoreError> {
@@ -142,36 +172,16 @@ impl PushStore for SqlStore {
         &self,
         subscription: &PushSubscription,
     ) -> Result<PushSubscription, StoreError> {
-        let mut row = SubscriptionRow::from_domain(subscription);
-        self.db
-            .write(move |conn| {
-                let existing: Option<(String, NaiveDateTime)> = push_subscriptions::table
-                    .filter(push_subscriptions::endpoint.eq(&row.endpoint))
-                    .select((push_subscriptions::id, push_subscriptions::created_at))
-                    .first(conn)
-                    .optional()?;
-                match existing {
-                    Some((id, created_at)) => {
-                        diesel::update(push_subscriptions::table.find(&id))
-                            .set((
-                                push_subscriptions::user_id.eq(&row.user_id),
-                                push_subscriptions::p256dh.eq(&row.p256dh),
-                                push_subscriptions::auth.eq(&row.auth),
-                                push_subscriptions::device.eq(&row.device),
-                            ))
-                            .execute(conn)?;
-                        row.id = id;
-                        row.created_at = created_at;
-                    }
-                    None => {
-                        diesel::insert_into(push_subscriptions::table)
-                            .values(&row)
-                            .execute(conn)?;
-                    }
-                }
-                row.into_domain()
-            })
-            .await
+        // Two browsers' tabs subscribing one endpoint at once may both find
+        // it new; the one whose insert loses finds it kept the second time.
+        let mut tries = 0;
+        loop {
+            let row = SubscriptionRow::from_domain(subscription);
+            match self.db.write(move |conn| upsert(conn, row)).await {
+                Err(StoreError::Conflict(_)) if tries == 0 => tries += 1,
+                other => return other,
+            }
+        }
     }
 
     async fn push_subscriptions_of(

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::{vapid_authorization, HttpPushGateway};
 
 fn key() -> VapidKey {
-    HttpPushGateway::new(false)
+    HttpPushGateway::new(false, "mailto:ops@example.com")
         .unwrap()
         .new_vapid_key()
         .unwrap()
@@ -54,7 +54,7 @@ fn the_vapid_header_is_an_es256_jwt_for_the_push_services_origin() {
 
 #[test]
 fn only_points_on_the_curve_are_device_keys() {
-    let gateway = HttpPushGateway::new(false).unwrap();
+    let gateway = HttpPushGateway::new(false, "mailto:ops@example.com").unwrap();
     assert!(gateway.is_device_key(&key().public_key));
     let mut off_curve = vec![0x04u8];
     off_curve.extend([7u8; 64]);

@@ -135,3 +135,18 @@ fn a_vapid_keys_secret_stays_out_of_debug() {
         "{shown}"
     );
 }
+
+#[test]
+fn a_devices_endpoint_and_secret_stay_out_of_debug() {
+    let parsed = NewPushSubscription::parse(&json!({
+        "endpoint": "https://push.example/secret-capability",
+        "keys": {"p256dh": key65(), "auth": auth16()},
+    }))
+    .unwrap();
+    let shown = format!("{parsed:?}");
+    assert!(shown.contains("https://push.example"), "{shown}");
+    assert!(
+        !shown.contains("secret-capability") && !shown.contains("auth"),
+        "{shown}"
+    );
+}

@@ -244,6 +244,10 @@ async fn a_push_carries_ttl_urgency_and_the_page_and_a_forgotten_device_is_remov
     kit.requests()
         .expect_request_by_id()
         .returning(move |_| Ok(Some(req.clone())));
+    let told = lp.clone();
+    kit.loops()
+        .expect_loop_by_id()
+        .returning(move |_| Ok(Some(told.clone())));
     let mine = device(&kit, 1, 2);
     let mine_id = mine.id;
     kit.push()
@@ -261,10 +265,9 @@ async fn a_push_carries_ttl_urgency_and_the_page_and_a_forgotten_device_is_remov
     let mut answers = vec![Err(PushFailure::Gone("HTTP 410".into())), Ok(())];
     kit.push_gateway()
         .expect_push()
-        .withf(move |_, contact, push| {
+        .withf(move |_, push| {
             let payload: serde_json::Value = serde_json::from_slice(&push.payload).unwrap();
-            contact == "https://review.example.com"
-                && push.ttl == 3600
+            push.ttl == 3600
                 && push.urgency == "high"
                 && payload["url"] == format!("https://review.example.com/app/requests/{request_id}")
                 && payload["request_id"] == request_id.to_string()
@@ -273,7 +276,7 @@ async fn a_push_carries_ttl_urgency_and_the_page_and_a_forgotten_device_is_remov
                 && payload["body"] == "Look"
         })
         .times(2)
-        .returning(move |_, _, _| answers.pop().unwrap());
+        .returning(move |_, _| answers.pop().unwrap());
     kit.push()
         .expect_delete_push_subscription()
         .withf(move |id| *id == mine_id)
@@ -690,4 +693,44 @@ async fn reviewers_a_request_escalated_to_are_reminded_too() {
         .times(1)
         .returning(|_, _, _| Ok(true));
     assert_eq!(service(kit).remind(10).await.unwrap(), 1);
+}
+
+#[tokio::test]
+async fn a_member_who_turned_notifications_off_since_is_not_pushed() {
+    let mut kit = Kit::new();
+    let mut lp = loop_with_slack(&kit, None);
+    let mut quiet = lp.member(&kit.user_id(2)).unwrap().clone();
+    quiet.set_notify(reviewloop_domain::NotifyLevel::Off);
+    lp.put_member(quiet).unwrap();
+    let mut record = crate::requests::tests::a_request(&kit).into_record();
+    record.priority = Priority::Critical;
+    let req = ReviewRequest::restore(record);
+    kit.requests()
+        .expect_request_by_id()
+        .returning(move |_| Ok(Some(req.clone())));
+    let told = lp.clone();
+    kit.loops()
+        .expect_loop_by_id()
+        .returning(move |_| Ok(Some(told.clone())));
+    let mine = device(&kit, 1, 2);
+    let id = mine.id;
+    kit.push()
+        .expect_push_subscription()
+        .returning(move |_| Ok(Some(mine.clone())));
+    kit.push_gateway().expect_push().never();
+    let states: Arc<Mutex<Vec<NoticeRecord>>> = Arc::default();
+    let seen = states.clone();
+    kit.notices().expect_record_notice().returning(move |n, _| {
+        seen.lock().unwrap().push(n.record().clone());
+        Ok(())
+    });
+    let notice = pushed_notice(&kit, &lp, &id.to_string());
+    assert_eq!(
+        service(kit).attempt(notice).await.unwrap(),
+        NoticeStatus::Failed
+    );
+    assert_eq!(
+        states.lock().unwrap()[0].last_error.as_deref(),
+        Some("not pushed: the member no longer hears of this request")
+    );
 }

@@ -174,14 +174,12 @@ async fn a_test_push_links_to_the_account_page_and_removes_a_forgotten_device() 
     let mut answers = vec![Err(PushFailure::Gone("HTTP 410".into())), Ok(())];
     kit.push_gateway()
         .expect_push()
-        .withf(|_, contact, push| {
+        .withf(|_, push| {
             let payload: Value = serde_json::from_slice(&push.payload).unwrap();
-            contact == "mailto:reviewloop@localhost"
-                && payload["url"] == "http://localhost:8080/app/account"
-                && payload["request_id"].is_null()
+            payload["url"] == "http://localhost:8080/app/account" && payload["request_id"].is_null()
         })
         .times(2)
-        .returning(move |_, _, _| answers.pop().unwrap());
+        .returning(move |_, _| answers.pop().unwrap());
     kit.push()
         .expect_delete_push_subscription()
         .withf(move |gone| *gone == id)
@@ -194,14 +192,14 @@ async fn a_test_push_links_to_the_account_page_and_removes_a_forgotten_device() 
 }
 
 #[tokio::test]
-async fn the_key_pair_is_made_once_when_there_is_none_and_then_kept_in_memory() {
+async fn the_key_pair_is_made_once_and_browsers_are_given_it_afresh() {
     let mut kit = Kit::new();
     let key = a_key(&kit);
     let made = key.clone();
-    let mut stored = vec![Some(key.clone()), None];
+    let mut stored = vec![Some(key.clone()), Some(key.clone()), None];
     kit.push()
         .expect_vapid_key()
-        .times(2)
+        .times(3)
         .returning(move || Ok(stored.pop().unwrap()));
     kit.push_gateway()
         .expect_new_vapid_key()
@@ -216,7 +214,7 @@ async fn the_key_pair_is_made_once_when_there_is_none_and_then_kept_in_memory() 
     assert_eq!(
         service.public_key().await.unwrap(),
         key.public_key_base64url(),
-        "read from memory: the store is asked twice in all"
+        "read from the store again: a rotated key is never handed out"
     );
 }
 
@@ -240,4 +238,20 @@ async fn rotating_the_key_drops_every_subscription_and_a_test_key_subscribes_not
         .await
         .classed();
     assert!(matches!(refused, Err(crate::ServiceError::Forbidden(_))));
+}
+
+#[tokio::test]
+async fn a_key_that_may_not_read_requests_gets_no_device() {
+    let mut kit = Kit::new();
+    kit.push().expect_save_push_subscription().never();
+    kit.push().expect_push_subscriptions_of().never();
+    let mut loops_only = kit.principal(1);
+    loops_only.permissions = vec![reviewloop_domain::Permission::LoopsRead];
+    let service = service(kit);
+    let refused = service
+        .subscribe(&loops_only, &body("https://push.example/x"), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, SubscribeError::Denied(_)), "{refused:?}");
+    assert!(service.devices(&loops_only).await.is_err());
 }

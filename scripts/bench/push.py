@@ -19,14 +19,12 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.environ.get("REVIEWLOOP_BENCH_BIN", os.path.join(ROOT, "target", "release", "reviewloop"))
+from one_instance import ROOT, call, key, start
+
 VENV = os.path.join(ROOT, "target", "bench-venv")
 RATE = float(sys.argv[1]) if len(sys.argv) > 1 else 100.0
 SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 10.0
@@ -103,40 +101,14 @@ class PushService(BaseHTTPRequestHandler):
         self.end_headers()
 
 
-def call(method, url, key=None, body=None):
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, method=method)
-    if key:
-        request.add_header("Authorization", f"Bearer {key}")
-    if body is not None:
-        request.add_header("Content-Type", "application/json")
-    with urllib.request.urlopen(request) as reply:
-        return json.loads(reply.read() or b"null")
-
-
 def main():
     os.sched_setaffinity(0, {1})
     push = ThreadingHTTPServer(("127.0.0.1", 0), PushService)
     PushService.origin = f"http://127.0.0.1:{push.server_port}"
     threading.Thread(target=push.serve_forever, daemon=True).start()
-    work = tempfile.mkdtemp()
-    db = f"sqlite://{work}/bench.db"
-    env = {**os.environ, "RUST_LOG": "warn", "REVIEWLOOP_ALLOW_PRIVATE_TARGETS": "true"}
-    log = open(f"{work}/server.log", "w+")
-    server = subprocess.Popen(["taskset", "-c", "0", BIN, "--bind", "127.0.0.1:8378", "--database-url", db],
-                              env=env, stderr=log, stdout=log)
-    base = "http://127.0.0.1:8378"
+    server, base, db = start(8378, {"REVIEWLOOP_ALLOW_PRIVATE_TARGETS": "true"})
     try:
-        for _ in range(100):
-            try:
-                call("GET", f"{base}/health")
-                break
-            except OSError:
-                time.sleep(0.1)
-        # A key whose hourly allowance the bench cannot use up.
-        admin = json.loads(subprocess.run([BIN, "key", "create", "--email", "admin@localhost", "--json",
-                                           "--rate-limit", "1000000", "--database-url", db],
-                                          capture_output=True, text=True, check=True).stdout)["api_key"]
+        admin = key(db, "admin@localhost", unlimited=True)
         loop = call("POST", f"{base}/v1/api/loops", admin, {"name": "Bench"})["data"]["loop"]["id"]
         public = DEVICE.public_key().public_bytes(serialization.Encoding.X962,
                                                   serialization.PublicFormat.UncompressedPoint)
@@ -145,10 +117,10 @@ def main():
             "keys": {"p256dh": b64url(public), "auth": b64url(AUTH)}})
         created = {}
         total = int(RATE * SECONDS)
-        start = time.monotonic()
+        first = time.monotonic()
         for n in range(total):
             # Open loop: each create starts on its own schedule.
-            pause = start + n / RATE - time.monotonic()
+            pause = first + n / RATE - time.monotonic()
             if pause > 0:
                 time.sleep(pause)
             began = time.monotonic()
@@ -157,7 +129,7 @@ def main():
                 "response_config": {}, "priority": "high", "processing_type": "deferred",
                 "default_response": False, "platform": "api"})["data"]["request"]["id"]
             created[rid] = began
-        achieved = total / (time.monotonic() - start)
+        achieved = total / (time.monotonic() - first)
         with lock:
             deadline = time.monotonic() + 30
             while len(received) < total and time.monotonic() < deadline:

@@ -17,15 +17,14 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.parse
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.environ.get("REVIEWLOOP_BENCH_BIN", os.path.join(ROOT, "target", "release", "reviewloop"))
+from one_instance import BIN, call, key, start
+
 SECRET = "0123456789abcdef0123456789abcdef"
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 200
 
@@ -71,20 +70,6 @@ class FakeSlack(BaseHTTPRequestHandler):
         self.wfile.write(text)
 
 
-def call(method, url, key=None, body=None, headers=None, raw=None):
-    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    request = urllib.request.Request(url, data=data, method=method)
-    if key:
-        request.add_header("Authorization", f"Bearer {key}")
-    if body is not None:
-        request.add_header("Content-Type", "application/json")
-    for name, value in (headers or {}).items():
-        request.add_header(name, value)
-    with urllib.request.urlopen(request) as reply:
-        text = reply.read()
-        return json.loads(text) if text else None
-
-
 def wait(predicate):
     with lock:
         while not predicate():
@@ -96,29 +81,10 @@ def main():
     os.sched_setaffinity(0, {1})
     slack = ThreadingHTTPServer(("127.0.0.1", 0), FakeSlack)
     threading.Thread(target=slack.serve_forever, daemon=True).start()
-    work = tempfile.mkdtemp()
-    db = f"sqlite://{work}/bench.db"
-    env = {**os.environ, "RUST_LOG": "warn",
-           "REVIEWLOOP_SLACK_API_URL": f"http://127.0.0.1:{slack.server_port}"}
-    log = open(f"{work}/server.log", "w+")
-    server = subprocess.Popen(["taskset", "-c", "0", BIN, "--bind", "127.0.0.1:8377", "--database-url", db],
-                              env=env, stderr=log, stdout=log)
-    base = "http://127.0.0.1:8377"
+    server, base, db = start(8377, {"REVIEWLOOP_SLACK_API_URL": f"http://127.0.0.1:{slack.server_port}"})
     try:
-        for _ in range(100):
-            try:
-                call("GET", f"{base}/health")
-                break
-            except OSError:
-                time.sleep(0.1)
-        log.seek(0)
-        # A key whose hourly allowance the bench cannot use up.
-        admin = json.loads(subprocess.run([BIN, "key", "create", "--email", "admin@localhost", "--json",
-                                           "--rate-limit", "1000000", "--database-url", db],
-                                          capture_output=True, text=True, check=True).stdout)["api_key"]
-        rev = json.loads(subprocess.run([BIN, "key", "create", "--email", "rev@example.com", "--json",
-                                         "--database-url", db], capture_output=True, text=True,
-                                        check=True).stdout)["api_key"]
+        admin = key(db, "admin@localhost", unlimited=True)
+        rev = key(db, "rev@example.com")
         made = call("POST", f"{base}/v1/api/loops", admin, {"name": "Bench"})["data"]
         loop = made["loop"]["id"]
         call("POST", f"{base}/v1/api/loops/join", rev, {"invite_code": made["loop"]["invite_code"]})

@@ -5,7 +5,7 @@ mod compose;
 use chrono::Duration;
 use reviewloop_domain::{
     AnswerLink, Channel, Email, Event, EventType, Loop, Member, Message, NewNotice, Notice,
-    NoticeId, NoticeKind, NoticeStatus, ReviewId, User, UserId,
+    NoticeId, NoticeKind, NoticeStatus, ReviewId, ReviewRequest, User, UserId,
 };
 use reviewloop_ports::{
     AttemptResult, Clock, IdSource, LeasedNotice, Mail, Outgoing, PushFailure, SlackPost,
@@ -486,27 +486,13 @@ impl NoticeService {
     /// stands.
     async fn slack_app(&self, notice: &Notice) -> Result<(), Attempt> {
         let failed = |e: StoreError| Attempt::Failed(e.to_string());
-        let lp = match notice.loop_id {
-            Some(id) => self.ports.loops.loop_by_id(&id).await.map_err(failed)?,
-            None => None,
-        };
+        let lp = self.loop_of(notice).await?;
         let Some((lp, app)) = lp.and_then(|lp| lp.slack_app.clone().map(|app| (lp, app))) else {
             return Err(Attempt::Hopeless(
                 "the loop no longer posts through a Slack app".into(),
             ));
         };
-        let request = match notice.request_id {
-            Some(id) => self
-                .ports
-                .requests
-                .request_by_id(&id)
-                .await
-                .map_err(failed)?,
-            None => None,
-        };
-        let Some(request) = request else {
-            return Err(Attempt::Hopeless("the request is gone".into()));
-        };
+        let request = self.request_of(notice).await?;
         let links = Links::new(&self.public_url, &request);
         match notice.kind {
             NoticeKind::RequestEnded => {
@@ -577,6 +563,34 @@ impl NoticeService {
         }
     }
 
+    /// The notice's loop as it stands now, if it still exists.
+    async fn loop_of(&self, notice: &Notice) -> Result<Option<Loop>, Attempt> {
+        match notice.loop_id {
+            Some(id) => self
+                .ports
+                .loops
+                .loop_by_id(&id)
+                .await
+                .map_err(|e| Attempt::Failed(e.to_string())),
+            None => Ok(None),
+        }
+    }
+
+    /// The notice's request as it stands now; a notice whose request is
+    /// gone cannot be sent.
+    async fn request_of(&self, notice: &Notice) -> Result<ReviewRequest, Attempt> {
+        let request = match notice.request_id {
+            Some(id) => self
+                .ports
+                .requests
+                .request_by_id(&id)
+                .await
+                .map_err(|e| Attempt::Failed(e.to_string()))?,
+            None => None,
+        };
+        request.ok_or_else(|| Attempt::Hopeless("the request is gone".into()))
+    }
+
     /// Pushes a new request to one device, as the request stands now: not
     /// at all once it ended (nobody can answer it any more), with a `TTL`
     /// up to its deadline and an `Urgency` from its priority. A device its
@@ -600,18 +614,7 @@ impl NoticeService {
         let Some(device) = device.filter(|d| Some(d.user_id) == notice.recipient_id) else {
             return Err(Attempt::Hopeless("the device was removed".into()));
         };
-        let request = match notice.request_id {
-            Some(id) => self
-                .ports
-                .requests
-                .request_by_id(&id)
-                .await
-                .map_err(failed)?,
-            None => None,
-        };
-        let Some(request) = request else {
-            return Err(Attempt::Hopeless("the request is gone".into()));
-        };
+        let request = self.request_of(notice).await?;
         if !request.status.is_open() {
             return Err(Attempt::Hopeless(
                 "not pushed: the request ended first".into(),
@@ -619,10 +622,7 @@ impl NoticeService {
         }
         // Who may hear of it is read now too: a member who left the loop,
         // or turned its notifications down since, is not pushed.
-        let told = match notice.loop_id {
-            Some(id) => self.ports.loops.loop_by_id(&id).await.map_err(failed)?,
-            None => None,
-        };
+        let told = self.loop_of(notice).await?;
         let wanted = told.as_ref().is_some_and(|lp| {
             lp.is_active_member(&device.user_id)
                 && lp
@@ -676,15 +676,7 @@ impl NoticeService {
     }
 
     async fn slack(&self, notice: &Notice) -> Result<(), Attempt> {
-        let lp = match notice.loop_id {
-            Some(id) => self
-                .ports
-                .loops
-                .loop_by_id(&id)
-                .await
-                .map_err(|e| Attempt::Failed(e.to_string()))?,
-            None => None,
-        };
+        let lp = self.loop_of(notice).await?;
         // The URL is read now, so a changed or removed one is followed.
         let Some(url) = lp.and_then(|lp| lp.slack_webhook_url.clone()) else {
             return Err(Attempt::Hopeless(

@@ -50,6 +50,28 @@ fn created(kit: &Kit, request: &ReviewRequest) -> Event {
     )
 }
 
+/// Makes the stores answer `request` and `lp` as they stand.
+fn stands(kit: &mut Kit, request: &ReviewRequest, lp: &reviewloop_domain::Loop) {
+    let (request, lp) = (request.clone(), lp.clone());
+    kit.requests()
+        .expect_request_by_id()
+        .returning(move |_| Ok(Some(request.clone())));
+    kit.loops()
+        .expect_loop_by_id()
+        .returning(move |_| Ok(Some(lp.clone())));
+}
+
+/// Keeps every state the service records of a notice, in order.
+fn recorded(kit: &mut Kit) -> Arc<Mutex<Vec<NoticeRecord>>> {
+    let states: Arc<Mutex<Vec<NoticeRecord>>> = Arc::default();
+    let seen = states.clone();
+    kit.notices().expect_record_notice().returning(move |n, _| {
+        seen.lock().unwrap().push(n.record().clone());
+        Ok(())
+    });
+    states
+}
+
 fn service(kit: Kit) -> NoticeService {
     NoticeService::new(kit.ports(), "https://review.example.com/", vec![10, 60])
 }
@@ -61,13 +83,7 @@ async fn a_new_request_emails_each_waiting_member_and_posts_to_slack() {
     let lp = loop_with_slack(&kit, Some("https://hooks.slack.example/T1"));
     let req = request(&kit, &lp);
     let event = created(&kit, &req);
-    let (found, found_loop) = (req.clone(), lp.clone());
-    kit.requests()
-        .expect_request_by_id()
-        .returning(move |_| Ok(Some(found.clone())));
-    kit.loops()
-        .expect_loop_by_id()
-        .returning(move |_| Ok(Some(found_loop.clone())));
+    stands(&mut kit, &req, &lp);
     kit.push()
         .expect_push_subscriptions_of()
         .returning(|_| Ok(vec![]));
@@ -136,12 +152,7 @@ async fn without_smtp_or_slack_a_new_request_causes_no_notice() {
     let lp = loop_with_slack(&kit, None);
     let req = request(&kit, &lp);
     let event = created(&kit, &req);
-    kit.requests()
-        .expect_request_by_id()
-        .returning(move |_| Ok(Some(req.clone())));
-    kit.loops()
-        .expect_loop_by_id()
-        .returning(move |_| Ok(Some(lp.clone())));
+    stands(&mut kit, &req, &lp);
     kit.push()
         .expect_push_subscriptions_of()
         .times(1)
@@ -172,13 +183,7 @@ async fn a_new_request_is_pushed_to_each_device_of_each_member_who_wants_it() {
     lp.put_member(quiet).unwrap();
     let req = request(&kit, &lp);
     let event = created(&kit, &req);
-    let (found, found_loop) = (req.clone(), lp.clone());
-    kit.requests()
-        .expect_request_by_id()
-        .returning(move |_| Ok(Some(found.clone())));
-    kit.loops()
-        .expect_loop_by_id()
-        .returning(move |_| Ok(Some(found_loop.clone())));
+    stands(&mut kit, &req, &lp);
     let devices = [device(&kit, 1, 1), device(&kit, 2, 1), device(&kit, 3, 2)];
     let asked: Arc<Mutex<Vec<Vec<UserId>>>> = Arc::default();
     let seen = asked.clone();
@@ -241,13 +246,7 @@ async fn a_push_carries_ttl_urgency_and_the_page_and_a_forgotten_device_is_remov
     record.timeout_at = kit.now + Duration::hours(1);
     let req = ReviewRequest::restore(record);
     let request_id = req.id;
-    kit.requests()
-        .expect_request_by_id()
-        .returning(move |_| Ok(Some(req.clone())));
-    let told = lp.clone();
-    kit.loops()
-        .expect_loop_by_id()
-        .returning(move |_| Ok(Some(told.clone())));
+    stands(&mut kit, &req, &lp);
     let mine = device(&kit, 1, 2);
     let mine_id = mine.id;
     kit.push()
@@ -282,12 +281,7 @@ async fn a_push_carries_ttl_urgency_and_the_page_and_a_forgotten_device_is_remov
         .withf(move |id| *id == mine_id)
         .times(1)
         .returning(|_| Ok(true));
-    let states: Arc<Mutex<Vec<NoticeRecord>>> = Arc::default();
-    let seen = states.clone();
-    kit.notices().expect_record_notice().returning(move |n, _| {
-        seen.lock().unwrap().push(n.record().clone());
-        Ok(())
-    });
+    let states = recorded(&mut kit);
     let notice = pushed_notice(&kit, &lp, &mine_id.to_string());
     let service = service(kit);
     assert_eq!(
@@ -308,26 +302,31 @@ async fn a_device_given_to_someone_else_is_not_pushed_their_predecessors_request
     let mut kit = Kit::new();
     let lp = loop_with_slack(&kit, None);
     let taken_over = device(&kit, 1, 3);
-    let id = taken_over.id;
+    assert_eq!(
+        refused_push(kit, &lp, taken_over).await,
+        "the device was removed"
+    );
+}
+
+/// Attempts a push to `device` that must not go out; why it did not.
+async fn refused_push(
+    mut kit: Kit,
+    lp: &reviewloop_domain::Loop,
+    device: reviewloop_domain::PushSubscription,
+) -> String {
+    let id = device.id;
     kit.push()
         .expect_push_subscription()
-        .returning(move |_| Ok(Some(taken_over.clone())));
+        .returning(move |_| Ok(Some(device.clone())));
     kit.push_gateway().expect_push().never();
-    let states: Arc<Mutex<Vec<NoticeRecord>>> = Arc::default();
-    let seen = states.clone();
-    kit.notices().expect_record_notice().returning(move |n, _| {
-        seen.lock().unwrap().push(n.record().clone());
-        Ok(())
-    });
-    let notice = pushed_notice(&kit, &lp, &id.to_string());
+    let states = recorded(&mut kit);
+    let notice = pushed_notice(&kit, lp, &id.to_string());
     assert_eq!(
         service(kit).attempt(notice).await.unwrap(),
         NoticeStatus::Failed
     );
-    assert_eq!(
-        states.lock().unwrap()[0].last_error.as_deref(),
-        Some("the device was removed")
-    );
+    let why = states.lock().unwrap()[0].last_error.clone();
+    why.unwrap_or_default()
 }
 
 fn leased(kit: &Kit, channel: Channel, lp: &reviewloop_domain::Loop) -> LeasedNotice {
@@ -367,12 +366,7 @@ async fn a_refused_email_is_retried_with_its_error_and_then_sent() {
         .times(2)
         .returning(move |_| answers.pop().unwrap());
     kit.mailer = Some(mailer);
-    let recorded: Arc<Mutex<Vec<NoticeRecord>>> = Arc::default();
-    let seen = recorded.clone();
-    kit.notices().expect_record_notice().returning(move |n, _| {
-        seen.lock().unwrap().push(n.record().clone());
-        Ok(())
-    });
+    let recorded = recorded(&mut kit);
     let first = leased(&kit, Channel::Email, &lp);
     let service = service(kit);
     assert_eq!(
@@ -411,12 +405,7 @@ async fn slack_posts_to_the_loops_current_url_and_gives_up_when_it_is_gone() {
             latency_ms: 3,
             error: None,
         });
-    let states: Arc<Mutex<Vec<NoticeRecord>>> = Arc::default();
-    let seen = states.clone();
-    kit.notices().expect_record_notice().returning(move |n, _| {
-        seen.lock().unwrap().push(n.record().clone());
-        Ok(())
-    });
+    let states = recorded(&mut kit);
     let service = service(kit);
     let notice = leased(&Kit::new(), Channel::Slack, &lp);
     assert_eq!(
@@ -705,32 +694,10 @@ async fn a_member_who_turned_notifications_off_since_is_not_pushed() {
     let mut record = crate::requests::tests::a_request(&kit).into_record();
     record.priority = Priority::Critical;
     let req = ReviewRequest::restore(record);
-    kit.requests()
-        .expect_request_by_id()
-        .returning(move |_| Ok(Some(req.clone())));
-    let told = lp.clone();
-    kit.loops()
-        .expect_loop_by_id()
-        .returning(move |_| Ok(Some(told.clone())));
+    stands(&mut kit, &req, &lp);
     let mine = device(&kit, 1, 2);
-    let id = mine.id;
-    kit.push()
-        .expect_push_subscription()
-        .returning(move |_| Ok(Some(mine.clone())));
-    kit.push_gateway().expect_push().never();
-    let states: Arc<Mutex<Vec<NoticeRecord>>> = Arc::default();
-    let seen = states.clone();
-    kit.notices().expect_record_notice().returning(move |n, _| {
-        seen.lock().unwrap().push(n.record().clone());
-        Ok(())
-    });
-    let notice = pushed_notice(&kit, &lp, &id.to_string());
     assert_eq!(
-        service(kit).attempt(notice).await.unwrap(),
-        NoticeStatus::Failed
-    );
-    assert_eq!(
-        states.lock().unwrap()[0].last_error.as_deref(),
-        Some("not pushed: the member no longer hears of this request")
+        refused_push(kit, &lp, mine).await,
+        "not pushed: the member no longer hears of this request"
     );
 }

@@ -299,7 +299,7 @@ async fn a_push_carries_ttl_urgency_and_the_page_and_a_forgotten_device_is_remov
 
 #[tokio::test]
 async fn a_device_given_to_someone_else_is_not_pushed_their_predecessors_request() {
-    let mut kit = Kit::new();
+    let kit = Kit::new();
     let lp = loop_with_slack(&kit, None);
     let taken_over = device(&kit, 1, 3);
     assert_eq!(

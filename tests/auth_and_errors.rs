@@ -193,7 +193,7 @@ fn framework_failures_come_out_in_the_envelope() {
     );
     assert_eq!(
         (status, msg.as_str()),
-        (415, "Content-Type must be application/json")
+        (400, "Content-Type must be application/json")
     );
     let big = format!("{{\"name\": \"{}\"}}", "x".repeat(1024 * 1024 + 1));
     let (status, msg) = send(

@@ -504,7 +504,82 @@ fn the_calls_of_hitls_mcp_server_work_unchanged() {
     }
 }
 
+/// What HITL.sh's clients and troubleshooting page expect besides the
+/// documented bodies: health without a key, PATCH refusing what it cannot
+/// apply, and a request list per key.
+fn health_patch_and_listing_behave_as_hitls_clients_expect() {
+    let server = Server::start();
+    let key = &server.admin_key;
+    for path in ["/v1/health", "/v1/api/health"] {
+        let reply = server
+            .http()
+            .get(format!("{}{path}", server.base))
+            .send()
+            .unwrap();
+        assert_eq!(reply.status().as_u16(), 200, "{path}");
+        assert_eq!(
+            reply.json::<serde_json::Value>().unwrap()["data"]["status"],
+            "ok"
+        );
+    }
+    let loop_id = id_of(&server.create_loop(key, "Moderation")["loop"]);
+    let id = server.create_request(key, &loop_id);
+    let path = format!("/v1/api/requests/{id}");
+    let request = server.get(key, &path).data(200)["request"].clone();
+    // The same types again are no change; a callback is applied.
+    let same = server
+        .patch(
+            key,
+            &path,
+            json!({
+                "processing_type": request["processing_type"],
+                "response_type": request["response_type"],
+                "callback_url": "https://hooks.example.com/done",
+            }),
+        )
+        .data(200)["request"]
+        .clone();
+    assert_eq!(same["callback_url"], "https://hooks.example.com/done");
+    let refused = server.patch(
+        key,
+        &path,
+        json!({"response_type": "number", "processing_type": "deferred-later"}),
+    );
+    let message = refused.error(400).to_owned();
+    assert!(
+        message.contains("response_type") && message.contains("processing_type"),
+        "{message}"
+    );
+    let internal = server.patch(key, &path, json!({"callback_url": "http://127.0.0.1:9/x"}));
+    assert!(internal.error(400).contains("callback_url"));
+    server
+        .patch(key, &path, json!({"callback_url": null}))
+        .data(200);
+    assert!(server.get(key, &path).data(200)["request"]["callback_url"].is_null());
+
+    // Each key lists what it made; scope=account lists the account's.
+    let other = server.key("admin@localhost");
+    let theirs = server.create_request(&other, &loop_id);
+    let listed = |k: &str, query: &str| -> Vec<String> {
+        server.get(k, &format!("/v1/api/requests{query}")).data(200)["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(id_of)
+            .collect()
+    };
+    assert_eq!(listed(key, ""), std::slice::from_ref(&id));
+    assert_eq!(listed(&other, ""), std::slice::from_ref(&theirs));
+    let mut all = listed(key, "?scope=account");
+    all.sort();
+    let mut both = vec![id, theirs];
+    both.sort();
+    assert_eq!(all, both);
+    server.get(key, "/v1/api/requests?scope=team").error(400);
+}
+
 on_every_backend!(
+    health_patch_and_listing_behave_as_hitls_clients_expect,
     the_calls_of_hitls_mcp_server_work_unchanged,
     tags_and_platform_are_kept_on_create_and_patch,
     documented_feedback_is_kept_whole,

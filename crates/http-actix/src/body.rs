@@ -32,7 +32,6 @@ fn json_error(error: &JsonPayloadError) -> ApiError {
         JsonPayloadError::Overflow { .. } | JsonPayloadError::OverflowKnownLength { .. } => {
             StatusCode::PAYLOAD_TOO_LARGE
         }
-        JsonPayloadError::ContentType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
         _ => StatusCode::BAD_REQUEST,
     };
     ApiError::invalid(status, "body", message)

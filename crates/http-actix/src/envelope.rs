@@ -235,7 +235,7 @@ pub(crate) fn json_response(status: StatusCode, body: Bytes) -> HttpResponse {
 /// The code of the alternate envelope for a status.
 pub(crate) fn alternate_code(status: StatusCode) -> &'static str {
     match status.as_u16() {
-        400 | 413 | 415 | 422 => "validation_error",
+        400 | 413 | 422 => "validation_error",
         401 => "unauthorized",
         403 => "insufficient_permissions",
         404 => "not_found",

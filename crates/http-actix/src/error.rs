@@ -19,7 +19,7 @@ use crate::envelope::{alternate_code, alternate_failure, Surface};
 pub struct ApiError {
     error: ServiceError,
     /// For failures of the HTTP layer itself that have a status of their
-    /// own (408, 413, 415) but no counterpart among the service outcomes.
+    /// own (408, 413) but no counterpart among the service outcomes.
     status: Option<StatusCode>,
 }
 

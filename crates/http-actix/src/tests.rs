@@ -213,7 +213,7 @@ async fn malformed_json_wrong_types_and_wrong_content_type_are_client_errors() {
     assert_eq!(
         (status, body["msg"].as_str()),
         (
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            StatusCode::BAD_REQUEST,
             Some("Content-Type must be application/json")
         )
     );

@@ -140,6 +140,8 @@ pub enum RequestSort {
 pub struct RequestQuery {
     /// Whose requests.
     pub creator: UserId,
+    /// Only those made with this API key (`None`: the whole account's).
+    pub api_key: Option<reviewloop_domain::ApiKeyId>,
     /// Only this status.
     pub status: Option<RequestStatus>,
     /// Only this priority.

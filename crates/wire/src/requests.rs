@@ -659,6 +659,16 @@ pub struct RequestPatchIn {
     pub tags: Option<Value>,
     #[schema(value_type = Option<schema::Platform>)]
     pub platform: Option<String>,
+    /// A new callback URL; `null` removes it.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
+    pub callback_url: Option<Value>,
+    /// Accepted when it is the request's own; any other is refused (400).
+    #[schema(value_type = Option<schema::ProcessingType>)]
+    pub processing_type: Option<String>,
+    /// Accepted when it is the request's own; any other is refused (400).
+    #[schema(value_type = Option<schema::ResponseType>)]
+    pub response_type: Option<String>,
 }
 
 /// The requester's feedback.

@@ -205,6 +205,14 @@ pub struct RequestPatch {
     pub tags: Option<Value>,
     /// Where the request now says it came from.
     pub platform: Option<String>,
+    /// A new callback URL, or `Null` to remove it.
+    pub callback_url: Option<Value>,
+    /// The processing type: accepted when it is the request's own, refused
+    /// otherwise (it decided the deadline).
+    pub processing_type: Option<String>,
+    /// The response type: accepted when it is the request's own, refused
+    /// otherwise (answers and reviewers' widgets follow it).
+    pub response_type: Option<String>,
 }
 
 impl RequestPatch {

@@ -624,7 +624,7 @@ impl ReviewRequest {
         if patch.is_empty() {
             return Err(ValidationError::field(
                 "body",
-                "nothing to update: send request_text, priority, context, response_config, default_response, timeout_seconds, tags or platform",
+                "nothing to update: send request_text, priority, context, response_config, default_response, timeout_seconds, tags, platform or callback_url",
             )
             .into());
         }
@@ -683,7 +683,46 @@ impl ReviewRequest {
             .platform
             .as_deref()
             .and_then(|p| errors.collect(Platform::parse(p)));
+        let callback_url = match patch.callback_url {
+            None => None,
+            Some(Value::Null) => Some(None),
+            Some(Value::String(url)) => errors
+                .collect(crate::text::parse_http_url("callback_url", &url))
+                .map(Some),
+            Some(_) => {
+                errors.extend(ValidationError::field(
+                    "callback_url",
+                    "callback_url must be an http(s) URL, or null to remove it",
+                ));
+                None
+            }
+        };
+        // What the request was made as stays: the same value is no change.
+        let fixed = [
+            (
+                "processing_type",
+                patch.processing_type,
+                self.processing_type.as_str(),
+            ),
+            (
+                "response_type",
+                patch.response_type,
+                self.response_type.as_str(),
+            ),
+        ];
+        for (field, given, own) in fixed {
+            if given.as_deref().is_some_and(|g| g != own) {
+                errors.extend(ValidationError::field(
+                    field,
+                    format!("{field} cannot change once a request is made (it is {own}): cancel it and make a new one"),
+                ));
+            }
+        }
         errors.into_result()?;
+
+        if let Some(url) = callback_url {
+            self.record.callback_url = url;
+        }
 
         if let Some(tags) = tags {
             self.record.tags = tags;

@@ -225,6 +225,7 @@ impl Tools {
             limit: args.limit.map(|n| n.to_string()),
             offset: args.offset.map(|n| n.to_string()),
             sort: None,
+            scope: None,
         };
         settle(
             self.state

@@ -200,7 +200,6 @@ fn error_description(status: u16) -> &'static str {
         408 => "The body did not arrive in time.",
         409 => "The resource changed under the request, or it is in a state that forbids this.",
         413 => "The body is larger than 1 MiB.",
-        415 => "The body is not `application/json`.",
         422 => "The `Idempotency-Key` was used before with another body.",
         429 => "Over the key's rate limit; `Retry-After` says when to try again.",
         500 => "An unexpected failure; nothing internal is shown.",
@@ -224,7 +223,7 @@ fn statuses(op: &Op) -> BTreeSet<u16> {
         all.insert(400);
     }
     if op.body.is_some() {
-        all.extend([400, 408, 413, 415]);
+        all.extend([400, 408, 413]);
     }
     all
 }

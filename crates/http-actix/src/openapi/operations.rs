@@ -120,6 +120,11 @@ const REQUEST_FILTERS: &[(&str, &str, &str)] = &[
         "Only requests of this loop.",
         r##"{"$ref":"#/components/schemas/Id"}"##,
     ),
+    (
+        "scope",
+        "`key` (default): the requests made with the calling key; `account`: the whole account's.",
+        r#"{"type":"string","enum":["key","account"]}"#,
+    ),
     LIMIT,
     OFFSET,
     (
@@ -136,6 +141,10 @@ pub(super) const TAGS: &[(&str, &str)] = &[
         "Ask people: create a request, wait for its answer, change or cancel it, rate the answer.",
     ),
     ("Reviewers", "Answer: the inbox, claim, release, respond."),
+    (
+        "Push",
+        "A person's devices that new requests are pushed to (Web Push).",
+    ),
     (
         "Loops",
         "Groups of reviewers, their members and invitations.",
@@ -374,6 +383,10 @@ pub(super) const OPERATIONS: &[Op] = &[
          data: "Member", errors: &[409], ..BASE },
     Op { mount: Mount::Public, method: "get", path: "/health", id: "health", tag: "Service",
          summary: "Alive", data: "Status", ..BASE },
+    Op { mount: Mount::Public, method: "get", path: "/v1/health", id: "healthV1", tag: "Service",
+         summary: "Alive (where HITL.sh's clients look)", data: "Status", ..BASE },
+    Op { mount: Mount::Public, method: "get", path: "/v1/api/health", id: "healthApi", tag: "Service",
+         summary: "Alive (where HITL.sh's clients look)", data: "Status", ..BASE },
     Op { mount: Mount::Public, method: "get", path: "/ready", id: "ready", tag: "Service",
          summary: "Ready: the database answers and its migrations are applied",
          data: "Status", ..BASE },

@@ -127,6 +127,10 @@ fn register(cfg: &mut web::ServiceConfig, seen: &mut Vec<Route>) {
     {
         let mut t = Table::scoped(cfg, "", seen);
         resource!(t, "/health", get => public::health);
+        // Where HITL.sh's clients and troubleshooting page look, without a
+        // key (registered before the scopes that would ask for one).
+        resource!(t, "/v1/health", get => public::health);
+        resource!(t, "/v1/api/health", get => public::health);
         resource!(t, "/ready", get => public::ready);
         resource!(t, "/v1/openapi.json", get => public::openapi);
         // Each scrape reads the database: the public per-client allowance

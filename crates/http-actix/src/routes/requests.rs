@@ -91,6 +91,7 @@ pub(super) struct ListQuery {
     limit: Option<String>,
     offset: Option<String>,
     sort: Option<String>,
+    scope: Option<String>,
 }
 
 impl ListQuery {
@@ -102,6 +103,7 @@ impl ListQuery {
             limit: self.limit,
             offset: self.offset,
             sort: self.sort,
+            scope: self.scope,
         }
     }
 }
@@ -213,6 +215,9 @@ pub(super) async fn update(
         timeout_seconds: body.timeout_seconds,
         tags: body.tags,
         platform: body.platform,
+        callback_url: body.callback_url,
+        processing_type: body.processing_type,
+        response_type: body.response_type,
     };
     let request = state.requests.update(&caller.principal, &id, patch).await?;
     Ok(Reply::new(

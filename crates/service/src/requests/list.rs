@@ -1,7 +1,9 @@
 //! Parsing of the request-list query: filters, order and page.
 
-use reviewloop_domain::{LoopId, Priority, RequestStatus, UserId, ValidationError};
+use reviewloop_domain::{LoopId, Priority, RequestStatus, ValidationError};
 use reviewloop_ports::{RequestQuery, RequestSort};
+
+use crate::principal::Principal;
 
 const DEFAULT_LIMIT: u32 = 50;
 const MAX_LIMIT: u32 = 200;
@@ -21,6 +23,10 @@ pub struct ListRequestsInput {
     pub offset: Option<String>,
     /// `created_at_desc` (default), `created_at_asc`, `priority_desc`, `status_asc`.
     pub sort: Option<String>,
+    /// `key` (default): the requests made with the calling key; `account`:
+    /// the whole account's. A person in the web application has no key and
+    /// always sees the account's.
+    pub scope: Option<String>,
 }
 
 fn whole(
@@ -47,8 +53,19 @@ fn whole(
 impl ListRequestsInput {
     /// Validates every parameter; unknown values are refused, not ignored.
     /// `test` says which requests: a test-mode key's or live ones.
-    pub fn into_query(self, creator: UserId, test: bool) -> Result<RequestQuery, ValidationError> {
+    pub fn into_query(self, caller: &Principal) -> Result<RequestQuery, ValidationError> {
         let mut errors = ValidationError::default();
+        let api_key = match self.scope.as_deref().map(str::trim) {
+            None | Some("") | Some("key") => caller.api_key_id,
+            Some("account") => None,
+            Some(_) => {
+                errors.extend(ValidationError::field(
+                    "scope",
+                    "scope must be key (the requests made with this key) or account",
+                ));
+                None
+            }
+        };
         let status = self
             .status
             .as_deref()
@@ -85,14 +102,15 @@ impl ListRequestsInput {
         };
         errors.into_result()?;
         Ok(RequestQuery {
-            creator,
+            creator: caller.user_id,
+            api_key,
             status,
             priority,
             loop_id,
             limit: limit.unwrap_or(DEFAULT_LIMIT),
             offset: offset.unwrap_or(0),
             sort,
-            test,
+            test: caller.test,
         })
     }
 }

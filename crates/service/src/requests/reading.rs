@@ -106,7 +106,7 @@ impl RequestService {
         input: ListRequestsInput,
     ) -> Result<(RequestPage, RequestQuery), QueryError> {
         caller.require(Permission::RequestsRead)?;
-        let query = input.into_query(caller.user_id, caller.test)?;
+        let query = input.into_query(caller)?;
         Ok((self.ports.requests.list_requests(&query).await?, query))
     }
 
@@ -122,7 +122,7 @@ impl RequestService {
         self.visible_loop::<ListLoopRequestsError>(caller, loop_id)
             .await?;
         input.loop_id = Some(loop_id.to_string());
-        let query = input.into_query(caller.user_id, caller.test)?;
+        let query = input.into_query(caller)?;
         Ok((self.ports.requests.list_requests(&query).await?, query))
     }
 

@@ -17,6 +17,10 @@ impl RequestService {
         patch: RequestPatch,
     ) -> Result<ReviewRequest, ChangeRequestError> {
         caller.require(Permission::RequestsWrite)?;
+        // A new callback must pass the guard, as at creation.
+        if let Some(serde_json::Value::String(url)) = &patch.callback_url {
+            crate::ports::check_target(&*self.ports.guard, "callback_url", url).await?;
+        }
         self.change(caller, id, Actor::Requester, |request, _, now| {
             request.update(patch.clone(), now)?;
             Ok(Vec::new())

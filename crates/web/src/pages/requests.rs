@@ -39,6 +39,8 @@ pub(crate) async fn list(
         limit: Some(PAGE_SIZE.to_string()),
         offset: Some(((page - 1) * PAGE_SIZE).to_string()),
         sort: None,
+        // A person has no key: the page lists the whole account's.
+        scope: None,
     };
     let loops = state.loops.list(person.principal()).await?;
     let (found, problems) = match state.requests.list(person.principal(), input).await {

@@ -28,6 +28,9 @@ pub(super) fn filtered(query: &RequestQuery) -> requests::BoxedQuery<'static, Ba
         .into_boxed()
         .filter(requests::creator_id.eq(query.creator.to_string()))
         .filter(requests::test.eq(query.test));
+    if let Some(key) = query.api_key {
+        boxed = boxed.filter(requests::api_key_id.eq(key.to_string()));
+    }
     if let Some(status) = query.status {
         boxed = boxed.filter(requests::status.eq(status.as_str()));
     }

@@ -12,6 +12,7 @@ use super::*;
 fn query(creator: &UserId) -> RequestQuery {
     RequestQuery {
         creator: *creator,
+        api_key: None,
         status: None,
         priority: None,
         loop_id: None,

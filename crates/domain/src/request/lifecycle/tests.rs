@@ -847,3 +847,39 @@ fn a_comment_travels_with_its_answer() {
     assert_eq!(comments, vec![Some("ok by me"), None]);
     assert_eq!(q.response_comment, None, "the deciding answer carried none");
 }
+
+#[test]
+fn an_update_sets_the_callback_and_refuses_another_type() {
+    let mut r = request();
+    let patch = RequestPatch {
+        callback_url: Some(json!("https://hooks.example.com/done")),
+        processing_type: Some(r.processing_type.as_str().to_owned()),
+        response_type: Some(r.response_type.as_str().to_owned()),
+        ..RequestPatch::default()
+    };
+    r.update(patch, t(5)).unwrap();
+    assert_eq!(
+        r.callback_url.as_deref(),
+        Some("https://hooks.example.com/done")
+    );
+    let cleared = RequestPatch {
+        callback_url: Some(Value::Null),
+        ..RequestPatch::default()
+    };
+    r.update(cleared, t(6)).unwrap();
+    assert_eq!(r.callback_url, None);
+    let other = RequestPatch {
+        processing_type: Some("deferred-or-else".into()),
+        response_type: Some("number".into()),
+        callback_url: Some(json!("ftp://x")),
+        ..RequestPatch::default()
+    };
+    let before = r.clone();
+    let refused = match r.update(other, t(7)) {
+        Err(ChangeError::Invalid(e)) => e,
+        other => panic!("{other:?}"),
+    };
+    let fields: Vec<&str> = refused.errors.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(fields, ["callback_url", "processing_type", "response_type"]);
+    assert_eq!(r, before, "nothing changed");
+}

@@ -70,6 +70,8 @@ def test_an_approved_call_runs_and_carries_its_arguments(server):
     reviewer = Reviewer(server, reviewer_key, True, comment="fine by me")
     assert refund("A-1", 12.5) == "refunded"
     assert ran == [("A-1", 12.5)]
+    # The call may return before the reviewer's thread noted what it answered.
+    reviewer.thread.join(30)
     asked = client.get_request(reviewer.answered[0])
     assert asked.context["function"].endswith("refund")
     assert asked.context["arguments"]["order_id"] == "A-1"
@@ -77,6 +79,8 @@ def test_an_approved_call_runs_and_carries_its_arguments(server):
     assert asked.context["arguments"]["note"].startswith("<object object"), "shown as text"
     assert "refund" in asked.request_text and asked.priority == "high"
     assert asked.response_comment == "fine by me"
+    rated = client.add_feedback(asked.id, rating=5, comment="quick and right")
+    assert (rated["rating"], rated["comment"]) == (5, "quick and right")
 
 
 def test_a_rejected_call_does_not_run_and_says_why(server):

@@ -167,6 +167,8 @@ test("requireApproval runs what is approved and refuses what is not", async () =
   assert.deepEqual(refunded, [["A-1", 12.5]]);
   const asked = await client.getRequest(askedId);
   assert.deepEqual(asked.context, { function: "refund", arguments: ["A-1", 12.5] });
+  const rated = await client.addFeedback(askedId, { rating: 5, comment: "quick and right" });
+  assert.deepEqual([rated.rating, rated.comment], [5, "quick and right"]);
 
   const [refused] = await Promise.allSettled([refund("B-2", 99), answerNext(server, reviewer, false, "Not today")]);
   assert.equal(refused.status, "rejected");

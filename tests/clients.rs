@@ -12,6 +12,9 @@ use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_reviewloop");
 
+/// The TypeScript tests and `npm pack` both compile into `dist/`: one at a time.
+static TYPESCRIPT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -109,6 +112,7 @@ fn the_python_package_builds_and_imports_from_its_wheel() {
 
 #[test]
 fn the_typescript_client_passes_its_tests_against_the_binary() {
+    let _one_at_a_time = TYPESCRIPT.lock().unwrap_or_else(|e| e.into_inner());
     let said = run(&repo().join("clients/typescript"), "npm", &["test"], &[]);
     assert!(said.contains("# pass"), "{said}");
     assert!(said.contains("# fail 0"), "{said}");
@@ -117,6 +121,7 @@ fn the_typescript_client_passes_its_tests_against_the_binary() {
 
 #[test]
 fn the_npm_package_packs_installs_and_imports() {
+    let _one_at_a_time = TYPESCRIPT.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().to_str().unwrap();
     run(

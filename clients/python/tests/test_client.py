@@ -148,6 +148,17 @@ def test_the_sync_client_asks_humans_and_guards_coroutines(server):
     assert asyncio.run(launch()) == "launched"
 
 
+def test_wait_gives_up_at_its_timeout_with_the_request_as_it_stands(server):
+    loop_id, _ = server.loop_with_reviewer()
+    client = reviewloop.Client(server.base, server.admin_key)
+    made = client.create_request(loop_id, request_text="Anyone?")
+    started = time.monotonic()
+    with pytest.raises(reviewloop.WaitTimeout) as gave_up:
+        client.wait(made.id, timeout=2)
+    assert 1.5 < time.monotonic() - started < 10
+    assert gave_up.value.request.status == "pending"
+
+
 def test_wait_rides_out_a_server_restart(server):
     loop_id, reviewer_key = server.loop_with_reviewer()
     client = reviewloop.Client(server.base, server.admin_key)
@@ -223,12 +234,17 @@ def test_a_real_delivery_verifies_and_a_changed_byte_does_not():
         assert event["event"] == "request.created"
         # The body signature alone, as a receiver of HITL.sh's headers sees it.
         only_body = {k: v for k, v in headers.items() if not k.lower().startswith("webhook-")}
-        assert webhooks.verify(body, only_body, secret)["event"] == "request.created"
+        with pytest.raises(reviewloop.WebhookVerificationError):
+            webhooks.verify(body, only_body, secret)  # could be a replay
+        assert webhooks.verify(body, only_body, secret, allow_body_signature=True)["event"] == "request.created"
         changed = bytearray(body)
         changed[len(changed) // 2] ^= 0x01
         for given in (headers, only_body):
             with pytest.raises(reviewloop.WebhookVerificationError):
-                webhooks.verify(bytes(changed), given, secret)
+                webhooks.verify(bytes(changed), given, secret, allow_body_signature=True)
+        forged = dict(headers, **{"webhook-signature": "v1,é"})
+        with pytest.raises(reviewloop.WebhookVerificationError):
+            webhooks.verify(body, forged, secret)
         with pytest.raises(reviewloop.WebhookVerificationError):
             webhooks.verify(body, headers, "whsec_" + "A" * 32)
         with pytest.raises(reviewloop.WebhookVerificationError):

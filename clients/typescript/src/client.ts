@@ -4,7 +4,7 @@
 
 import { randomUUID } from "node:crypto";
 
-import { ConnectionError, errorFor, Rejected, ServerError, WaitTimeout } from "./errors.js";
+import { ConnectionError, errorFor, RateLimitError, Rejected, ServerError, WaitTimeout } from "./errors.js";
 
 /** Statuses of a request that will not change any more. */
 export const ENDED = ["completed", "timeout", "cancelled"] as const;
@@ -86,6 +86,8 @@ export interface RequestFilters {
   status?: RequestStatus;
   priority?: Priority;
   loop_id?: string;
+  /** `key` (default): the requests made with this key; `account`: the whole account's. */
+  scope?: "key" | "account";
   limit?: number;
   offset?: number;
   sort?: "created_at_desc" | "created_at_asc" | "priority_desc" | "status_asc";
@@ -118,6 +120,8 @@ interface Call {
   body?: unknown;
   idempotencyKey?: string;
   timeoutMs?: number;
+  /** Tries after the first; the client's own when absent. */
+  retries?: number;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -146,8 +150,11 @@ export class ReviewLoop {
   }
 
   private async run<T>(call: Call): Promise<T> {
-    // A create carries its idempotency key: sending it again cannot ask twice.
-    const repeatable = call.method === "GET" || call.method === "DELETE" || call.idempotencyKey !== undefined;
+    // Sending it again cannot do it twice: a read, or a create (it carries
+    // its idempotency key). Anything else only when the service refused it
+    // before doing it (429, 503).
+    const repeatable = call.method === "GET" || call.idempotencyKey !== undefined;
+    const retries = call.retries ?? this.maxRetries;
     for (let attempt = 0; ; attempt++) {
       const url = new URL(this.baseUrl + call.path);
       for (const [k, v] of Object.entries(call.query ?? {})) {
@@ -166,7 +173,7 @@ export class ReviewLoop {
           signal: AbortSignal.timeout(call.timeoutMs ?? this.timeoutMs),
         });
       } catch (error) {
-        if (!repeatable || attempt >= this.maxRetries) {
+        if (!repeatable || attempt >= retries) {
           throw new ConnectionError(`the service could not be reached: ${(error as Error).message}`);
         }
         await sleep(this.backoff(attempt));
@@ -177,7 +184,10 @@ export class ReviewLoop {
         return (body && typeof body === "object" && "data" in body ? body.data : body) as T;
       }
       const retryAfter = Number(response.headers.get("retry-after") ?? NaN);
-      if ((repeatable || response.status === 429) && RETRIED.has(response.status) && attempt < this.maxRetries) {
+      // 409 to a create: the same create is still being made; ask again.
+      const retried = RETRIED.has(response.status) || (call.idempotencyKey !== undefined && response.status === 409);
+      const safe = repeatable || response.status === 429 || response.status === 503;
+      if (safe && retried && attempt < retries) {
         await sleep(Number.isFinite(retryAfter) ? Math.min(retryAfter, 60) * 1000 : this.backoff(attempt));
         continue;
       }
@@ -293,28 +303,36 @@ export class ReviewLoop {
   async wait(requestId: string, timeoutSeconds?: number): Promise<ReviewRequest> {
     const deadline = timeoutSeconds === undefined ? undefined : Date.now() + timeoutSeconds * 1000;
     let failures = 0;
+    let request: ReviewRequest | undefined;
     for (;;) {
-      const left = deadline === undefined ? LONG_POLL_SECONDS : (deadline - Date.now()) / 1000;
+      const left = deadline === undefined ? LONG_POLL_SECONDS : Math.max(0, (deadline - Date.now()) / 1000);
       const wait = Math.max(1, Math.min(LONG_POLL_SECONDS, Math.floor(left)));
-      let request: ReviewRequest | undefined;
+      let pause = 0;
       try {
+        // No retries of its own (this loop has them), and never much past the deadline.
         request = (await this.run<{ request: ReviewRequest }>({
           method: "GET",
           path: `/v1/api/requests/${requestId}`,
           query: { wait },
-          timeoutMs: (wait + 30) * 1000,
+          timeoutMs: (wait + (deadline === undefined ? 30 : 5)) * 1000,
+          retries: 0,
         })).request;
         failures = 0;
       } catch (error) {
-        if (!(error instanceof ConnectionError || error instanceof ServerError)) throw error;
+        if (!(error instanceof ConnectionError || error instanceof ServerError || error instanceof RateLimitError)) {
+          throw error;
+        }
         failures += 1;
+        pause = error instanceof RateLimitError && error.retryAfter !== undefined
+          ? Math.min(error.retryAfter, 300) * 1000
+          : Math.min(500 * 2 ** failures, 10_000);
+        if (deadline !== undefined) pause = Math.min(pause, Math.max(0, deadline - Date.now()));
       }
       if (request && (ENDED as readonly string[]).includes(request.status)) return request;
       if (deadline !== undefined && Date.now() >= deadline) {
-        throw new WaitTimeout(`request ${requestId} did not end within ${timeoutSeconds} s`,
-          request ?? await this.getRequest(requestId));
+        throw new WaitTimeout(`request ${requestId} did not end within ${timeoutSeconds} s`, request);
       }
-      if (failures) await sleep(Math.min(500 * 2 ** failures, 10_000));
+      if (pause) await sleep(pause);
     }
   }
 

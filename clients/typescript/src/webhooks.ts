@@ -28,10 +28,13 @@ function same(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** The key the server signs with: the bytes of a `whsec_` secret's base64
+ * when it is canonical base64, else the secret's text. */
 function standardKey(secret: string): Buffer {
   if (secret.startsWith("whsec_")) {
     const encoded = secret.slice("whsec_".length);
-    if (/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) return Buffer.from(encoded, "base64");
+    const decoded = Buffer.from(encoded, "base64");
+    if (decoded.length > 0 && decoded.toString("base64") === encoded) return decoded;
   }
   return Buffer.from(secret);
 }
@@ -40,12 +43,18 @@ function standardKey(secret: string): Buffer {
  * Returns the delivery's JSON once its signature holds; throws
  * `WebhookVerificationError` otherwise. Pass the body exactly as received
  * (a `Buffer` or the raw text): parsing and re-serializing changes it.
+ *
+ * The Standard Webhooks signature must hold and its timestamp be recent,
+ * so a captured delivery cannot be replayed later (use `webhook-id` to
+ * drop duplicates). With `allowBodySignature`, a delivery without those
+ * headers is accepted on `X-ReviewLoop-Signature-256` alone, which proves
+ * the body but not when it was sent.
  */
 export function verifyWebhook(
   body: string | Uint8Array,
   headers: Headers,
   secret: string,
-  options: { toleranceSeconds?: number; now?: number } = {},
+  options: { toleranceSeconds?: number; now?: number; allowBodySignature?: boolean } = {},
 ): unknown {
   const raw = typeof body === "string" ? Buffer.from(body) : Buffer.from(body);
   const id = header(headers, "webhook-id");
@@ -66,6 +75,9 @@ export function verifyWebhook(
     if (!given.some((g) => same(expected, g))) {
       throw new WebhookVerificationError("webhook-signature does not match this secret");
     }
+  } else if (!options.allowBodySignature) {
+    throw new WebhookVerificationError(
+      "the delivery has no webhook-id, webhook-timestamp and webhook-signature headers");
   } else {
     const signature = header(headers, "x-reviewloop-signature-256") ?? header(headers, "x-hitl-signature-256");
     if (!signature) throw new WebhookVerificationError("the delivery carries no signature");

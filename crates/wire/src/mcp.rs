@@ -89,6 +89,9 @@ pub struct ListArgs {
     pub limit: Option<u32>,
     /// How many to skip.
     pub offset: Option<u32>,
+    /// `key` (default): the requests made with this key; `account`: the
+    /// whole account's.
+    pub scope: Option<String>,
 }
 
 /// One request as an agent reads it: what it reads first, then the request

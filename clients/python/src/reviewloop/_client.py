@@ -13,7 +13,7 @@ import random
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Dict, Iterator, List, Mapping, Optional, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Iterator, List, Mapping, Optional, TypeVar
 
 import httpx
 
@@ -41,6 +41,8 @@ class _Call:
     body: Optional[Dict[str, Any]] = None
     idempotency_key: Optional[str] = None
     timeout: Optional[float] = None
+    #: Tries after the first; ``None`` for the client's own.
+    retries: Optional[int] = None
 
 
 def _drop_none(fields: Mapping[str, Any]) -> Dict[str, Any]:
@@ -72,7 +74,7 @@ def _retry_after(response: httpx.Response) -> Optional[float]:
 def _as_json(value: Any) -> Any:
     """``value`` if it is JSON, else its text (for the question's context)."""
     try:
-        json.dumps(value)
+        json.dumps(value, allow_nan=False)
         return value
     except (TypeError, ValueError):
         return repr(value)
@@ -82,9 +84,16 @@ def _question(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple:
     """The words and context of an approval asked before calling ``fn``."""
     name = getattr(fn, "__qualname__", getattr(fn, "__name__", "a function"))
     try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        signature = inspect.signature(fn)
+        bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        arguments = {k: _as_json(v) for k, v in bound.arguments.items()}
+        arguments = {}
+        for parameter, value in bound.arguments.items():
+            # `**kwargs` are shown one by one, as the caller named them.
+            if signature.parameters[parameter].kind is inspect.Parameter.VAR_KEYWORD:
+                arguments.update({k: _as_json(v) for k, v in value.items()})
+            else:
+                arguments[parameter] = _as_json(value)
     except (TypeError, ValueError):
         arguments = {"args": [_as_json(a) for a in args], "kwargs": {k: _as_json(v) for k, v in kwargs.items()}}
     shown = ", ".join(f"{k}={json.dumps(v)[:200]}" for k, v in arguments.items())
@@ -116,6 +125,28 @@ class _Ops:
         params = {"wait": wait} if wait else None
         return _Call("GET", f"/v1/api/requests/{request_id}", lambda d: Request.from_json(d["request"]),
                      params=params, timeout=(wait or 0) + 30.0)
+
+    def _poll(self, request_id: str, deadline: Optional[float]) -> _Call:
+        """One long-poll of ``wait``: no retries of its own (``wait`` has
+        its own), and never past the deadline by more than a few seconds."""
+        left = LONG_POLL_SECONDS if deadline is None else max(0.0, deadline - time.monotonic())
+        seconds = max(1, min(LONG_POLL_SECONDS, int(left)))
+        call = self._get_request(request_id, wait=seconds)
+        call.timeout = seconds + (30.0 if deadline is None else 5.0)
+        call.retries = 0
+        return call
+
+    @staticmethod
+    def _pause_in_wait(error: errors.ReviewLoopError, failures: int, deadline: Optional[float]) -> float:
+        """How long ``wait`` rests after a failed poll: as long as a rate
+        limit asks, else a growing backoff; never past the deadline."""
+        if isinstance(error, errors.RateLimitError) and error.retry_after is not None:
+            pause = min(error.retry_after, 300.0)
+        else:
+            pause = min(0.5 * 2 ** failures, 10.0)
+        if deadline is not None:
+            pause = min(pause, max(0.0, deadline - time.monotonic()))
+        return pause
 
     def _list_requests(self, filters: Dict[str, Any]) -> _Call:
         return _Call("GET", "/v1/api/requests", RequestPage.from_json, params=_drop_none(filters))
@@ -169,12 +200,16 @@ class _Base(_Ops):
             headers["Idempotency-Key"] = call.idempotency_key
         return headers
 
-    def _pause(self, attempt: int, response: Optional[httpx.Response]) -> Optional[float]:
+    def _pause(self, call: _Call, attempt: int, response: Optional[httpx.Response]) -> Optional[float]:
         """How long to wait before trying ``call`` again, or ``None`` to stop."""
-        if attempt >= self.max_retries:
+        if attempt >= (self.max_retries if call.retries is None else call.retries):
             return None
         if response is not None:
-            if response.status_code not in RETRIED_STATUSES:
+            retried = RETRIED_STATUSES
+            if call.idempotency_key is not None:
+                # 409: the same create is still being made; ask again.
+                retried = RETRIED_STATUSES + (409,)
+            if response.status_code not in retried:
                 return None
             after = _retry_after(response)
             if after is not None:
@@ -182,9 +217,13 @@ class _Base(_Ops):
         return min(0.5 * 2 ** attempt, 8.0) * (0.5 + random.random() / 2)
 
     @staticmethod
-    def _may_repeat(call: _Call) -> bool:
-        # A create carries its idempotency key: sending it again cannot ask twice.
-        return call.method in ("GET", "DELETE") or call.idempotency_key is not None
+    def _may_repeat(call: _Call, response: Optional[httpx.Response]) -> bool:
+        """Whether sending ``call`` again cannot do it twice: a read, a
+        create (it carries its idempotency key), or anything the service
+        refused before doing it (429, 503)."""
+        if call.method == "GET" or call.idempotency_key is not None:
+            return True
+        return response is not None and response.status_code in (429, 503)
 
     def _read(self, call: _Call, response: httpx.Response) -> Any:
         if response.is_success:
@@ -232,12 +271,11 @@ class Client(_Base):
                     headers=self._headers(call),
                     timeout=call.timeout if call.timeout is not None else httpx.USE_CLIENT_DEFAULT)
             except httpx.HTTPError as error:
-                pause = self._pause(attempt, None) if self._may_repeat(call) else None
+                pause = self._pause(call, attempt, None) if self._may_repeat(call, None) else None
                 if pause is None:
                     raise self._unreachable(error) from None
             else:
-                pause = self._pause(attempt, response) if self._may_repeat(call) or response.status_code == 429 \
-                    else None
+                pause = self._pause(call, attempt, response) if self._may_repeat(call, response) else None
                 if pause is None:
                     return self._read(call, response)
             time.sleep(pause)
@@ -298,21 +336,19 @@ class Client(_Base):
         :class:`errors.WaitTimeout` after ``timeout`` seconds (never by default)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         failures = 0
+        request: Optional[Request] = None
         while True:
-            left = LONG_POLL_SECONDS if deadline is None else deadline - time.monotonic()
             try:
-                request = self._run(self._get_request(request_id, wait=max(1, min(LONG_POLL_SECONDS, int(left)))))
-                failures = 0
-            except (errors.ConnectionError, errors.ServerError):
-                request = None
+                request = self._run(self._poll(request_id, deadline))
+                failures, pause = 0, 0.0
+            except (errors.ConnectionError, errors.ServerError, errors.RateLimitError) as error:
                 failures += 1
+                pause = self._pause_in_wait(error, failures, deadline)
             if request is not None and request.ended:
                 return request
             if deadline is not None and time.monotonic() >= deadline:
-                raise errors.WaitTimeout(f"request {request_id} did not end within {timeout} s",
-                                         request or self.get_request(request_id))
-            if failures:
-                time.sleep(min(0.5 * 2 ** failures, 10.0))
+                raise errors.WaitTimeout(f"request {request_id} did not end within {timeout} s", request)
+            time.sleep(pause)
 
     def approve(self, loop_id: str, **fields: Any) -> Request:
         """Asks ``loop_id`` a yes/no question and waits; raises
@@ -339,7 +375,12 @@ class Client(_Base):
             if inspect.iscoroutinefunction(fn):
                 @functools.wraps(fn)
                 async def run_async(*args: Any, **kwargs: Any) -> Any:
-                    await asyncio.get_running_loop().run_in_executor(None, ask, args, kwargs)
+                    # Waited for without holding a thread for the hour a
+                    # person may take.
+                    text, context = _question(fn, args, kwargs)
+                    fields = self._approval_fields(request_fields, text, context)
+                    async with AsyncClient(self.base_url, self.api_key, max_retries=self.max_retries) as peer:
+                        await peer.approve(loop_id, **fields)
                     return await fn(*args, **kwargs)
                 return run_async  # type: ignore[return-value]
 
@@ -394,12 +435,11 @@ class AsyncClient(_Base):
                     headers=self._headers(call),
                     timeout=call.timeout if call.timeout is not None else httpx.USE_CLIENT_DEFAULT)
             except httpx.HTTPError as error:
-                pause = self._pause(attempt, None) if self._may_repeat(call) else None
+                pause = self._pause(call, attempt, None) if self._may_repeat(call, None) else None
                 if pause is None:
                     raise self._unreachable(error) from None
             else:
-                pause = self._pause(attempt, response) if self._may_repeat(call) or response.status_code == 429 \
-                    else None
+                pause = self._pause(call, attempt, response) if self._may_repeat(call, response) else None
                 if pause is None:
                     return self._read(call, response)
             await asyncio.sleep(pause)
@@ -421,6 +461,15 @@ class AsyncClient(_Base):
     async def list_requests(self, **filters: Any) -> RequestPage:
         return await self._run(self._list_requests(filters))
 
+    async def iter_requests(self, **filters: Any) -> AsyncIterator[Request]:
+        """Every request matching ``filters``, page after page."""
+        offset: Optional[int] = filters.pop("offset", 0)
+        while offset is not None:
+            page = await self.list_requests(offset=offset, **filters)
+            for request in page.requests:
+                yield request
+            offset = page.next_offset
+
     async def update_request(self, request_id: str, **fields: Any) -> Request:
         return await self._run(self._update_request(request_id, fields))
 
@@ -440,22 +489,19 @@ class AsyncClient(_Base):
         """As :meth:`Client.wait`, without blocking the event loop."""
         deadline = None if timeout is None else time.monotonic() + timeout
         failures = 0
+        request: Optional[Request] = None
         while True:
-            left = LONG_POLL_SECONDS if deadline is None else deadline - time.monotonic()
             try:
-                request: Optional[Request] = await self._run(
-                    self._get_request(request_id, wait=max(1, min(LONG_POLL_SECONDS, int(left)))))
-                failures = 0
-            except (errors.ConnectionError, errors.ServerError):
-                request = None
+                request = await self._run(self._poll(request_id, deadline))
+                failures, pause = 0, 0.0
+            except (errors.ConnectionError, errors.ServerError, errors.RateLimitError) as error:
                 failures += 1
+                pause = self._pause_in_wait(error, failures, deadline)
             if request is not None and request.ended:
                 return request
             if deadline is not None and time.monotonic() >= deadline:
-                raise errors.WaitTimeout(f"request {request_id} did not end within {timeout} s",
-                                         request or await self.get_request(request_id))
-            if failures:
-                await asyncio.sleep(min(0.5 * 2 ** failures, 10.0))
+                raise errors.WaitTimeout(f"request {request_id} did not end within {timeout} s", request)
+            await asyncio.sleep(pause)
 
     async def approve(self, loop_id: str, **fields: Any) -> Request:
         asked = {"response_type": "boolean", "default_response": False, "timeout_seconds": 3600, **fields}

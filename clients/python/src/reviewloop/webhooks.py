@@ -40,23 +40,37 @@ def _header(headers: Mapping[str, str], name: str) -> Optional[str]:
 
 
 def _standard_key(secret: str) -> bytes:
+    """The key the server signs with: the bytes of a ``whsec_`` secret's
+    base64 when it is canonical base64, else the secret's text."""
     if secret.startswith("whsec_"):
+        encoded = secret[len("whsec_"):]
         try:
-            return base64.b64decode(secret[len("whsec_"):], validate=True)
+            decoded = base64.b64decode(encoded, validate=True)
         except binascii.Error:
-            pass
+            decoded = None
+        if decoded is not None and base64.b64encode(decoded).decode() == encoded:
+            return decoded
     return secret.encode()
 
 
+def _same(a: str, b: str) -> bool:
+    return hmac.compare_digest(a.encode(), b.encode())
+
+
 def verify(body: Union[bytes, str], headers: Mapping[str, str], secret: str, *,
-           tolerance: int = TOLERANCE_SECONDS, now: Optional[float] = None) -> Any:
+           tolerance: int = TOLERANCE_SECONDS, now: Optional[float] = None,
+           allow_body_signature: bool = False) -> Any:
     """Returns the delivery's JSON once its signature holds; raises
     :class:`WebhookVerificationError` otherwise. Pass the body exactly as
     received: parsing and re-serializing it changes the bytes.
 
-    With Standard Webhooks headers present, their signature must hold and
-    their timestamp be within ``tolerance`` seconds; otherwise the
-    ``X-ReviewLoop-Signature-256`` (or ``X-HITL-Signature-256``) must."""
+    The Standard Webhooks signature must hold and its timestamp be within
+    ``tolerance`` seconds, so a captured delivery cannot be replayed later
+    (use ``webhook-id`` to drop duplicates). With
+    ``allow_body_signature=True``, a delivery without those headers (from a
+    proxy that drops them) is accepted on ``X-ReviewLoop-Signature-256``
+    (or ``X-HITL-Signature-256``) alone, which proves the body but not
+    when it was sent."""
     raw = body.encode() if isinstance(body, str) else bytes(body)
     msg_id = _header(headers, "webhook-id")
     stamp = _header(headers, "webhook-timestamp")
@@ -71,14 +85,17 @@ def verify(body: Union[bytes, str], headers: Mapping[str, str], secret: str, *,
         mac = hmac.new(_standard_key(secret), f"{msg_id}.{stamp}.".encode() + raw, hashlib.sha256)
         expected = base64.b64encode(mac.digest()).decode()
         given = [part.split(",", 1)[1] for part in signatures.split() if part.startswith("v1,")]
-        if not any(hmac.compare_digest(expected, g) for g in given):
+        if not any(_same(expected, g) for g in given):
             raise WebhookVerificationError("webhook-signature does not match this secret")
+    elif not allow_body_signature:
+        raise WebhookVerificationError(
+            "the delivery has no webhook-id, webhook-timestamp and webhook-signature headers")
     else:
         header = _header(headers, "x-reviewloop-signature-256") or _header(headers, "x-hitl-signature-256")
         if not header:
             raise WebhookVerificationError("the delivery carries no signature")
         expected = "sha256=" + hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest()
-        if not hmac.compare_digest(expected, header.strip()):
+        if not _same(expected, header.strip()):
             raise WebhookVerificationError("X-ReviewLoop-Signature-256 does not match this secret")
     try:
         return json.loads(raw)

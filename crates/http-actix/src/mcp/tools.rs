@@ -211,7 +211,9 @@ impl Tools {
         settle::<ServiceError>(outcome.await)
     }
 
-    #[tool(description = "List the requests this key's account sent, newest first.")]
+    #[tool(
+        description = "List the requests this key sent (scope=account: the whole account's), newest first."
+    )]
     async fn list_requests(
         &self,
         Parameters(args): Parameters<ListArgs>,
@@ -225,7 +227,7 @@ impl Tools {
             limit: args.limit.map(|n| n.to_string()),
             offset: args.offset.map(|n| n.to_string()),
             sort: None,
-            scope: None,
+            scope: args.scope,
         };
         settle(
             self.state

@@ -677,3 +677,65 @@ fn a_pushed_request_is_shown_by_the_service_worker() {
     );
     let _ = b(c.close());
 }
+
+#[test]
+fn countdowns_tick_in_the_browser() {
+    let server = Server::start();
+    server.set_password("admin@localhost", PASSWORD);
+    let base = server.base.clone();
+    let created = server.create_loop(&server.admin_key, "Payouts");
+    let loop_id = id_of(&created["loop"]);
+    let mut body = common::request_body();
+    body["processing_type"] = json!("time-sensitive");
+    body["timeout_seconds"] = json!(50);
+    let id = id_of(
+        &server
+            .post(
+                &server.admin_key,
+                &format!("/v1/loops/{loop_id}/requests"),
+                body,
+            )
+            .data(201)["request"],
+    );
+    let driver = Driver::start();
+    let c = driver.browser();
+    sign_in(&c, &base, "admin@localhost");
+    goto(&c, &base, &format!("/app/requests/{id}"));
+    let read = || {
+        b(c.execute(
+            "return [...document.querySelectorAll('time[data-relative]')].map(t => t.textContent)",
+            vec![],
+        ))
+        .unwrap()
+    };
+    let seconds_left = |shown: &Value| -> Vec<i64> {
+        shown
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| {
+                t.as_str()?
+                    .strip_prefix("in ")?
+                    .strip_suffix(" s")?
+                    .parse()
+                    .ok()
+            })
+            .collect()
+    };
+    let before = seconds_left(&read());
+    assert!(!before.is_empty(), "a countdown in seconds: {:?}", read());
+    std::thread::sleep(Duration::from_millis(2500));
+    let after = seconds_left(&read());
+    assert!(
+        after[0] <= before[0] - 2,
+        "it ticks down: {before:?} then {after:?}"
+    );
+    // The exact time is there for those without the script.
+    let (_, html) = {
+        let person = common::people::Person::new(&server);
+        person.sign_in("admin@localhost", PASSWORD);
+        person.page(&format!("/app/requests/{id}"))
+    };
+    assert!(html.contains("<noscript> ("), "{html}");
+    let _ = b(c.close());
+}

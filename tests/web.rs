@@ -300,8 +300,20 @@ fn a_key_made_in_the_dashboard_works_until_revoked_there() {
         .contains("rate_limit must be a whole number"));
 
     let key_id = check.data(200)["api_key_id"].as_str().unwrap().to_owned();
-    let revoked = admin.submit("/app/keys", &format!("/app/keys/{key_id}/revoke"), &[]);
+    // One click asks first, and changes nothing.
+    let asked = admin.submit("/app/keys", &format!("/app/keys/{key_id}/revoke"), &[]);
+    assert_eq!(asked.status(), 200);
+    let question = asked.text().unwrap();
+    assert!(question.contains("Revoke this key?"), "{question}");
+    assert_eq!(server.get(&key, "/v1/test").status, 200, "not yet");
+    let revoked = admin.post_raw(
+        &format!("/app/keys/{key_id}/revoke"),
+        &[("csrf", csrf_of(&question).as_str()), ("confirmed", "yes")],
+        Some(&server.base),
+    );
     assert_eq!(revoked.status(), 200);
+    assert!(revoked.url().as_str().ends_with("/app/keys?done=revoked"));
+    assert!(revoked.text().unwrap().contains("The key was revoked"));
     assert_eq!(server.get(&key, "/v1/test").status, 401, "revoked at once");
 }
 
@@ -631,7 +643,86 @@ fn the_feedback_form_keeps_what_the_api_gave() {
     assert_eq!(feedback["category"], "constructive");
 }
 
+/// The icon every browser asks for, compressed heavy pages, and a text
+/// answer's limit stated for people without the script.
+fn icons_compression_limits_without_the_script_and_confirmations() {
+    let server = Server::start();
+    // Without reqwest's gzip feature nothing is decompressed behind our back.
+    let http = reqwest::blocking::Client::new();
+    for path in ["/favicon.ico", "/favicon.svg"] {
+        let icon = http.get(format!("{}{path}", server.base)).send().unwrap();
+        assert_eq!(icon.status(), 200, "{path}");
+        assert_eq!(icon.headers()["content-type"], "image/svg+xml");
+        assert!(icon.text().unwrap().starts_with("<svg"));
+    }
+    let reference = http
+        .get(format!("{}/docs/api", server.base))
+        .header("accept-encoding", "gzip")
+        .send()
+        .unwrap();
+    assert_eq!(reference.status(), 200);
+    assert_eq!(reference.headers()["content-encoding"], "gzip");
+    let plain = http
+        .get(format!("{}/docs/api", server.base))
+        .send()
+        .unwrap();
+    assert!(plain.headers().get("content-encoding").is_none());
+    let size = plain.text().unwrap().len();
+    assert!(
+        reference.bytes().unwrap().len() * 4 < size,
+        "compressed well"
+    );
+
+    server.set_password("admin@localhost", "correct horse battery");
+    let admin = Person::new(&server);
+    admin.sign_in("admin@localhost", "correct horse battery");
+    let loop_id = id_of(&server.create_loop(&server.admin_key, "Docs")["loop"]);
+    let mut body = common::request_body();
+    body["response_type"] = json!("text");
+    body["response_config"] = json!({"max_length": 500});
+    body["default_response"] = Value::Null;
+    let id = id_of(
+        &server
+            .post(
+                &server.admin_key,
+                &format!("/v1/loops/{loop_id}/requests"),
+                body,
+            )
+            .data(201)["request"],
+    );
+    let (_, html) = admin.page(&format!("/app/requests/{id}"));
+    assert!(html.contains("Up to 500 characters"), "{html}");
+    assert!(
+        html.contains(r#"<span class="counter" hidden>"#),
+        "the count waits for the script: {html}"
+    );
+    let js = admin.page("/app").1;
+    assert!(js.contains(r#"<link rel="icon" href="/favicon.svg" type="image/svg+xml">"#));
+
+    // Deleting a loop asks first (its open request would be cancelled),
+    // then says it happened.
+    let page = format!("/app/loops/{loop_id}");
+    let asked = admin.submit(&page, &format!("{page}/delete"), &[("force", "true")]);
+    let question = asked.text().unwrap();
+    assert!(question.contains("Delete this loop?"), "{question}");
+    assert!(question.contains("cancelled too"), "{question}");
+    assert_eq!(admin.page(&page).0, 200, "still there");
+    let deleted = admin.post_raw(
+        &format!("{page}/delete"),
+        &[
+            ("csrf", csrf_of(&question).as_str()),
+            ("confirmed", "yes"),
+            ("force", "true"),
+        ],
+        Some(&server.base),
+    );
+    assert!(deleted.url().as_str().ends_with("/app/loops?done=deleted"));
+    assert!(deleted.text().unwrap().contains("The loop was deleted."));
+    assert_eq!(admin.page(&page).0, 404);
+}
+
 on_every_backend!(
+    icons_compression_limits_without_the_script_and_confirmations,
     the_feedback_form_keeps_what_the_api_gave,
     an_invited_email_claims_its_account_but_a_working_account_is_not_taken,
     webhooks_are_managed_and_their_deliveries_seen_in_the_dashboard,

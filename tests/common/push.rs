@@ -166,6 +166,11 @@ impl PushService {
 
     /// The pushes once `count` of them came (or panics).
     pub fn wait_for(&self, count: usize) -> Vec<Push> {
+        self.wait_for_within(count, Duration::from_secs(20))
+    }
+
+    /// The pushes once `count` of them came within `limit` (or panics).
+    pub fn wait_for_within(&self, count: usize, limit: Duration) -> Vec<Push> {
         let started = Instant::now();
         loop {
             let pushes = self.pushes();
@@ -173,7 +178,7 @@ impl PushService {
                 return pushes;
             }
             assert!(
-                started.elapsed() < Duration::from_secs(20),
+                started.elapsed() < limit,
                 "no {count} pushes; got {pushes:?}, refused {:?}",
                 self.refused()
             );

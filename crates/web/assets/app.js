@@ -10,7 +10,38 @@ document.addEventListener("DOMContentLoaded", () => {
   shortcuts();
   pushSetup();
   unsubscribeOnSignOut();
+  clocks();
 });
+
+// "times out in 24 s" counts down, and "2 min ago" ages, every second; the
+// words are the server's (layout::relative), said again from the element's
+// datetime. Elements the live list brings in are found at the next tick.
+function clocks() {
+  if (!document.querySelector("time[data-relative]")) return;
+  setInterval(() => {
+    const now = Date.now();
+    for (const t of document.querySelectorAll("time[data-relative]")) {
+      const at = Date.parse(t.dateTime);
+      if (!Number.isNaN(at)) t.textContent = relative(at, now);
+    }
+  }, 1000);
+}
+
+function relative(at, now) {
+  const secs = Math.trunc((at - now) / 1000);
+  if (Math.abs(secs) < 5) return "just now";
+  const span = shortSpan(Math.abs(secs));
+  return secs >= 0 ? "in " + span : span + " ago";
+}
+
+function shortSpan(secs) {
+  const d = Math.floor(secs / 86400), h = Math.floor(secs % 86400 / 3600), m = Math.floor(secs % 3600 / 60);
+  if (d === 0 && h === 0 && m === 0) return secs + " s";
+  if (d === 0 && h === 0) return m + " min";
+  if (d === 0 && m === 0) return h + " h";
+  if (d === 0) return h + " h " + m + " min";
+  return h > 0 ? d + " d " + h + " h" : d + " d";
+}
 
 // The inbox list: when the stream says something changed, fetch the list
 // again and put it in place. A review page: reload when its request changed.
@@ -58,6 +89,10 @@ function counters() {
   for (const field of document.querySelectorAll("textarea[data-counter]")) {
     const counter = document.getElementById(field.dataset.counter);
     if (!counter) continue;
+    // The count replaces the stated limit the page shows without the script.
+    counter.parentElement.hidden = false;
+    const stated = document.querySelector('[data-counter-static="' + CSS.escape(field.dataset.counter) + '"]');
+    if (stated) stated.hidden = true;
     const update = () => { counter.textContent = String([...field.value].length); };
     field.addEventListener("input", update);
     update();

@@ -13,6 +13,7 @@ use crate::error::PageError;
 const CSS: &str = include_str!("../assets/app.css");
 const JS: &str = include_str!("../assets/app.js");
 const SERVICE_WORKER: &str = include_str!("../assets/sw.js");
+const ICON: &str = include_str!("../assets/favicon.svg");
 
 struct Asset {
     name: String,
@@ -47,6 +48,19 @@ pub(crate) fn css_path() -> String {
 /// `/static/app.<hash>.js`
 pub(crate) fn js_path() -> String {
     format!("/static/{}", assets()[1].name)
+}
+
+/// `GET /favicon.svg` and `/favicon.ico` (which browsers ask for on their
+/// own): the site's icon, as SVG, cached for a day.
+pub(crate) async fn icon() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("image/svg+xml")
+        .insert_header(CacheControl(vec![
+            CacheDirective::Public,
+            CacheDirective::MaxAge(86_400),
+        ]))
+        .insert_header(("x-content-type-options", "nosniff"))
+        .body(ICON)
 }
 
 /// `GET /app/manifest.webmanifest`: what a phone needs to keep the inbox

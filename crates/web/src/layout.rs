@@ -70,6 +70,7 @@ pub(crate) fn page(title: &str, person: Option<&Person>, nav: Nav, body: Markup)
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · reviewloop" }
                 link rel="stylesheet" href=(assets::css_path());
+                link rel="icon" href="/favicon.svg" type="image/svg+xml";
                 // Lets a phone keep the inbox on its home screen, which is
                 // where iOS allows Web Push.
                 link rel="manifest" href="/app/manifest.webmanifest";
@@ -155,11 +156,13 @@ fn short_span(secs: u64) -> String {
 }
 
 /// A time people read, with the exact instant for machines and tooltips.
+/// The script keeps the words current ("in 24 s" ticks down); without it
+/// the clock time follows, so a page read later still says when.
 pub(crate) fn time(at: DateTime<Utc>, now: DateTime<Utc>) -> Markup {
+    let exact = at.format("%Y-%m-%d %H:%M:%S UTC").to_string();
     html! {
-        time datetime=(at.to_rfc3339()) title=(at.format("%Y-%m-%d %H:%M:%S UTC").to_string()) {
-            (relative(at, now))
-        }
+        time datetime=(at.to_rfc3339()) title=(exact) data-relative { (relative(at, now)) }
+        noscript { " (" (exact) ")" }
     }
 }
 

@@ -33,10 +33,19 @@ pub fn mount(cfg: &mut web::ServiceConfig, state: WebState) {
     let pages = || ErrorHandlers::new().default_handler(error::as_page);
     cfg.app_data(web::Data::new(state))
         .service(web::resource("/").wrap(pages()).get(pages::auth::root))
-        .service(web::resource("/static/{name}").get(assets::serve))
+        // The stylesheet, the script and the API reference (over 200 KB of
+        // HTML) go out compressed to browsers that take gzip; live streams
+        // stay uncompressed, so nothing holds their events back.
+        .service(
+            web::resource("/static/{name}")
+                .wrap(actix_web::middleware::Compress::default())
+                .get(assets::serve),
+        )
+        .service(web::resource(["/favicon.svg", "/favicon.ico"]).get(assets::icon))
         .service(
             web::resource("/docs/api")
                 .wrap(pages())
+                .wrap(actix_web::middleware::Compress::default())
                 .get(pages::api_docs::page),
         )
         .service(

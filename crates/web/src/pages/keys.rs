@@ -21,11 +21,13 @@ fn render(
     created: Option<&CreatedKey>,
     problems: &Problems,
     previous: &FormData,
+    notice: Option<&str>,
 ) -> HttpResponse {
     let now = Utc::now();
     let fresh_form = previous.get("rate_limit").is_none();
     let body = html! {
         h1 { "API keys" }
+        @if let Some(n) = notice { p.notice role="status" { (n) } }
         p.hint { "Programs use a key to send requests and read answers: "
             code { "Authorization: Bearer <key>" } ". The "
             a href="/docs/api" { "API reference" } " lists every operation." }
@@ -96,14 +98,20 @@ fn render(
 pub(crate) async fn page(
     state: web::Data<WebState>,
     person: Person,
+    req: actix_web::HttpRequest,
 ) -> Result<HttpResponse, PageError> {
     let keys = state.accounts.own_keys(person.principal()).await?;
+    let notice = match FormData::query(&req).get("done") {
+        Some("revoked") => Some("The key was revoked: calls with it are refused from now on."),
+        _ => None,
+    };
     Ok(render(
         &person,
         &keys,
         None,
         &Problems::none(),
         &FormData::default(),
+        notice,
     ))
 }
 
@@ -142,6 +150,7 @@ pub(crate) async fn create(
         created.as_ref(),
         &problems,
         &previous,
+        None,
     ))
 }
 
@@ -151,9 +160,30 @@ pub(crate) async fn revoke(
     id: web::Path<String>,
     posted: PersonForm,
 ) -> Result<HttpResponse, PageError> {
+    if !posted.form.checked(crate::pages::CONFIRMED) {
+        // Only the account's own keys are asked about: others get a 404.
+        let keys = state.accounts.own_keys(posted.person.principal()).await?;
+        let Some(key) = keys.iter().find(|k| k.id.to_string() == *id) else {
+            return Err(PageError::NotFound("API key not found".into()));
+        };
+        let name = key.name.clone().unwrap_or_else(|| "without a name".into());
+        let question = html! {
+            p { "Revoke the key " strong { (name) } " (" code { (key.prefix) "…" } ")? "
+                "Every program that uses it is refused from the next call on; this cannot be undone." }
+        };
+        let asked = crate::pages::Confirmation {
+            title: "Revoke this key?",
+            question,
+            action: format!("/app/keys/{id}/revoke"),
+            fields: &[],
+            confirm: "Revoke key",
+            back: "/app/keys".into(),
+        };
+        return Ok(asked.page(&posted.person, Nav::Keys));
+    }
     state
         .accounts
         .revoke_own_key(posted.person.principal(), &id)
         .await?;
-    Ok(layout::redirect("/app/keys"))
+    Ok(layout::redirect("/app/keys?done=revoked"))
 }

@@ -104,3 +104,45 @@ impl Problems {
         }
     }
 }
+
+/// The field a confirmation page adds to the form it posts again.
+pub(crate) const CONFIRMED: &str = "confirmed";
+
+/// A page that asks before something that cannot be undone: its button
+/// posts `fields` again to `action`, with [`CONFIRMED`]; works without
+/// the script.
+pub(crate) struct Confirmation<'a> {
+    pub title: &'a str,
+    pub question: Markup,
+    pub action: String,
+    pub fields: &'a [(&'a str, &'a str)],
+    pub confirm: &'a str,
+    /// Where *Cancel* goes.
+    pub back: String,
+}
+
+impl Confirmation<'_> {
+    pub(crate) fn page(
+        self,
+        person: &crate::session::Person,
+        nav: crate::layout::Nav,
+    ) -> HttpResponse {
+        let body = html! {
+            h1 { (self.title) }
+            section.card.danger-zone {
+                (self.question)
+                form method="post" action=(self.action) {
+                    (crate::layout::csrf_field(person.csrf()))
+                    input type="hidden" name=(CONFIRMED) value="yes";
+                    @for (name, value) in self.fields {
+                        input type="hidden" name=(name) value=(value);
+                    }
+                    button.danger type="submit" { (self.confirm) }
+                    " "
+                    a.button href=(self.back) { "Cancel" }
+                }
+            }
+        };
+        crate::layout::ok(crate::layout::page(self.title, Some(person), nav, body))
+    }
+}

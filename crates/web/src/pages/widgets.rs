@@ -45,7 +45,9 @@ pub(crate) fn widget(
                 (previous.text("answer"))
             }
             p.hint {
-                span #answer-count { (previous.text("answer").chars().count()) } " / " (max_length) " characters"
+                // Without the script the limit is stated; with it, counted.
+                span data-counter-static="answer-count" { "Up to " (max_length) " characters" }
+                span.counter hidden { span #answer-count { (previous.text("answer").chars().count()) } " / " (max_length) " characters" }
                 @if *min_length > 0 { " (at least " (min_length) ")" }
             }
             button.primary type="submit" { "Send answer" }
@@ -266,7 +268,8 @@ fn form_field(field: &Field, previous: &FormData, prefill: &Map<String, Value>) 
                 ResponseConfig::Text { min_length, max_length } => {
                     label for=(id) { (field.label()) @if required { " *" } }
                     textarea id=(id) name=(name) rows="4" minlength=[(*min_length > 0).then_some(min_length)] maxlength=(max_length) required[required] { (first) }
-                    @if field.editable() { p.hint { "A draft to check and correct before you submit." } }
+                    // Only a draft the workflow wrote needs checking.
+                    @if field.editable() && !first.is_empty() { p.hint { "A draft to check and correct before you submit." } }
                 }
                 ResponseConfig::Boolean => {
                     fieldset.checks {

@@ -5,6 +5,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
+use maud::html;
 use reviewloop_domain::{LoopId, RequestInput, UserId};
 use reviewloop_service::{Failure, LoopPatch, Routing};
 use serde_json::Value;
@@ -227,12 +228,31 @@ pub(crate) async fn delete(
 ) -> Result<HttpResponse, PageError> {
     let id = parse_id(&path)?;
     let force = posted.form.checked("force");
+    if !posted.form.checked(crate::pages::CONFIRMED) {
+        // Seen only by those who may see the loop: others get a 404.
+        let lp = state.loops.get(posted.person.principal(), &id).await?;
+        let question = html! {
+            p { "Delete the loop " strong { (lp.name.as_str()) } "? Its members leave it, its invite code stops working, and its finished requests go with it." }
+            @if force { p { strong { "Its pending and claimed requests are cancelled too." } } }
+            @else { p.hint { "If it still has pending or claimed requests, it is not deleted: go back and tick “Also cancel”." } }
+        };
+        let fields: &[(&str, &str)] = if force { &[("force", "true")] } else { &[] };
+        let asked = crate::pages::Confirmation {
+            title: "Delete this loop?",
+            question,
+            action: format!("/app/loops/{id}/delete"),
+            fields,
+            confirm: "Delete loop",
+            back: format!("/app/loops/{id}"),
+        };
+        return Ok(asked.page(&posted.person, crate::layout::Nav::Loops));
+    }
     match state
         .loops
         .delete(posted.person.principal(), &id, force)
         .await
     {
-        Ok(_) => Ok(layout::redirect("/app/loops")),
+        Ok(_) => Ok(layout::redirect("/app/loops?done=deleted")),
         Err(error) => finish(&state, &posted, &id, Err(error)).await,
     }
 }

@@ -75,10 +75,12 @@ fn list_page(
     joined: &[Loop],
     problems: &Problems,
     previous: &FormData,
+    notice: Option<&str>,
 ) -> HttpResponse {
     let me = person.principal().user_id;
     let body = html! {
         h1 { "Loops" }
+        @if let Some(n) = notice { p.notice role="status" { (n) } }
         p.hint { "A loop is a group of reviewers. Requests sent to a loop go to all of its active members." }
         section.card {
             h2 { "Your loops" }
@@ -121,15 +123,21 @@ fn list_page(
 pub(crate) async fn list(
     state: web::Data<WebState>,
     person: Person,
+    req: actix_web::HttpRequest,
 ) -> Result<HttpResponse, PageError> {
     let owned = state.loops.list(person.principal()).await?;
     let joined = state.loops.joined(person.principal()).await?;
+    let notice = match FormData::query(&req).get("done") {
+        Some("deleted") => Some("The loop was deleted."),
+        _ => None,
+    };
     Ok(list_page(
         &person,
         &owned,
         &joined,
         &Problems::none(),
         &FormData::default(),
+        notice,
     ))
 }
 
@@ -156,7 +164,7 @@ pub(crate) async fn create(
             let problems = Problems::from_service(error)?;
             let owned = state.loops.list(person.principal()).await?;
             let joined = state.loops.joined(person.principal()).await?;
-            Ok(list_page(person, &owned, &joined, &problems, f))
+            Ok(list_page(person, &owned, &joined, &problems, f, None))
         }
     }
 }

@@ -721,7 +721,32 @@ fn icons_compression_limits_without_the_script_and_confirmations() {
     assert_eq!(admin.page(&page).0, 404);
 }
 
+/// Lists show a request's first line as words, not Markdown.
+fn list_rows_read_markdown_as_plain_words() {
+    let server = Server::start();
+    server.set_password("admin@localhost", "correct horse battery");
+    let admin = Person::new(&server);
+    admin.sign_in("admin@localhost", "correct horse battery");
+    let loop_id = id_of(&server.create_loop(&server.admin_key, "Refunds")["loop"]);
+    let mut body = common::request_body();
+    body["request_text"] =
+        json!("Refund **$200** to [Ana](https://crm.example/ana)?\n\nMore below.");
+    server
+        .post(
+            &server.admin_key,
+            &format!("/v1/loops/{loop_id}/requests"),
+            body,
+        )
+        .data(201);
+    for page in ["/app", "/app/requests"] {
+        let (_, html) = admin.page(page);
+        assert!(html.contains("Refund $200 to Ana?"), "{page}: {html}");
+        assert!(!html.contains("**$200**"), "{page}");
+    }
+}
+
 on_every_backend!(
+    list_rows_read_markdown_as_plain_words,
     icons_compression_limits_without_the_script_and_confirmations,
     the_feedback_form_keeps_what_the_api_gave,
     an_invited_email_claims_its_account_but_a_working_account_is_not_taken,

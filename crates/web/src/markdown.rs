@@ -38,23 +38,35 @@ pub(crate) fn render(text: &str) -> PreEscaped<String> {
     PreEscaped(cleaner().clean(&out).to_string())
 }
 
-/// The first line of a text, as plain words (for lists), at most `max` characters.
+/// The first line of a text that has words, read as Markdown and given as
+/// those words only (for lists: `**$200**` is "$200", a link its text), at
+/// most `max` characters.
 pub(crate) fn first_line(text: &str, max: usize) -> String {
     let line = text
         .lines()
-        .map(|l| {
-            l.trim()
-                .trim_start_matches(['#', '>', '-', '*', ' '])
-                .trim()
-        })
+        .map(plain)
         .find(|l| !l.is_empty())
         .unwrap_or_default();
     if line.chars().count() > max {
         let cut: String = line.chars().take(max.saturating_sub(1)).collect();
         format!("{cut}…")
     } else {
-        line.to_owned()
+        line
     }
+}
+
+/// The words of one line of Markdown: its text and code, without marks,
+/// link targets or HTML.
+fn plain(line: &str) -> String {
+    let mut words = String::new();
+    for event in Parser::new(line) {
+        match event {
+            Event::Text(text) | Event::Code(text) => words.push_str(&text),
+            Event::SoftBreak | Event::HardBreak => words.push(' '),
+            _ => {}
+        }
+    }
+    words.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
@@ -87,5 +99,17 @@ mod tests {
     fn first_lines_are_plain_and_short() {
         assert_eq!(first_line("\n## Refund #42\nmore", 80), "Refund #42");
         assert_eq!(first_line("abcdef", 4), "abc…");
+        assert_eq!(
+            first_line(
+                "Refund **$200** to _Ana_? See [notes](https://x.example/n) and `id-7`",
+                80
+            ),
+            "Refund $200 to Ana? See notes and id-7"
+        );
+        assert_eq!(
+            first_line("```\n<b>raw</b> stays text", 80),
+            "raw stays text"
+        );
+        assert_eq!(first_line("> - quoted item", 80), "quoted item");
     }
 }

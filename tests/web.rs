@@ -721,6 +721,33 @@ fn icons_compression_limits_without_the_script_and_confirmations() {
     assert_eq!(admin.page(&page).0, 404);
 }
 
+/// A page that needs signing in sends a person there, quietly: that is
+/// no error of the service's, and logs say nothing of it above INFO.
+fn a_signed_out_visit_is_redirected_without_an_error_in_the_log() {
+    let server = Server::start();
+    let person = Person::new(&server);
+    for page in [
+        "/app",
+        "/app/requests/5f5e1000ab010203040506ff",
+        "/app/account",
+    ] {
+        let reply = person
+            .client
+            .get(format!("{}{page}", server.base))
+            .send()
+            .unwrap();
+        assert!(reply.url().path().starts_with("/login"), "{page}");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let lines = server.stderr.lock().unwrap().clone();
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("ERROR") || l.contains("WARN")),
+        "{lines:#?}"
+    );
+}
+
 /// Lists show a request's first line as words, not Markdown.
 fn list_rows_read_markdown_as_plain_words() {
     let server = Server::start();
@@ -746,6 +773,7 @@ fn list_rows_read_markdown_as_plain_words() {
 }
 
 on_every_backend!(
+    a_signed_out_visit_is_redirected_without_an_error_in_the_log,
     list_rows_read_markdown_as_plain_words,
     icons_compression_limits_without_the_script_and_confirmations,
     the_feedback_form_keeps_what_the_api_gave,

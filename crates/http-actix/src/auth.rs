@@ -84,9 +84,6 @@ impl FromRequest for Caller {
     }
 }
 
-/// The name of the web application's session cookie.
-const SESSION_COOKIE: &str = "rl_session";
-
 /// Middleware of the routes a signed-in page calls as well as a program
 /// (Web Push devices): an API key when the call carries one, else the web
 /// session's cookie with the session's anti-forgery token in
@@ -96,7 +93,9 @@ pub(crate) async fn key_or_session(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, Error> {
-    let session = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned());
+    let session = req
+        .cookie(reviewloop_service::SESSION_COOKIE)
+        .map(|c| c.value().to_owned());
     let (false, Some(token)) = (req.headers().contains_key(AUTHORIZATION), session) else {
         return authenticate(req, next).await;
     };

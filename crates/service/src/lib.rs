@@ -58,9 +58,9 @@ pub use notices::{NoticeService, Planned};
 pub use one_click::{OneClick, OneClickError, OneClickService, OneClickState};
 pub use operations::OperationsService;
 pub use people::{
-    PasswordError, PasswordLinkError, PasswordResetError, PeopleService, SignInError,
+    same_token, PasswordError, PasswordLinkError, PasswordResetError, PeopleService, SignInError,
     SignInThrottle, SignUpError, SignedIn, SignedUp, SignupPolicy, WebSession, ACCOUNT_EXISTS,
-    SESSION_DAYS, SETUP_LINK_DAYS, WRONG_CREDENTIALS,
+    SESSION_COOKIE, SESSION_DAYS, SETUP_LINK_DAYS, WRONG_CREDENTIALS,
 };
 pub use ports::{
     AccountPorts, AnalyticsPorts, AuditPorts, AuthPorts, DeliveryPorts, EventPorts,

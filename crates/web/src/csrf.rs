@@ -11,21 +11,12 @@ use futures_util::future::LocalBoxFuture;
 
 use crate::error::PageError;
 use crate::form::FormData;
+use reviewloop_service::same_token;
+
 use crate::session::{state, Person, FORM_COOKIE};
 
 /// The form field that carries the token.
 pub(crate) const FIELD: &str = "csrf";
-
-/// Compares without stopping at the first difference, so timing does not
-/// reveal how much of a guess was right.
-fn same_token(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && !a.is_empty()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
-}
 
 fn authority(url: &url::Url) -> Option<String> {
     let host = url.host_str()?;

@@ -9,8 +9,7 @@ use reviewloop_service::{Principal, WebSession, SESSION_DAYS};
 use crate::error::PageError;
 use crate::state::WebState;
 
-/// The session cookie's name.
-pub(crate) const SESSION_COOKIE: &str = "rl_session";
+pub(crate) use reviewloop_service::SESSION_COOKIE;
 /// The cookie holding the anti-forgery token of forms shown before sign-in.
 pub(crate) const FORM_COOKIE: &str = "rl_form";
 

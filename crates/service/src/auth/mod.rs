@@ -70,16 +70,7 @@ impl Authenticator {
         let session = crate::people::find_session(&*self.ports.people, &*self.ports.clock, token)
             .await?
             .ok_or(Unauthenticated::MissingKeyOrSession)?;
-        let given = csrf.unwrap_or_default().as_bytes();
-        let expected = session.csrf_token.as_bytes();
-        let same = given.len() == expected.len()
-            && !expected.is_empty()
-            && given
-                .iter()
-                .zip(expected)
-                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-                == 0;
-        if !same {
+        if !crate::people::same_token(csrf.unwrap_or_default(), &session.csrf_token) {
             return Err(Unauthenticated::BadCsrfToken.into());
         }
         Ok(session.principal)

@@ -146,6 +146,23 @@ pub struct WebSession {
     pub csrf_token: String,
 }
 
+/// The cookie that carries a web session's token, read by the pages and by
+/// the API routes a signed-in page calls.
+pub const SESSION_COOKIE: &str = "rl_session";
+
+/// Whether an anti-forgery token `given` is `expected`, compared without
+/// stopping at the first difference, so timing does not reveal how much of
+/// a guess was right. An empty token is never right.
+pub fn same_token(given: &str, expected: &str) -> bool {
+    given.len() == expected.len()
+        && !expected.is_empty()
+        && given
+            .bytes()
+            .zip(expected.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
 /// The session behind a cookie's token (see [`PeopleService::session`]);
 /// the API's session-authenticated routes read it too.
 pub(crate) async fn find_session(

@@ -10,6 +10,7 @@ mod auth;
 mod delivery;
 mod error;
 mod events;
+mod fresh;
 mod idempotency;
 mod loops;
 mod notices;

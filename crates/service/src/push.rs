@@ -2,9 +2,7 @@
 //! test push to one of them. Pushes about requests travel through the
 //! notices outbox ([`crate::NoticeService`]).
 
-use std::sync::Mutex;
-
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use reviewloop_domain::{
     device_name, NewPushSubscription, Permission, PushPayload, PushSubscription,
     PushSubscriptionId, ValidationError, VapidKey,
@@ -13,13 +11,14 @@ use reviewloop_ports::{PushFailure, PushGateway, PushStore, StoreError, WebPush}
 use serde_json::Value;
 
 use crate::error::{use_case_error, Bug, Missing};
+use crate::fresh::Fresh;
 use crate::ports::PushPorts;
 use crate::principal::Principal;
 
 /// How long an instance signs with the key it read before reading it
 /// again: a key rotated from the command line reaches running instances
 /// within this time.
-const KEY_REFRESH_SECONDS: i64 = 60;
+const KEY_REFRESH: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The most devices one person keeps: enough for every browser they use,
 /// few enough that a new request is never a storm of pushes.
@@ -63,13 +62,13 @@ pub enum TestPush {
 /// The key pair, read from the store (and made there when there is none)
 /// and kept in memory for a minute.
 pub(crate) struct VapidKeys {
-    loaded: Mutex<Option<(VapidKey, DateTime<Utc>)>>,
+    loaded: Fresh<VapidKey>,
 }
 
 impl VapidKeys {
     pub(crate) fn new() -> Self {
         Self {
-            loaded: Mutex::new(None),
+            loaded: Fresh::new(KEY_REFRESH),
         }
     }
 
@@ -80,21 +79,14 @@ impl VapidKeys {
         gateway: &dyn PushGateway,
         now: DateTime<Utc>,
     ) -> Result<VapidKey, VapidKeyError> {
-        if let Ok(loaded) = self.loaded.lock() {
-            if let Some((key, at)) = loaded.as_ref() {
-                let age = now - *at;
-                if age >= Duration::zero() && age < Duration::seconds(KEY_REFRESH_SECONDS) {
-                    return Ok(key.clone());
-                }
-            }
+        if let Some(key) = self.loaded.get(now) {
+            return Ok(key);
         }
         // Two instances starting on one empty database may both make a
         // pair; the first one written is the one both read back.
         for _ in 0..2 {
             if let Some(key) = store.vapid_key().await? {
-                if let Ok(mut loaded) = self.loaded.lock() {
-                    *loaded = Some((key.clone(), now));
-                }
+                self.loaded.keep(key.clone(), now);
                 return Ok(key);
             }
             let key = gateway.new_vapid_key().map_err(Bug::new)?;
@@ -104,9 +96,7 @@ impl VapidKeys {
     }
 
     fn forget(&self) {
-        if let Ok(mut loaded) = self.loaded.lock() {
-            *loaded = None;
-        }
+        self.loaded.forget();
     }
 }
 

@@ -9,17 +9,18 @@
 //! signing key in memory and looks for a newer one every [`REFRESH`], so a
 //! rotation made by the command line reaches running instances within it.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use ed25519_dalek::{Signer, SigningKey};
 use reviewloop_domain::ReviewRequest;
 use reviewloop_domain::{sha256_hex, Receipt, RECEIPT_ALG};
 use reviewloop_ports::{Clock, IdSource, ReceiptKey, ReceiptKeyStore, StoreError};
 
 use crate::error::{use_case_error, Bug};
+use crate::fresh::Fresh;
 
 use_case_error! {
     /// Why the receipt signing key could not be loaded, made or rotated.
@@ -92,17 +93,12 @@ impl Sealer {
     }
 }
 
-struct Loaded {
-    sealer: Sealer,
-    at: DateTime<Utc>,
-}
-
 /// The instance's receipt keys: makes, rotates, lists and signs with them.
 pub struct ReceiptKeys {
     store: Arc<dyn ReceiptKeyStore>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdSource>,
-    loaded: Mutex<Option<Loaded>>,
+    loaded: Fresh<Sealer>,
 }
 
 /// A key's id: the start of the SHA-256 of its public key, so the id says
@@ -122,7 +118,7 @@ impl ReceiptKeys {
             store,
             clock,
             ids,
-            loaded: Mutex::new(None),
+            loaded: Fresh::new(REFRESH),
         }
     }
 
@@ -175,31 +171,18 @@ impl ReceiptKeys {
     }
 
     fn forget(&self) {
-        if let Ok(mut loaded) = self.loaded.lock() {
-            *loaded = None;
-        }
+        self.loaded.forget();
     }
 
     /// The key to sign with now: the one in memory while it is fresh,
     /// else the newest active key in the store (made if there is none).
     pub(crate) async fn sealer(&self) -> Result<Sealer, ReceiptKeyError> {
         let now = self.clock.now();
-        if let Ok(loaded) = self.loaded.lock() {
-            if let Some(loaded) = loaded.as_ref() {
-                let age = now - loaded.at;
-                if age >= Duration::zero() && age < Duration::from_std(REFRESH).unwrap_or_default()
-                {
-                    return Ok(loaded.sealer.clone());
-                }
-            }
+        if let Some(sealer) = self.loaded.get(now) {
+            return Ok(sealer);
         }
         let sealer = self.active().await?;
-        if let Ok(mut loaded) = self.loaded.lock() {
-            *loaded = Some(Loaded {
-                sealer: sealer.clone(),
-                at: now,
-            });
-        }
+        self.loaded.keep(sealer.clone(), now);
         Ok(sealer)
     }
 

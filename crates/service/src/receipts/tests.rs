@@ -3,6 +3,7 @@ use std::sync::Arc;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
+use chrono::Duration;
 use ed25519_dalek::{Signature, Verifier, VerifyingKey};
 use reviewloop_domain::ReviewRequest;
 use reviewloop_ports::{MockReceiptKeyStore, ReceiptKey};

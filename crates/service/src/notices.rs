@@ -98,7 +98,8 @@ impl NoticeService {
         };
         // Without email, only a loop with a Slack channel or a member with
         // a device is told of a new request: most loops need no read of the
-        // request at all.
+        // request at all. The devices found then are the ones pushed below.
+        let mut members_devices = None;
         if !escalated && self.ports.mailer.is_none() {
             let lp = match event.loop_id {
                 Some(id) => self.ports.loops.loop_by_id(&id).await?,
@@ -110,15 +111,11 @@ impl NoticeService {
             let slack = lp.slack_webhook_url.is_some() || lp.slack_app.is_some();
             if !slack {
                 let members: Vec<UserId> = lp.active_members().map(|m| m.user_id).collect();
-                if self
-                    .ports
-                    .push
-                    .push_subscriptions_of(&members)
-                    .await?
-                    .is_empty()
-                {
+                let devices = self.ports.push.push_subscriptions_of(&members).await?;
+                if devices.is_empty() {
                     return Ok(Planned::default());
                 }
+                members_devices = Some(devices);
             }
         }
         let Some(request) = self.ports.requests.request_by_id(&request_id).await? else {
@@ -212,22 +209,32 @@ impl NoticeService {
                 .notices
                 .push(self.notice(about(Channel::SlackApp, None, None, message)));
         }
-        // Each member the notification preference selects is pushed on
-        // each of their devices: one notice per device, so a device that
+        // Each active member the notification preference selects is pushed
+        // on each of their devices: one notice per device, so a device that
         // failed is tried again without pushing twice to the others.
         let pushed: Vec<UserId> = request
             .broadcasted_to
             .iter()
             .filter(|b| escalated == (b.role == reviewloop_domain::ESCALATION_ROLE))
             .filter(|b| {
-                lp.member(&b.user_id)
-                    .is_some_and(|m| m.notify.wants(request.priority))
+                lp.is_active_member(&b.user_id)
+                    && lp
+                        .member(&b.user_id)
+                        .is_some_and(|m| m.notify.wants(request.priority))
             })
             .map(|b| b.user_id)
             .collect();
         if !pushed.is_empty() {
             let message = compose::new_request_push(&request, &lp);
-            for device in self.ports.push.push_subscriptions_of(&pushed).await? {
+            let devices = match members_devices {
+                // Read above, of this loop's active members: these are theirs.
+                Some(devices) => devices
+                    .into_iter()
+                    .filter(|d| pushed.contains(&d.user_id))
+                    .collect(),
+                None => self.ports.push.push_subscriptions_of(&pushed).await?,
+            };
+            for device in devices {
                 planned.notices.push(self.notice(about(
                     Channel::Push,
                     Some(device.user_id),

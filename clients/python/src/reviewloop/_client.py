@@ -28,6 +28,9 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 LONG_POLL_SECONDS = 60
 #: Statuses worth another try after a pause.
 RETRIED_STATUSES = (429, 502, 503, 504)
+#: What an approval asks unless the caller says otherwise: yes or no, no
+#: when nobody answers within the hour.
+APPROVAL_DEFAULTS: Dict[str, Any] = {"response_type": "boolean", "default_response": False, "timeout_seconds": 3600}
 
 
 @dataclass
@@ -167,12 +170,27 @@ class _Ops:
     def _advance_clock(self, seconds: int) -> _Call:
         return _Call("POST", "/v1/api/test/clock", TestClock.from_json, body={"advance_seconds": seconds})
 
-    def _approval_fields(self, fields: Dict[str, Any], text: str, context: Dict[str, Any]) -> Dict[str, Any]:
-        asked = {"response_type": "boolean", "default_response": False, "priority": "medium",
-                 "timeout_seconds": 3600, **fields}
+    @staticmethod
+    def _approval_fields(fields: Dict[str, Any], text: str, context: Dict[str, Any]) -> Dict[str, Any]:
+        """The fields of a guard's question: the caller's, the question's
+        words unless the caller gave some, and the call in ``context``."""
+        asked = {**fields}
         asked.setdefault("request_text", text)
         asked["context"] = {**(fields.get("context") or {}), **context}
         return asked
+
+    @staticmethod
+    def _question_fields(fields: Dict[str, Any], question: str) -> Dict[str, Any]:
+        """The fields of ``human_as_tool``'s question: a ``text`` request
+        with an hour to answer unless the caller says otherwise."""
+        return {"response_type": "text", "timeout_seconds": 3600, **fields, "request_text": question}
+
+    @staticmethod
+    def _answer_of(ended: Request) -> str:
+        """``human_as_tool``'s answer, or :class:`errors.Rejected` when there is none."""
+        if ended.status == "cancelled" or ended.response_data is None:
+            raise errors.Rejected(f"no answer ({ended.status})", ended, ended.status)
+        return str(ended.response_data)
 
     @staticmethod
     def _verdict(request: Request) -> None:
@@ -200,8 +218,22 @@ class _Base(_Ops):
             headers["Idempotency-Key"] = call.idempotency_key
         return headers
 
+    def _request(self, call: _Call) -> Dict[str, Any]:
+        """The arguments of ``httpx``'s ``request`` for ``call``."""
+        return {
+            "method": call.method,
+            "url": self.base_url + call.path,
+            "params": call.params,
+            "json": call.body,
+            "headers": self._headers(call),
+            "timeout": call.timeout if call.timeout is not None else httpx.USE_CLIENT_DEFAULT,
+        }
+
     def _pause(self, call: _Call, attempt: int, response: Optional[httpx.Response]) -> Optional[float]:
-        """How long to wait before trying ``call`` again, or ``None`` to stop."""
+        """How long to wait before trying ``call`` again after ``response``
+        (``None``: the connection failed), or ``None`` to stop."""
+        if not self._may_repeat(call, response):
+            return None
         if attempt >= (self.max_retries if call.retries is None else call.retries):
             return None
         if response is not None:
@@ -266,16 +298,13 @@ class Client(_Base):
         attempt = 0
         while True:
             try:
-                response = self._http.request(
-                    call.method, self.base_url + call.path, params=call.params, json=call.body,
-                    headers=self._headers(call),
-                    timeout=call.timeout if call.timeout is not None else httpx.USE_CLIENT_DEFAULT)
+                response = self._http.request(**self._request(call))
             except httpx.HTTPError as error:
-                pause = self._pause(call, attempt, None) if self._may_repeat(call, None) else None
+                pause = self._pause(call, attempt, None)
                 if pause is None:
                     raise self._unreachable(error) from None
             else:
-                pause = self._pause(call, attempt, response) if self._may_repeat(call, response) else None
+                pause = self._pause(call, attempt, response)
                 if pause is None:
                     return self._read(call, response)
             time.sleep(pause)
@@ -353,7 +382,7 @@ class Client(_Base):
     def approve(self, loop_id: str, **fields: Any) -> Request:
         """Asks ``loop_id`` a yes/no question and waits; raises
         :class:`errors.Rejected` unless the answer is yes."""
-        asked = {"response_type": "boolean", "default_response": False, "timeout_seconds": 3600, **fields}
+        asked = {**APPROVAL_DEFAULTS, **fields}
         request = self.create_request(loop_id, **asked)
         ended = self.wait(request.id)
         self._verdict(ended)
@@ -398,12 +427,8 @@ class Client(_Base):
         request's default answer, if it timed out with one)."""
 
         def ask(question: str) -> str:
-            fields = {"response_type": "text", "timeout_seconds": 3600, **request_fields}
-            fields["request_text"] = question
-            ended = self.wait(self.create_request(loop_id, **fields).id)
-            if ended.status == "cancelled" or ended.response_data is None:
-                raise errors.Rejected(f"no answer ({ended.status})", ended, ended.status)
-            return str(ended.response_data)
+            created = self.create_request(loop_id, **self._question_fields(request_fields, question))
+            return self._answer_of(self.wait(created.id))
 
         return ask
 
@@ -430,16 +455,13 @@ class AsyncClient(_Base):
         attempt = 0
         while True:
             try:
-                response = await self._http.request(
-                    call.method, self.base_url + call.path, params=call.params, json=call.body,
-                    headers=self._headers(call),
-                    timeout=call.timeout if call.timeout is not None else httpx.USE_CLIENT_DEFAULT)
+                response = await self._http.request(**self._request(call))
             except httpx.HTTPError as error:
-                pause = self._pause(call, attempt, None) if self._may_repeat(call, None) else None
+                pause = self._pause(call, attempt, None)
                 if pause is None:
                     raise self._unreachable(error) from None
             else:
-                pause = self._pause(call, attempt, response) if self._may_repeat(call, response) else None
+                pause = self._pause(call, attempt, response)
                 if pause is None:
                     return self._read(call, response)
             await asyncio.sleep(pause)
@@ -504,7 +526,7 @@ class AsyncClient(_Base):
             await asyncio.sleep(pause)
 
     async def approve(self, loop_id: str, **fields: Any) -> Request:
-        asked = {"response_type": "boolean", "default_response": False, "timeout_seconds": 3600, **fields}
+        asked = {**APPROVAL_DEFAULTS, **fields}
         request = await self.create_request(loop_id, **asked)
         ended = await self.wait(request.id)
         self._verdict(ended)
@@ -532,13 +554,8 @@ class AsyncClient(_Base):
         """An async ``ask(question) -> str``, as :meth:`Client.human_as_tool`."""
 
         async def ask(question: str) -> str:
-            fields = {"response_type": "text", "timeout_seconds": 3600, **request_fields}
-            fields["request_text"] = question
-            created = await self.create_request(loop_id, **fields)
-            ended = await self.wait(created.id)
-            if ended.status == "cancelled" or ended.response_data is None:
-                raise errors.Rejected(f"no answer ({ended.status})", ended, ended.status)
-            return str(ended.response_data)
+            created = await self.create_request(loop_id, **self._question_fields(request_fields, question))
+            return self._answer_of(await self.wait(created.id))
 
         return ask
 

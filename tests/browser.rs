@@ -685,17 +685,10 @@ fn countdowns_tick_in_the_browser() {
     let base = server.base.clone();
     let created = server.create_loop(&server.admin_key, "Payouts");
     let loop_id = id_of(&created["loop"]);
-    let mut body = common::request_body();
-    body["processing_type"] = json!("time-sensitive");
-    body["timeout_seconds"] = json!(50);
-    let id = id_of(
-        &server
-            .post(
-                &server.admin_key,
-                &format!("/v1/loops/{loop_id}/requests"),
-                body,
-            )
-            .data(201)["request"],
+    let id = server.create_request_with(
+        &server.admin_key,
+        &loop_id,
+        json!({"processing_type": "time-sensitive", "timeout_seconds": 50}),
     );
     let driver = Driver::start();
     let c = driver.browser();

@@ -13,7 +13,7 @@ use std::time::Duration;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use common::push::PushService;
-use common::{id_of, request_body, Server};
+use common::{id_of, Server};
 use serde_json::{json, Value};
 
 const SUBSCRIPTIONS: &str = "/v1/api/push/subscriptions";
@@ -38,18 +38,10 @@ fn devices(server: &Server, key: &str) -> Vec<Value> {
 }
 
 fn create(server: &Server, loop_id: &str, text: &str, priority: &str) -> String {
-    let mut body = request_body();
-    body["request_text"] = json!(text);
-    body["priority"] = json!(priority);
-    body["timeout_seconds"] = json!(3600);
-    id_of(
-        &server
-            .post(
-                &server.admin_key,
-                &format!("/v1/loops/{loop_id}/requests"),
-                body,
-            )
-            .data(201)["request"],
+    server.create_request_with(
+        &server.admin_key,
+        loop_id,
+        json!({"request_text": text, "priority": priority, "timeout_seconds": 3600}),
     )
 }
 

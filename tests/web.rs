@@ -677,18 +677,10 @@ fn icons_compression_limits_without_the_script_and_confirmations() {
     let admin = Person::new(&server);
     admin.sign_in("admin@localhost", "correct horse battery");
     let loop_id = id_of(&server.create_loop(&server.admin_key, "Docs")["loop"]);
-    let mut body = common::request_body();
-    body["response_type"] = json!("text");
-    body["response_config"] = json!({"max_length": 500});
-    body["default_response"] = Value::Null;
-    let id = id_of(
-        &server
-            .post(
-                &server.admin_key,
-                &format!("/v1/loops/{loop_id}/requests"),
-                body,
-            )
-            .data(201)["request"],
+    let id = server.create_request_with(
+        &server.admin_key,
+        &loop_id,
+        json!({"response_type": "text", "response_config": {"max_length": 500}, "default_response": null}),
     );
     let (_, html) = admin.page(&format!("/app/requests/{id}"));
     assert!(html.contains("Up to 500 characters"), "{html}");
@@ -755,16 +747,11 @@ fn list_rows_read_markdown_as_plain_words() {
     let admin = Person::new(&server);
     admin.sign_in("admin@localhost", "correct horse battery");
     let loop_id = id_of(&server.create_loop(&server.admin_key, "Refunds")["loop"]);
-    let mut body = common::request_body();
-    body["request_text"] =
-        json!("Refund **$200** to [Ana](https://crm.example/ana)?\n\nMore below.");
-    server
-        .post(
-            &server.admin_key,
-            &format!("/v1/loops/{loop_id}/requests"),
-            body,
-        )
-        .data(201);
+    server.create_request_with(
+        &server.admin_key,
+        &loop_id,
+        json!({"request_text": "Refund **$200** to [Ana](https://crm.example/ana)?\n\nMore below."}),
+    );
     for page in ["/app", "/app/requests"] {
         let (_, html) = admin.page(page);
         assert!(html.contains("Refund $200 to Ana?"), "{page}: {html}");

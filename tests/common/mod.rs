@@ -370,13 +370,19 @@ impl Server {
     /// Creates the usual request (`request_body`) in `loop_id` as `key`;
     /// returns its id.
     pub fn create_request(&self, key: &str, loop_id: &str) -> String {
+        self.create_request_with(key, loop_id, json!({}))
+    }
+
+    /// Creates the usual request with the fields of `changes` laid over
+    /// it; returns its id.
+    pub fn create_request_with(&self, key: &str, loop_id: &str, changes: Value) -> String {
+        let mut body = request_body();
+        for (field, value) in changes.as_object().expect("an object of fields") {
+            body[field] = value.clone();
+        }
         id_of(
             &self
-                .post(
-                    key,
-                    &format!("/v1/loops/{loop_id}/requests"),
-                    request_body(),
-                )
+                .post(key, &format!("/v1/loops/{loop_id}/requests"), body)
                 .data(201)["request"],
         )
     }

@@ -207,6 +207,15 @@ fn a_slack_app_is_configured_without_showing_its_secrets() {
     assert_eq!(removed.data(200)["loop"]["slack_app_configured"], false);
 }
 
+/// The usual request, with words for its first answer: buttons and the
+/// message after the answer say them.
+fn labelled_request() -> Value {
+    let mut body = request_body();
+    body["response_config"] =
+        json!({"options": [{"value": "approve", "label": "Publish it"}, "reject"]});
+    body
+}
+
 fn a_click_in_slack_answers_as_the_member_and_the_message_says_so() {
     let slack = FakeSlack::start();
     slack.user("U_REV", "rev@example.com");
@@ -218,7 +227,7 @@ fn a_click_in_slack_answers_as_the_member_and_the_message_says_so() {
             .post(
                 &server.admin_key,
                 &format!("/v1/loops/{loop_id}/requests"),
-                request_body(),
+                labelled_request(),
             )
             .data(201)["request"],
     );
@@ -236,7 +245,7 @@ fn a_click_in_slack_answers_as_the_member_and_the_message_says_so() {
     assert!(
         values[0].starts_with(&format!("{id}:0:")) && values[1].starts_with(&format!("{id}:1:"))
     );
-    assert_eq!(buttons[0]["text"]["text"], "approve");
+    assert_eq!(buttons[0]["text"]["text"], "Publish it");
     assert_eq!(
         buttons[2]["url"],
         format!("{}/app/requests/{id}", server.base).as_str()
@@ -296,7 +305,7 @@ fn a_click_in_slack_answers_as_the_member_and_the_message_says_so() {
         updated[0].body["text"]
             .as_str()
             .unwrap()
-            .contains("Answered *approve* by rev@example.com"),
+            .contains("Answered *Publish it* by rev@example.com"),
         "{:?}",
         updated[0].body
     );

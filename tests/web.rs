@@ -759,7 +759,51 @@ fn list_rows_read_markdown_as_plain_words() {
     }
 }
 
+/// An answer reads as the request named it, not as its value.
+fn answers_are_shown_by_their_labels() {
+    let server = Server::start();
+    server.set_password("admin@localhost", PASSWORD);
+    let admin = Person::new(&server);
+    admin.sign_in("admin@localhost", PASSWORD);
+    let owner = &server.admin_key;
+    let loop_id = id_of(&server.create_loop(owner, "Refunds")["loop"]);
+    let cases = [
+        (
+            json!({"response_type": "boolean", "response_config": {"true_label": "Refund", "false_label": "Keep"}, "default_response": null}),
+            json!(true),
+            "Refund",
+        ),
+        (
+            json!({"response_type": "single_select", "response_config": {"options": [{"value": "hold", "label": "Hold it"}, "ship"]}, "default_response": null}),
+            json!("hold"),
+            "Hold it",
+        ),
+        (
+            json!({"response_type": "rating", "response_config": {"scale_max": 5, "labels": {"5": "Excellent"}}, "default_response": null}),
+            json!(5),
+            "5 (Excellent)",
+        ),
+    ];
+    for (fields, answer, words) in cases {
+        let id = server.create_request_with(owner, &loop_id, fields);
+        server
+            .post(
+                owner,
+                &format!("/v1/api/requests/{id}/respond"),
+                json!({"response_data": answer}),
+            )
+            .data(200);
+        let (_, html) = admin.page(&format!("/app/requests/{id}"));
+        assert!(
+            html.contains(&format!(r#"<p class="answer-value">{words}</p>"#)),
+            "{words}: {html}"
+        );
+        assert!(!html.contains("Approved (true)"));
+    }
+}
+
 on_every_backend!(
+    answers_are_shown_by_their_labels,
     a_signed_out_visit_is_redirected_without_an_error_in_the_log,
     list_rows_read_markdown_as_plain_words,
     icons_compression_limits_without_the_script_and_confirmations,

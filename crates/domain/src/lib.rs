@@ -68,7 +68,9 @@ pub use request::{
     ESCALATION_ROLE,
 };
 pub use request::{ValidRequest, DEFAULT_TIMEOUT_SECONDS, MAX_QUORUM};
-pub use response::{RequestConfig, ResponseConfig, ResponseType, ReviewerHints, SelectOption};
+pub use response::{
+    plain_words, RequestConfig, ResponseConfig, ResponseType, ReviewerHints, SelectOption,
+};
 pub use retry::{parse_retry_schedule, DEFAULT_RETRY_SCHEDULE};
 pub use review::parse_assignees;
 pub use review::{

@@ -22,7 +22,7 @@ use super::{
 use crate::error::{TransitionError, ValidationError};
 use crate::form::Form;
 use crate::id::{ApiKeyId, LoopId, RequestId, UserId};
-use crate::response::{RequestConfig, ResponseConfig};
+use crate::response::{RequestConfig, ResponseConfig, ReviewerHints};
 use crate::text::{char_len, check_line, check_prose};
 
 /// A change that was refused, either by the state machine or by validation.
@@ -109,6 +109,17 @@ impl ReviewRequest {
     /// The typed bounds of the answer.
     pub fn config(&self) -> Result<&ResponseConfig, ValidationError> {
         self.response_config.typed()
+    }
+
+    /// An answer to this request in the words it gave its answers (see
+    /// [`ResponseConfig::answer_words`]).
+    pub fn answer_words(&self, answer: &Value) -> String {
+        match self.config() {
+            Ok(config) => {
+                config.answer_words(&ReviewerHints::of(self.response_config.as_value()), answer)
+            }
+            Err(_) => crate::response::plain_words(answer),
+        }
     }
 
     /// True when `user` was sent this request.

@@ -7,9 +7,11 @@
 mod answer;
 mod hints;
 mod settings;
+mod words;
 mod written;
 
 pub use hints::ReviewerHints;
+pub use words::plain_words;
 
 use std::sync::OnceLock;
 

@@ -499,3 +499,70 @@ fn a_restored_configuration_is_the_one_written_and_parses_when_used() {
         "the error is kept, not lost on first use"
     );
 }
+
+fn words(response_type: ResponseType, config: Value, answer: Value) -> String {
+    let config = RequestConfig::parse(response_type, Some(&config)).unwrap();
+    config
+        .typed()
+        .unwrap()
+        .answer_words(&ReviewerHints::of(config.as_value()), &answer)
+}
+
+#[test]
+fn answers_are_shown_in_the_words_the_request_gave_them() {
+    let refund = json!({"true_label": "Refund", "false_label": "Keep"});
+    assert_eq!(
+        words(ResponseType::Boolean, refund.clone(), json!(true)),
+        "Refund"
+    );
+    assert_eq!(words(ResponseType::Boolean, refund, json!(false)), "Keep");
+    assert_eq!(
+        words(ResponseType::Boolean, json!({}), json!(true)),
+        "Approved"
+    );
+    assert_eq!(
+        words(ResponseType::Boolean, json!({}), json!(false)),
+        "Rejected"
+    );
+
+    let options = json!({"options": [{"value": "hold", "label": "Hold it"}, "ship"]});
+    assert_eq!(
+        words(ResponseType::SingleSelect, options.clone(), json!("hold")),
+        "Hold it"
+    );
+    assert_eq!(
+        words(ResponseType::SingleSelect, options.clone(), json!("ship")),
+        "ship"
+    );
+    assert_eq!(
+        words(ResponseType::MultiSelect, options, json!(["ship", "hold"])),
+        "ship, Hold it"
+    );
+
+    let scale = json!({"scale_max": 5, "labels": {"1": "Poor", "5": "Excellent"}});
+    assert_eq!(
+        words(ResponseType::Rating, scale.clone(), json!(5)),
+        "5 (Excellent)"
+    );
+    assert_eq!(words(ResponseType::Rating, scale, json!(3)), "3");
+    assert_eq!(
+        words(
+            ResponseType::Number,
+            json!({"prefix": "$", "suffix": " USD"}),
+            json!(12.5)
+        ),
+        "$12.5 USD"
+    );
+    assert_eq!(words(ResponseType::Text, json!({}), json!("fine")), "fine");
+}
+
+#[test]
+fn an_answer_the_settings_no_longer_know_is_shown_as_it_is() {
+    let options = json!({"options": ["a", "b"]});
+    assert_eq!(
+        words(ResponseType::SingleSelect, options, json!("gone")),
+        "gone"
+    );
+    assert_eq!(plain_words(&json!(["x", 2])), "x, 2");
+    assert_eq!(plain_words(&Value::Null), "no answer");
+}

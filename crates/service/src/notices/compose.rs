@@ -379,10 +379,7 @@ pub(crate) fn ended_request_slack_app(
     links: &Links,
 ) -> (String, serde_json::Value) {
     let answer = |value: &Option<serde_json::Value>| match value {
-        Some(serde_json::Value::String(s)) => slack_escape(s),
-        Some(serde_json::Value::Bool(true)) => "approved".into(),
-        Some(serde_json::Value::Bool(false)) => "rejected".into(),
-        Some(other) => slack_escape(&other.to_string()),
+        Some(value) => slack_escape(&request.answer_words(value)),
         None => "nothing".into(),
     };
     let by = request

@@ -50,24 +50,6 @@ fn context(value: &Value) -> Markup {
     }
 }
 
-fn answer_text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        Value::Bool(true) => "Approved (true)".into(),
-        Value::Bool(false) => "Rejected (false)".into(),
-        Value::Array(items) => items
-            .iter()
-            .map(|i| {
-                i.as_str()
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| i.to_string())
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
-        other => other.to_string(),
-    }
-}
-
 /// Where a quorum stands: "2 of 3 approvals", whether I have answered
 /// (or may not, as its requester), and for the requester every answer.
 fn quorum_box(
@@ -97,7 +79,7 @@ fn quorum_box(
             }
             p.hint { (rule) }
             @if let Some(answer) = mine {
-                p.quorum-mine { "You answered " strong { (answer_text(answer.response_data)) } " " (layout::time(answer.response_at, now)) "." }
+                p.quorum-mine { "You answered " strong { (r.answer_words(answer.response_data)) } " " (layout::time(answer.response_at, now)) "." }
             } @else if excluded {
                 p.quorum-mine { "You sent this request, so you may not answer it." }
             } @else if r.status.is_open() && r.was_broadcast_to(me) {
@@ -107,7 +89,7 @@ fn quorum_box(
                 ul.quorum-answers {
                     @for answer in &responses {
                         li {
-                            (answer.email.as_str()) ": " strong { (answer_text(answer.response_data)) } " " (layout::time(answer.response_at, now))
+                            (answer.email.as_str()) ": " strong { (r.answer_words(answer.response_data)) } " " (layout::time(answer.response_at, now))
                             @if let Some(comment) = answer.comment { blockquote.comment { (comment) } }
                         }
                     }
@@ -217,7 +199,7 @@ async fn render(
         section.answer #answer-box {
             @if let Some(answer) = &r.response_data {
                 h2 { @if r.status == RequestStatus::Timeout { "Default answer (timed out)" } @else { "Answer" } }
-                p.answer-value { (answer_text(answer)) }
+                p.answer-value { (r.answer_words(answer)) }
                 @if let Some(comment) = &r.response_comment { blockquote.comment { (comment) } }
                 @if r.response_by == Some(me) { p.hint { "You answered this request." } }
             } @else if r.status == RequestStatus::Cancelled {

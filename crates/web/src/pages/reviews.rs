@@ -6,7 +6,9 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use chrono::Utc;
 use maud::{html, Markup};
-use reviewloop_domain::{Field, FieldKind, Review, ReviewId, ReviewStatus};
+use reviewloop_domain::{
+    plain_words, Field, FieldKind, Review, ReviewId, ReviewStatus, ReviewerHints,
+};
 use reviewloop_service::{Failure, ListReviewsInput};
 use serde_json::Value;
 
@@ -110,17 +112,14 @@ pub(crate) async fn list(
     )))
 }
 
-fn value_text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        Value::Bool(true) => "Yes".into(),
-        Value::Bool(false) => "No".into(),
-        Value::Array(items) => items
-            .iter()
-            .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_owned))
-            .collect::<Vec<_>>()
-            .join(", "),
-        other => other.to_string(),
+/// A field's answer in words: a select's labels, a boolean as Yes or No
+/// (a form's question asks it that way).
+fn value_text(field: &Field, value: &Value) -> String {
+    match (field.kind(), value) {
+        (_, Value::Bool(true)) => "Yes".into(),
+        (_, Value::Bool(false)) => "No".into(),
+        (FieldKind::Answer(config), value) => config.answer_words(&ReviewerHints::default(), value),
+        (_, value) => plain_words(value),
     }
 }
 
@@ -193,7 +192,7 @@ async fn render(
                 dl.context {
                     @for field in review.form().fields().iter().filter(|f| f.takes_answer()) {
                         dt { (field.label()) }
-                        dd { @match result.get(field.name()) { Some(v) => { (value_text(v)) } None => { em { "left empty" } } } }
+                        dd { @match result.get(field.name()) { Some(v) => { (value_text(field, v)) } None => { em { "left empty" } } } }
                     }
                 }
                 @if let Some(p) = &r.reviewer { p.hint { "Completed by " (p.email.as_str()) } }

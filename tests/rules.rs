@@ -276,6 +276,28 @@ fn the_test_endpoint_says_what_a_sample_would_do() {
     let drafted = test(draft).data(200).clone();
     assert_eq!(drafted["outcome"], "quorum");
     assert_eq!(drafted["quorum"]["count"], 2);
+    // A draft that saving would refuse is refused by the test too, in the
+    // same words: a test never passes what a save turns down.
+    let unreachable = json!([{"id": "many", "when": {}, "then": {"quorum": {"count": 50}}}]);
+    let mut draft = refund(80.0, "api");
+    draft["rules"] = unreachable.clone();
+    let tried = test(draft);
+    assert_eq!(tried.status, 400, "{:?}", tried.body);
+    let saving = s.put(
+        &s.admin_key,
+        &format!("/v1/api/loops/{refunds}"),
+        json!({"rules": unreachable}),
+    );
+    assert_eq!(saving.status, 400);
+    assert_eq!(tried.body["msg"], saving.body["msg"]);
+    assert!(
+        tried.body["msg"]
+            .as_str()
+            .unwrap()
+            .starts_with("rules[0].then.quorum.count"),
+        "{:?}",
+        tried.body
+    );
 
     // A sample without the values the rules read, a bad sample, bad
     // draft rules: 400s that name the field.

@@ -293,6 +293,15 @@ impl Loop {
     /// itself; longer cycles through other loops are the caller's to find,
     /// since it can read those loops.
     pub fn set_rules(&mut self, rules: Rules, now: DateTime<Utc>) -> Result<(), ValidationError> {
+        self.check_rules(&rules)?;
+        self.record.rules = rules;
+        self.record.updated_at = now;
+        Ok(())
+    }
+
+    /// What this loop refuses in `rules` on its own: a route back into
+    /// itself. (Saving and trying rules both ask.)
+    pub fn check_rules(&self, rules: &Rules) -> Result<(), ValidationError> {
         let mut errors = ValidationError::default();
         for (i, to) in rules.routes() {
             if to == self.id {
@@ -302,10 +311,7 @@ impl Loop {
                 ));
             }
         }
-        errors.into_result()?;
-        self.record.rules = rules;
-        self.record.updated_at = now;
-        Ok(())
+        errors.into_result()
     }
 
     /// Points new-request messages at a Slack incoming webhook or a Slack

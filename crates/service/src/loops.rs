@@ -335,8 +335,12 @@ impl LoopService {
             .as_ref()
             .and_then(|r| errors.collect(reviewloop_domain::Rules::parse(Some(r))));
         if let Some(rules) = rules {
-            errors.extend(self.check_rules(caller, &lp, &rules).await?);
-            errors.collect(lp.set_rules(rules, now));
+            let problems = rules_problems(&*self.ports.loops, &caller.user_id, &lp, &rules).await?;
+            if problems.is_empty() {
+                errors.collect(lp.set_rules(rules, now));
+            } else {
+                errors.extend(problems);
+            }
         }
         errors.into_result()?;
         lp.change(name, description, icon, now);
@@ -348,47 +352,6 @@ impl LoopService {
             .map_err(loop_gone::<EditError>)?;
         Ok(lp)
     }
-    /// What is wrong with `rules` for `lp` beyond their shape: routes to
-    /// loops the caller may not use or that lead back into `lp`, and
-    /// quorums the loop's members cannot reach.
-    async fn check_rules(
-        &self,
-        caller: &Principal,
-        lp: &Loop,
-        rules: &reviewloop_domain::Rules,
-    ) -> Result<ValidationError, StoreError> {
-        let mut errors = ValidationError::default();
-        for (i, to) in rules.routes() {
-            let field = format!("rules[{i}].then.route_to_loop_id");
-            if to == lp.id {
-                continue; // the domain names this one
-            }
-            if !may_use(&*self.ports.loops, &caller.user_id, &to).await? {
-                errors.extend(unusable(&field));
-            } else if crate::requests::routing::cycle_through(&*self.ports.loops, to, lp.id).await?
-            {
-                errors.extend(ValidationError::field(
-                    field.clone(),
-                    format!(
-                        "{field} makes a cycle: the rules of loop {to} lead back into this loop"
-                    ),
-                ));
-            }
-        }
-        for (i, rule) in rules.iter().enumerate() {
-            if let reviewloop_domain::Action::Quorum(q) = &rule.then {
-                let others = usize::from(q.exclude_requester);
-                if let Err(e) = q.check_reachable(lp.active_count().saturating_sub(others)) {
-                    errors.extend(ValidationError::field(
-                        format!("rules[{i}].then.quorum.count"),
-                        format!("rules[{i}].then.{}", e.errors[0].message),
-                    ));
-                }
-            }
-        }
-        Ok(errors)
-    }
-
     /// Deletes a loop with its members and requests (creator only). Open
     /// requests refuse the deletion unless `force`, which cancels them first.
     #[tracing::instrument(level = "debug", skip_all)]
@@ -756,3 +719,46 @@ impl LoopService {
 
 #[cfg(test)]
 mod tests;
+
+/// Everything saving `rules` to `lp` would refuse beyond their shape:
+/// a route into `lp` itself, routes to loops `user` may not use or that
+/// lead back into `lp`, and quorums the loop's members cannot reach.
+/// Trying draft rules asks the same, so a test never passes what a save
+/// refuses.
+pub(crate) async fn rules_problems(
+    loops: &dyn LoopStore,
+    user: &UserId,
+    lp: &Loop,
+    rules: &reviewloop_domain::Rules,
+) -> Result<ValidationError, StoreError> {
+    let mut errors = ValidationError::default();
+    for (i, to) in rules.routes() {
+        let field = format!("rules[{i}].then.route_to_loop_id");
+        if to == lp.id {
+            continue; // the loop names this one, below
+        }
+        if !may_use(loops, user, &to).await? {
+            errors.extend(unusable(&field));
+        } else if crate::requests::routing::cycle_through(loops, to, lp.id).await? {
+            errors.extend(ValidationError::field(
+                field.clone(),
+                format!("{field} makes a cycle: the rules of loop {to} lead back into this loop"),
+            ));
+        }
+    }
+    for (i, rule) in rules.iter().enumerate() {
+        if let reviewloop_domain::Action::Quorum(q) = &rule.then {
+            let others = usize::from(q.exclude_requester);
+            if let Err(e) = q.check_reachable(lp.active_count().saturating_sub(others)) {
+                errors.extend(ValidationError::field(
+                    format!("rules[{i}].then.quorum.count"),
+                    format!("rules[{i}].then.{}", e.errors[0].message),
+                ));
+            }
+        }
+    }
+    if let Err(e) = lp.check_rules(rules) {
+        errors.extend(e);
+    }
+    Ok(errors)
+}

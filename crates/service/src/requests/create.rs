@@ -188,6 +188,11 @@ impl RequestService {
         let draft = draft
             .map(|rules| reviewloop_domain::Rules::parse(Some(&rules)))
             .transpose()?;
+        if let Some(draft) = &draft {
+            crate::loops::rules_problems(&*self.ports.loops, &caller.user_id, &lp, draft)
+                .await?
+                .into_result()?;
+        }
         let fields = input.validate()?;
         let rules = draft.as_ref().unwrap_or(&lp.rules);
         if let Some((rule, pointer)) = rules.missing_pointer(fields.context.as_ref()) {

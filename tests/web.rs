@@ -262,6 +262,35 @@ fn a_new_reviewer_signs_up_from_the_join_link_and_answers_in_the_browser() {
     );
     let (_, done) = reviewer.page("/app?tab=done");
     assert!(done.contains(&format!("/app/requests/{id}")));
+
+    // Signed in, another loop is joined from the inbox's box by pasting
+    // its link; a wrong code is said beside the box, and nothing changes.
+    let second = server.create_loop(owner, "Chargebacks");
+    let second_id = id_of(&second["loop"]);
+    let link = second["join_url"].as_str().unwrap().to_owned();
+    assert!(link.ends_with(second["invite_code"].as_str().unwrap()));
+    let (_, inbox) = reviewer.page("/app");
+    assert!(inbox.contains("Join another loop"), "{inbox}");
+    let wrong = reviewer.submit("/app", "/app/join", &[("code", "not-a-code")]);
+    assert_eq!(wrong.status(), 400);
+    let wrong = wrong.text().unwrap();
+    assert!(wrong.contains("This invite code is not valid"), "{wrong}");
+    assert!(
+        wrong.contains(r#"value="not-a-code""#),
+        "what was typed is kept"
+    );
+    let joined = reviewer.submit("/app", "/app/join", &[("code", &format!(" {link} "))]);
+    assert_eq!(joined.url().path(), "/app");
+    assert!(joined
+        .text()
+        .unwrap()
+        .contains("You joined <strong>Chargebacks</strong>"));
+    let members = server.get(owner, &format!("/v1/api/loops/{second_id}/members"));
+    assert!(members.data(200)["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["email"] == "rita@example.com" && m["status"] == "active"));
 }
 
 fn a_key_made_in_the_dashboard_works_until_revoked_there() {

@@ -94,6 +94,11 @@ pub fn mount(cfg: &mut web::ServiceConfig, state: WebState) {
                 .wrap(pages())
                 .service(web::resource("").get(pages::inbox::page))
                 .service(web::resource("/stream").get(stream::events))
+                .service(
+                    web::resource("/join")
+                        .get(pages::join::box_page)
+                        .post(pages::join::join_typed),
+                )
                 .service(web::resource("/requests").get(pages::requests::list))
                 .service(web::resource("/requests/{id}").get(pages::review::page))
                 .service(web::resource("/requests/{id}/claim").post(pages::review::claim))

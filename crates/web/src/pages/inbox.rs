@@ -14,6 +14,7 @@ use crate::error::PageError;
 use crate::form::FormData;
 use crate::layout::{self, priority_badge, Nav};
 use crate::markdown::first_line;
+use crate::pages::join::join_box;
 use crate::session::Person;
 use crate::state::WebState;
 
@@ -119,14 +120,23 @@ pub(crate) async fn page(
         @if let Some(lp) = welcome {
             p.notice role="status" { "You joined " strong { (lp.name.as_str()) } ". Its new requests will appear here." }
         }
-        @if joined_loops.is_empty() {
-            p.notice { "You are not in any loop yet. Open a loop's join link, or "
-                a href="/app/loops" { "create a loop" } "." }
-        }
         h1 { "Inbox" }
+        @if joined_loops.is_empty() {
+            section.card.join-first {
+                p { "You are not in any loop yet, so nothing is sent to you. Join one with the code its owner gave you, or "
+                    a href="/app/loops" { "create a loop" } "." }
+                (join_box(person.csrf(), "", None))
+            }
+        }
         (tabs(tab))
-        div #live-list data-stream="/app/stream" data-source={ "/app?tab=" (tab) "&page=" (page) } {
+        div #live-list aria-live="polite" data-stream="/app/stream" data-source={ "/app?tab=" (tab) "&page=" (page) } {
             (list)
+        }
+        @if !joined_loops.is_empty() {
+            details.join-more {
+                summary { "Join another loop" }
+                (join_box(person.csrf(), "", None))
+            }
         }
     };
     Ok(layout::ok(layout::page(

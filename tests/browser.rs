@@ -732,3 +732,229 @@ fn countdowns_tick_in_the_browser() {
     assert!(html.contains("<noscript> ("), "{html}");
     let _ = b(c.close());
 }
+
+/// Deque's axe-core, from npm (scripts/test installs it into target/ci-node).
+fn axe_source() -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/ci-node/node_modules/axe-core/axe.min.js");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{} is missing ({e}): scripts/test installs axe-core from npm",
+            path.display()
+        )
+    })
+}
+
+/// axe-core's violations (of any impact) on the page the browser shows,
+/// one line each: the rule, its impact and the first offending markup.
+fn axe_violations(c: &Client, axe: &str) -> Vec<String> {
+    b(c.execute(axe, vec![])).expect("axe-core loads");
+    let found = run_async(
+        c,
+        "axe.run(document, {resultTypes: ['violations']}).then(r => done(r.violations.map(v =>
+            v.id + ' (' + v.impact + '): ' + v.help + ' at ' + v.nodes.map(n => n.html.slice(0, 160)).join(' | '))))
+          .catch(e => done(['axe failed: ' + e]))",
+    );
+    found
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// The main pages, signed out and signed in as an owner and as someone
+/// who only reviews, pass axe-core with no violation of any impact; every
+/// page has one `<h1>` and a title of its own; the phone's top bar is one
+/// row of targets at least 44 px tall, and shows a reviewer no owner pages.
+#[test]
+fn the_main_pages_pass_axe_core_and_fit_a_phone() {
+    let server = Server::start();
+    server.set_password("admin@localhost", PASSWORD);
+    let owner = &server.admin_key;
+    let base = server.base.clone();
+    let created = server.create_loop(owner, "Refunds");
+    let loop_id = id_of(&created["loop"]);
+    let code = created["invite_code"].as_str().unwrap().to_owned();
+    let request = server.create_request_with(
+        owner,
+        &loop_id,
+        json!({"request_text": "Refund **$200** to Ana?\n\nShe was charged twice.",
+               "response_type": "boolean", "response_config": {"true_label": "Refund"}, "default_response": false}),
+    );
+    let answered = server.create_request(owner, &loop_id);
+    server
+        .post(
+            owner,
+            &format!("/v1/api/requests/{answered}/respond"),
+            json!({"response_data": "approve", "comment": "Checked"}),
+        )
+        .data(200);
+    let template = server.post(
+        owner,
+        "/v1/templates",
+        json!({"name": "Post", "fields": [
+            {"name": "ok", "type": "boolean", "label": "Publish it?", "required": true},
+            {"name": "note", "type": "text", "label": "Note", "max_length": 200}
+        ]}),
+    );
+    let template_id = id_of(template.data_b(201));
+    let review = id_of(
+        server
+            .post(
+                owner,
+                "/v1/reviews",
+                json!({"template_id": template_id, "content": {"text": "Launch post"},
+                       "assignees": ["admin@localhost"]}),
+            )
+            .data_b(201),
+    );
+    let webhook = id_of(
+        &server
+            .post(
+                owner,
+                "/v1/api/webhooks",
+                json!({"url": "https://hooks.example.com/in", "events": ["request.completed"]}),
+            )
+            .data(201)["webhook"],
+    );
+    let axe = axe_source();
+    let driver = Driver::start();
+    let c = driver.browser();
+
+    let signed_out = ["/login", "/signup", "/forgot", &format!("/join/{code}")].map(String::from);
+    let signed_in = [
+        "/app".to_owned(),
+        "/app?tab=done".to_owned(),
+        "/app/join".to_owned(),
+        format!("/app/requests/{request}"),
+        format!("/app/requests/{answered}"),
+        "/app/requests".to_owned(),
+        "/app/reviews".to_owned(),
+        format!("/app/reviews/{review}"),
+        "/app/loops".to_owned(),
+        format!("/app/loops/{loop_id}"),
+        "/app/keys".to_owned(),
+        "/app/webhooks".to_owned(),
+        format!("/app/webhooks/{webhook}"),
+        "/app/analytics".to_owned(),
+        "/app/account".to_owned(),
+    ];
+    let mut problems = Vec::new();
+    let mut titles = std::collections::HashMap::new();
+    let mut check = |c: &Client, path: &str| {
+        goto(c, &base, path);
+        for v in axe_violations(c, &axe) {
+            problems.push(format!("{path}: {v}"));
+        }
+        let h1s = b(c.execute("return document.querySelectorAll('h1').length", vec![])).unwrap();
+        if h1s != json!(1) {
+            problems.push(format!("{path}: {h1s} <h1> elements"));
+        }
+        let title = b(c.title()).unwrap();
+        if let Some(other) = titles.insert(title.clone(), path.to_owned()) {
+            problems.push(format!("{path} has the title of {other}: {title}"));
+        }
+    };
+    for path in &signed_out {
+        check(&c, path);
+    }
+    sign_in(&c, &base, "admin@localhost");
+    for path in &signed_in {
+        check(&c, path);
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+    screenshot(&c, "request-owner");
+
+    // On a phone: one row, targets a finger can hit, the rest in a menu.
+    b(c.set_window_size(390, 844)).unwrap();
+    goto(&c, &base, &format!("/app/requests/{request}"));
+    let bar = b(c.execute(
+        "const bar = document.querySelector('header.top');
+         const shown = [...bar.querySelectorAll('a, summary, button')].filter(e => e.checkVisibility());
+         return {height: bar.getBoundingClientRect().height,
+                 smallest: Math.min(...shown.map(e => e.getBoundingClientRect().height)),
+                 shown: shown.map(e => e.textContent.trim())}",
+        vec![],
+    ))
+    .unwrap();
+    assert!(bar["height"].as_f64().unwrap() < 64.0, "one row: {bar}");
+    assert!(bar["smallest"].as_f64().unwrap() >= 44.0, "{bar}");
+    assert_eq!(
+        bar["shown"],
+        json!(["reviewloop", "Inbox", "Menu"]),
+        "{bar}"
+    );
+    let crumbs = b(c.execute(
+        "return Math.min(...[...document.querySelectorAll('nav.crumbs a, .tabs a')].map(a => a.getBoundingClientRect().height))",
+        vec![],
+    ))
+    .unwrap();
+    assert!(crumbs.as_f64().unwrap() >= 44.0, "{crumbs}");
+    click(&c, "details.menu summary");
+    let menu = text_of(&c, "details.menu nav");
+    assert!(
+        menu.contains("API keys") && menu.contains("Sign out"),
+        "{menu}"
+    );
+    screenshot(&c, "menu-open");
+    b(c.set_window_size(1280, 800)).unwrap();
+
+    // Someone who only reviews is shown the inbox and the account alone.
+    let joined = common::people::Person::new(&server);
+    let landed = joined.submit(
+        &format!("/signup?code={code}"),
+        "/signup",
+        &[
+            ("email", "rita@example.com"),
+            ("password", PASSWORD),
+            ("code", &code),
+        ],
+    );
+    assert_eq!(landed.url().path(), "/app");
+    let request = server.create_request_with(
+        owner,
+        &loop_id,
+        json!({"response_type": "boolean", "response_config": {"true_label": "Refund"}, "default_response": false}),
+    );
+    let reviewer = driver.browser();
+    sign_in(&reviewer, &base, "rita@example.com");
+    let wide = text_of(&reviewer, "header.top nav.wide");
+    assert!(wide.contains("Inbox") && wide.contains("Account"), "{wide}");
+    for owner_page in ["Loops", "Requests", "Analytics", "API keys", "Webhooks"] {
+        assert!(!wide.contains(owner_page), "{owner_page} in {wide}");
+    }
+    for path in ["/app", &format!("/app/requests/{request}")] {
+        goto(&reviewer, &base, path);
+        for v in axe_violations(&reviewer, &axe) {
+            problems.push(format!("{path} (reviewer): {v}"));
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+    screenshot(&reviewer, "request-reviewer");
+
+    // On a touch screen the key hints are gone; with a mouse they show.
+    let hint_shown = |c: &Client| {
+        b(c.execute(
+            "const k = document.querySelector('kbd'); return k !== null && k.checkVisibility()",
+            vec![],
+        ))
+        .unwrap()
+    };
+    assert_eq!(hint_shown(&reviewer), json!(true));
+    b(reviewer.issue_cmd(DevTools(
+        "Emulation.setTouchEmulationEnabled",
+        json!({"enabled": true, "maxTouchPoints": 5}),
+    )))
+    .unwrap();
+    b(reviewer.refresh()).unwrap();
+    let touch = b(reviewer.execute(
+        "return matchMedia('(hover: none) and (pointer: coarse)').matches",
+        vec![],
+    ))
+    .unwrap();
+    assert_eq!(touch, json!(true), "the browser plays a touch screen");
+    assert_eq!(hint_shown(&reviewer), json!(false));
+    let _ = b(reviewer.close());
+    let _ = b(c.close());
+}

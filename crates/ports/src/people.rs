@@ -41,6 +41,10 @@ pub trait PeopleStore: Send + Sync {
         token_hash: &str,
         now: DateTime<Utc>,
     ) -> Result<Option<(Session, User)>, StoreError>;
+    /// Whether the account sends requests of its own: it created a loop or
+    /// holds an API key that is not revoked. (The pages show owner pages
+    /// to such accounts only.)
+    async fn sends_requests(&self, user: &UserId) -> Result<bool, StoreError>;
     /// Moves a session's end to `until`.
     async fn extend_session(
         &self,

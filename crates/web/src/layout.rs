@@ -80,23 +80,51 @@ pub(crate) fn page(title: &str, person: Option<&Person>, nav: Nav, body: Markup)
                 header.top {
                     a.brand href="/" { "reviewloop" }
                     @if let Some(person) = person {
-                        nav {
-                            (item("/app", "Inbox", nav == Nav::Inbox))
-                            (item("/app/loops", "Loops", nav == Nav::Loops))
-                            (item("/app/requests", "Requests", nav == Nav::Requests))
-                            (item("/app/analytics", "Analytics", nav == Nav::Analytics))
-                            (item("/app/keys", "API keys", nav == Nav::Keys))
-                            (item("/app/webhooks", "Webhooks", nav == Nav::Webhooks))
-                            (item("/app/account", "Account", nav == Nav::Account))
+                        // Wide screens show every entry in one row; a phone
+                        // shows the inbox and a menu that folds the rest,
+                        // so the bar stays one row (works without script).
+                        nav.wide aria-label="Main" {
+                            (entries(person, nav))
+                            (sign_out(person))
                         }
-                        form.signout method="post" action="/logout" {
-                            (csrf_field(person.csrf()))
-                            button.link type="submit" title=(person.principal().email.as_str()) { "Sign out" }
+                        a.narrow-inbox href="/app" aria-current=[(nav == Nav::Inbox).then_some("page")] { "Inbox" }
+                        details.menu {
+                            summary { "Menu" }
+                            nav aria-label="Menu" {
+                                (entries(person, nav))
+                                (sign_out(person))
+                            }
                         }
                     }
                 }
                 main { (body) }
             }
+        }
+    }
+}
+
+/// The navigation's entries: the inbox and the account for everyone; the
+/// owner's pages (loops, requests, analytics, keys, webhooks) for an
+/// account that sends requests. Anyone may still open them by address.
+fn entries(person: &Person, nav: Nav) -> Markup {
+    html! {
+        (item("/app", "Inbox", nav == Nav::Inbox))
+        @if person.sends_requests {
+            (item("/app/loops", "Loops", nav == Nav::Loops))
+            (item("/app/requests", "Requests", nav == Nav::Requests))
+            (item("/app/analytics", "Analytics", nav == Nav::Analytics))
+            (item("/app/keys", "API keys", nav == Nav::Keys))
+            (item("/app/webhooks", "Webhooks", nav == Nav::Webhooks))
+        }
+        (item("/app/account", "Account", nav == Nav::Account))
+    }
+}
+
+fn sign_out(person: &Person) -> Markup {
+    html! {
+        form.signout method="post" action="/logout" {
+            (csrf_field(person.csrf()))
+            button.link type="submit" title=(person.principal().email.as_str()) { "Sign out" }
         }
     }
 }

@@ -55,6 +55,13 @@ pub(crate) fn first_line(text: &str, max: usize) -> String {
     }
 }
 
+/// True when `text` is one line of plain words, so that a heading made of
+/// its first line says all of it (and the text need not follow).
+pub(crate) fn is_one_plain_line(text: &str) -> bool {
+    let text = text.trim();
+    !text.contains('\n') && plain(text) == text
+}
+
 /// The words of one line of Markdown: its text and code, without marks,
 /// link targets or HTML.
 fn plain(line: &str) -> String {
@@ -72,6 +79,14 @@ fn plain(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_single_line_of_plain_words_is_said_by_its_heading() {
+        assert!(is_one_plain_line("  Publish this post? "));
+        assert!(!is_one_plain_line("Refund **$200**?"));
+        assert!(!is_one_plain_line("Publish this post?\n\nIt is long."));
+        assert!(!is_one_plain_line("See [notes](https://example.com)"));
+    }
 
     #[test]
     fn markdown_renders_and_scripts_do_not() {

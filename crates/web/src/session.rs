@@ -30,6 +30,9 @@ pub(crate) struct Person {
     pub session: WebSession,
     /// The cookie's token (to end this session at sign-out).
     pub token: String,
+    /// Whether the account sends requests (owns a loop or a key): the
+    /// navigation offers the owner's pages only then.
+    pub sends_requests: bool,
 }
 
 impl Person {
@@ -47,11 +50,15 @@ async fn read_session(
     token: Option<String>,
 ) -> Result<Option<Person>, PageError> {
     let Some(token) = token else { return Ok(None) };
-    Ok(state
-        .people
-        .session(&token)
-        .await?
-        .map(|session| Person { session, token }))
+    let Some(session) = state.people.session(&token).await? else {
+        return Ok(None);
+    };
+    let sends_requests = state.people.sends_requests(&session.principal).await?;
+    Ok(Some(Person {
+        session,
+        token,
+        sends_requests,
+    }))
 }
 
 impl FromRequest for Person {

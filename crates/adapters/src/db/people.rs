@@ -8,7 +8,7 @@ use reviewloop_ports::{PeopleStore, Session, StoreError};
 
 use super::convert::{from_db_time, parse, to_db_time};
 use super::models::UserRow;
-use super::schema::{password_tokens, users, web_sessions};
+use super::schema::{api_keys, loops, password_tokens, users, web_sessions};
 use super::{Conn, DbError, SqlStore};
 
 #[derive(Queryable, Selectable, Insertable)]
@@ -62,6 +62,27 @@ fn write_password(conn: &mut Conn, user: &str, hash: &str) -> Result<(), DbError
 
 #[async_trait]
 impl PeopleStore for SqlStore {
+    async fn sends_requests(&self, user: &UserId) -> Result<bool, StoreError> {
+        let user = user.to_string();
+        self.db
+            .run(move |conn| {
+                let owns_loop = diesel::select(diesel::dsl::exists(
+                    loops::table.filter(loops::creator_id.eq(&user)),
+                ))
+                .get_result::<bool>(conn)?;
+                if owns_loop {
+                    return Ok(true);
+                }
+                Ok(diesel::select(diesel::dsl::exists(
+                    api_keys::table
+                        .filter(api_keys::user_id.eq(&user))
+                        .filter(api_keys::revoked_at.is_null()),
+                ))
+                .get_result::<bool>(conn)?)
+            })
+            .await
+    }
+
     async fn password_hash(&self, user: &UserId) -> Result<Option<String>, StoreError> {
         let user = user.to_string();
         self.db

@@ -315,6 +315,13 @@ impl PeopleService {
         find_session(&*self.ports.people, &*self.ports.clock, token).await
     }
 
+    /// Whether `who` sends requests of its own (owns a loop or a live API
+    /// key), so that its pages offer the owner's pages; someone who only
+    /// reviews sees the inbox and the account.
+    pub async fn sends_requests(&self, who: &Principal) -> Result<bool, StoreError> {
+        self.ports.people.sends_requests(&who.user_id).await
+    }
+
     /// Ends the session behind a cookie's token.
     pub async fn sign_out(&self, token: &str) -> Result<(), StoreError> {
         self.ports.people.delete_session(&hash_key(token)).await

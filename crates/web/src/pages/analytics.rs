@@ -99,7 +99,7 @@ pub(crate) async fn page(
         .collect();
     let body = html! {
         h1 { "Analytics" }
-        nav.tabs {
+        nav.tabs aria-label="Periods" {
             @for d in ANALYTICS_WINDOWS {
                 @if d == days { a href=(link(d, loop_id)) aria-current="page" { "Last " (d) " days" } }
                 @else { a href=(link(d, loop_id)) { "Last " (d) " days" } }

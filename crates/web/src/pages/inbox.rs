@@ -62,7 +62,7 @@ fn row(r: &ReviewRequest, loops: &HashMap<LoopId, String>, done: bool) -> Markup
 /// of its own (`/app/reviews`).
 pub(crate) fn tabs(current: &str) -> Markup {
     html! {
-        nav.tabs {
+        nav.tabs aria-label="Inbox views" {
             @for (value, label, _) in TABS {
                 a href={ "/app?tab=" (value) } aria-current=[(value == current).then_some("page")] { (label) }
             }
@@ -107,7 +107,7 @@ pub(crate) async fn page(
         } @else {
             ol.requests { @for r in &requests { (row(r, &loops, view == InboxView::Answered)) } }
         }
-        nav.pager {
+        nav.pager aria-label="Pages" {
             @if page > 1 { a href={ "/app?tab=" (tab) "&page=" (page - 1) } { "← Newer page" } }
             @if more { a href={ "/app?tab=" (tab) "&page=" (page + 1) } rel="next" { "Next page →" } }
         }
@@ -139,8 +139,17 @@ pub(crate) async fn page(
             }
         }
     };
+    let label = TABS
+        .iter()
+        .find(|(v, _, _)| *v == tab)
+        .map_or("Available", |(_, label, _)| *label);
+    let title = if page > 1 {
+        format!("{label}, page {page} · Inbox")
+    } else {
+        format!("{label} · Inbox")
+    };
     Ok(layout::ok(layout::page(
-        "Inbox",
+        &title,
         Some(&person),
         Nav::Inbox,
         body,

@@ -43,7 +43,7 @@ fn render(
             h2 { "Keys" }
             @if keys.is_empty() { p.empty { "No keys yet." } }
             table.keys {
-                thead { tr { th { "Name" } th { "Key" } th { "Permissions" } th { "Limit" } th { "Created" } th { } } }
+                thead { tr { th { "Name" } th { "Key" } th { "Permissions" } th { "Limit" } th { "Created" } th { span.visually-hidden { "Actions" } } } }
                 tbody {
                     @for k in keys {
                         tr.revoked[k.revoked_at.is_some()] {

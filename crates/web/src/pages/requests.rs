@@ -91,7 +91,7 @@ pub(crate) async fn list(
                     }
                 }
             }
-            nav.pager {
+            nav.pager aria-label="Pages" {
                 @if page > 1 { a href=(keep(page - 1)) { "← Newer" } }
                 @if u64::from(page * PAGE_SIZE) < found.total { a href=(keep(page + 1)) rel="next" { "Older →" } }
                 span.hint { (found.total) " in all" }

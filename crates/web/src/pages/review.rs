@@ -19,7 +19,7 @@ use crate::csrf::PersonForm;
 use crate::error::PageError;
 use crate::form::FormData;
 use crate::layout::{self, csrf_field, priority_badge, status_badge, Nav};
-use crate::markdown;
+use crate::markdown::{self, first_line, is_one_plain_line};
 use crate::pages::{widgets, Problems};
 use crate::session::Person;
 use crate::state::WebState;
@@ -163,7 +163,7 @@ async fn render(
         ReviewerHints::of(r.response_config.as_value()),
     );
     let body = html! {
-        nav.crumbs {
+        nav.crumbs aria-label="Requests" {
             a href="/app" { "← Inbox" }
             @if let Some(p) = prev { a href={ "/app/requests/" (p) } rel="prev" data-key="k" { "Previous" } }
             @if let Some(n) = next { a href={ "/app/requests/" (n) } rel="next" data-key="j" { "Next request →" } }
@@ -173,6 +173,7 @@ async fn render(
             header {
                 (priority_badge(r.priority)) " " (status_badge(r.status))
                 @if let Some(name) = &loop_name { span.loop-name { (name) } }
+                h1.subject { (first_line(&r.request_text, 160)) }
                 p.deadline {
                     @match (r.status, r.response_at, r.cancelled_at) {
                         (s, _, _) if s.is_open() => { "Times out " (layout::time(r.timeout_at, now)) }
@@ -187,7 +188,7 @@ async fn render(
                     figure { img src=(url) alt="The image to review" referrerpolicy="no-referrer"; }
                 }
             }
-            div.text { (markdown::render(&r.request_text)) }
+            @if !is_one_plain_line(&r.request_text) { div.text { (markdown::render(&r.request_text)) } }
             @if let Some(ctx) = &r.context {
                 details open {
                     summary { "Context" }
@@ -311,7 +312,12 @@ async fn render(
     };
     Ok(layout::respond(
         view.problems.status,
-        layout::page("Request", Some(person), Nav::Inbox, body),
+        layout::page(
+            &format!("{} · request", first_line(&r.request_text, 60)),
+            Some(person),
+            Nav::Inbox,
+            body,
+        ),
     ))
 }
 

@@ -16,7 +16,7 @@ use crate::csrf::PersonForm;
 use crate::error::PageError;
 use crate::form::FormData;
 use crate::layout::{self, csrf_field, priority_badge, Nav};
-use crate::markdown::{self, first_line};
+use crate::markdown::{self, first_line, is_one_plain_line};
 use crate::pages::inbox::PAGE_SIZE;
 use crate::pages::{widgets, Problems};
 use crate::session::Person;
@@ -88,7 +88,7 @@ pub(crate) async fn list(
         (listing(&mine.reviews, "No review is waiting for you. Reviews assigned to you or your teams appear here."))
         h2 { "Sent by you" }
         (listing(&sent.reviews, "You have not sent a review. Programs send them with POST /v1/reviews."))
-        nav.pager {
+        nav.pager aria-label="Pages" {
             @if page > 1 { a href={ "/app/reviews?page=" (page - 1) } { "← Newer page" } }
             @if more { a href={ "/app/reviews?page=" (page + 1) } rel="next" { "Next page →" } }
         }
@@ -166,18 +166,27 @@ async fn render(
         .filter(|f| matches!(f.kind(), FieldKind::ContentDisplay))
         .collect();
     let action = |what: &str| format!("/app/reviews/{}/{what}", r.id);
+    let subject = r
+        .content_text
+        .as_deref()
+        .map(|t| first_line(t, 160))
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "A review to fill in".into());
     let body = html! {
-        nav.crumbs { a href="/app/reviews" { "← Reviews" } }
+        nav.crumbs aria-label="Reviews" { a href="/app/reviews" { "← Reviews" } }
         @if let Some(notice) = view.notice { p.notice role="status" { (notice) } }
         article.review {
             header {
                 (priority_badge(r.priority)) " " (status_badge(r.status))
+                h1.subject { (subject) }
                 @if let Some(due) = r.due_date {
                     p.deadline { "Due " (layout::time(due, now)) @if review.is_overdue(now) { " — overdue" } }
                 }
             }
             @if displays.is_empty() {
-                @if let Some(text) = &r.content_text { div.text { (markdown::render(text)) } }
+                @if let Some(text) = r.content_text.as_deref().filter(|t| !is_one_plain_line(t)) {
+                    div.text { (markdown::render(text)) }
+                }
             }
             @for field in &displays {
                 section.display {
@@ -234,7 +243,12 @@ async fn render(
     };
     Ok(layout::respond(
         view.problems.status,
-        layout::page("Review", Some(person), Nav::Inbox, body),
+        layout::page(
+            &format!("{} · review", first_line(&subject, 60)),
+            Some(person),
+            Nav::Inbox,
+            body,
+        ),
     ))
 }
 

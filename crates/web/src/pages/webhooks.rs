@@ -142,7 +142,7 @@ async fn hook_page(
     let now = Utc::now();
     let action = |what: &str| format!("/app/webhooks/{}/{what}", w.id);
     let body = html! {
-        nav.crumbs { a href="/app/webhooks" { "← Webhooks" } }
+        nav.crumbs aria-label="Webhooks" { a href="/app/webhooks" { "← Webhooks" } }
         @if let Some(n) = notice { p.notice role="status" { (n) } }
         h1.url { (w.url) }
         @if !w.active { p.problems { "Off" @if let Some(r) = &w.disabled_reason { ": " (r) } } }

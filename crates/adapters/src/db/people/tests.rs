@@ -173,7 +173,34 @@ async fn a_password_link_works_once_and_not_after_it_expires(db: TestDb) {
     );
 }
 
+async fn an_account_sends_requests_with_a_loop_or_a_live_key(db: TestDb) {
+    let store = db.store();
+    let lp = fixtures::loop_with_members(&store, 1, "ABC234").await;
+    let (creator, member) = (
+        lp.creator_id,
+        reviewloop_domain::UserId::new(fixtures::oid(2)),
+    );
+    assert!(store.sends_requests(&creator).await.unwrap(), "owns a loop");
+    assert!(
+        !store.sends_requests(&member).await.unwrap(),
+        "only reviews"
+    );
+    let reviewer = store.user_by_id(&member).await.unwrap().unwrap();
+    let key = fixtures::key(9, &reviewer, "hash-of-key");
+    store.insert_api_key(&key).await.unwrap();
+    assert!(store.sends_requests(&member).await.unwrap(), "holds a key");
+    store
+        .revoke_api_key(&key.id, fixtures::at(5))
+        .await
+        .unwrap();
+    assert!(
+        !store.sends_requests(&member).await.unwrap(),
+        "a revoked key is none"
+    );
+}
+
 on_every_backend!(
+    an_account_sends_requests_with_a_loop_or_a_live_key,
     sessions_live_until_they_expire,
     a_new_password_ends_every_session_of_that_account_only,
     a_password_link_works_once_and_not_after_it_expires,

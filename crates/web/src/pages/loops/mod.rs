@@ -198,7 +198,7 @@ async fn loop_page(
     );
     let action = |what: &str| format!("/app/loops/{}/{what}", lp.id);
     let body = html! {
-        nav.crumbs { a href="/app/loops" { "← Loops" } }
+        nav.crumbs aria-label="Loops" { a href="/app/loops" { "← Loops" } }
         @if let Some(n) = notice { p.notice role="status" { (n) } }
         h1 { span.icon { (lp.icon.as_str()) } " " (lp.name.as_str()) }
         @if let Some(d) = &lp.description { p { (d.as_str()) } }
@@ -240,7 +240,7 @@ async fn loop_page(
         section.card {
             h2 { "Members" }
             table.members {
-                thead { tr { th { "Email" } th { "Status" } @if owner { th { } } } }
+                thead { tr { th { "Email" } th { "Status" } @if owner { th { span.visually-hidden { "Actions" } } } } }
                 tbody {
                     @for m in &lp.members {
                         @if m.status != MemberStatus::Removed {

@@ -489,16 +489,21 @@ fn a_quorum_is_set_and_answered_in_a_real_browser() {
     let owner = driver.browser();
     sign_in(&owner, &base, "admin@localhost");
     goto(&owner, &base, &format!("/app/loops/{loop_id}"));
+    click_through(&owner, "nav.tabs a[href$='/settings']");
     fill(&owner, "input[name=quorum_count]", "3");
     click_through(&owner, "fieldset.quorum-policy ~ button.primary");
+    // Said beside the form, in the form's own words.
     assert!(
-        text_of(&owner, "main").contains("quorum.count is 3 but the loop has only 2"),
+        text_of(&owner, "#settings .problems")
+            .contains("“Answers needed” is 3 but the loop has only 2"),
         "a quorum its members cannot reach is named: {}",
         text_of(&owner, "main")
     );
+    assert_eq!(path_of(&owner), format!("/app/loops/{loop_id}/edit"));
     fill(&owner, "input[name=quorum_count]", "2");
     click_through(&owner, "fieldset.quorum-policy ~ button.primary");
-    assert!(path_of(&owner).ends_with(&loop_id));
+    assert_eq!(path_of(&owner), format!("/app/loops/{loop_id}/settings"));
+    assert_eq!(text_of(&owner, "p.notice"), "Settings saved.");
     let lp = server.get(&server.admin_key, &format!("/v1/api/loops/{loop_id}"));
     assert_eq!(
         lp.data(200)["loop"]["quorum"],
@@ -834,6 +839,9 @@ fn the_main_pages_pass_axe_core_and_fit_a_phone() {
         format!("/app/reviews/{review}"),
         "/app/loops".to_owned(),
         format!("/app/loops/{loop_id}"),
+        format!("/app/loops/{loop_id}/settings"),
+        format!("/app/loops/{loop_id}/rules"),
+        format!("/app/loops/{loop_id}/delete"),
         "/app/keys".to_owned(),
         "/app/webhooks".to_owned(),
         format!("/app/webhooks/{webhook}"),
@@ -862,6 +870,12 @@ fn the_main_pages_pass_axe_core_and_fit_a_phone() {
     sign_in(&c, &base, "admin@localhost");
     for path in &signed_in {
         check(&c, path);
+        if path.starts_with("/app/loops/") {
+            let name = path
+                .trim_start_matches("/app/loops/")
+                .replace(&loop_id, "loop");
+            screenshot(&c, &name.replace('/', "-"));
+        }
     }
     assert!(problems.is_empty(), "{problems:#?}");
     screenshot(&c, "request-owner");

@@ -354,8 +354,8 @@ fn the_owner_edits_rules_in_the_browser_with_the_test_beside_them() {
     s.set_password("admin@localhost", "correct horse battery");
     let admin = Person::new(&s);
     admin.sign_in("admin@localhost", "correct horse battery");
-    let page = format!("/app/loops/{refunds}");
-    let action = format!("{page}/rules");
+    let page = format!("/app/loops/{refunds}/rules");
+    let action = page.clone();
     let (_, html) = admin.page(&page);
     assert!(html.contains("Test these rules"), "{html}");
     let rules = r#"[{"id": "tiny", "when": {"context": {"pointer": "/amount", "lte": 5}}, "then": {"answer": true}}]"#;
@@ -406,6 +406,29 @@ fn the_owner_edits_rules_in_the_browser_with_the_test_beside_them() {
     );
     assert!(!html.contains("<b>now</b>"), "what was typed is escaped");
 
+    // A draft that saving would refuse is refused by the test, beside it.
+    let many = admin.submit(
+        &page,
+        &action,
+        &[
+            (
+                "rules",
+                r#"[{"when": {}, "then": {"quorum": {"count": 50}}}]"#,
+            ),
+            ("sample", sample),
+            ("do", "test"),
+        ],
+    );
+    assert_eq!(many.status(), 400);
+    let html = many.text().unwrap();
+    let said = html
+        .find("rules[0].then.quorum.count is 50")
+        .expect("named");
+    assert!(
+        said > html.find("Test these rules").unwrap(),
+        "under the test's button"
+    );
+
     // Saving keeps them; the page shows them again.
     let saved = admin.submit(
         &page,
@@ -413,7 +436,10 @@ fn the_owner_edits_rules_in_the_browser_with_the_test_beside_them() {
         &[("rules", rules), ("sample", sample), ("do", "save")],
     );
     assert_eq!(saved.status(), 200);
-    assert!(saved.url().as_str().ends_with("done=rules"));
+    assert!(saved
+        .url()
+        .as_str()
+        .ends_with(&format!("/app/loops/{refunds}/rules?done=rules")));
     let lp = s
         .get(&s.admin_key, &format!("/v1/api/loops/{refunds}"))
         .data(200)
@@ -424,9 +450,12 @@ fn the_owner_edits_rules_in_the_browser_with_the_test_beside_them() {
     let a = Person::new(&s);
     s.set_password("a@example.com", "another good password");
     a.sign_in("a@example.com", "another good password");
-    let (_, html) = a.page(&page);
+    let (status, html) = a.page(&page);
+    assert_eq!(status, 403);
     assert!(!html.contains("Test these rules"));
-    let token = csrf_of(&html);
+    let (_, members) = a.page(&format!("/app/loops/{refunds}"));
+    assert!(!members.contains("/rules\""), "no tab to the rules");
+    let token = csrf_of(&members);
     let refused = a.post_raw(
         &action,
         &[

@@ -367,6 +367,9 @@ fn a_strangers_session_sees_none_of_another_accounts_pages() {
     for path in [
         format!("/app/requests/{request}"),
         format!("/app/loops/{loop_id}"),
+        format!("/app/loops/{loop_id}/settings"),
+        format!("/app/loops/{loop_id}/rules"),
+        format!("/app/loops/{loop_id}/delete"),
     ] {
         let (status, html) = stranger.page(&path);
         assert_eq!(status, 404, "{path}");

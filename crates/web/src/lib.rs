@@ -117,13 +117,22 @@ pub fn mount(cfg: &mut web::ServiceConfig, state: WebState) {
                         .post(pages::loops::create),
                 )
                 .service(web::resource("/loops/{id}").get(pages::loops::page))
+                .service(web::resource("/loops/{id}/settings").get(pages::loops::settings))
                 .service(web::resource("/loops/{id}/edit").post(pages::loops::edit))
-                .service(web::resource("/loops/{id}/rules").post(pages::loops::rules))
+                .service(
+                    web::resource("/loops/{id}/rules")
+                        .get(pages::loops::rules_page)
+                        .post(pages::loops::rules),
+                )
                 .service(web::resource("/loops/{id}/notify").post(pages::loops::notify))
                 .service(web::resource("/loops/{id}/regenerate").post(pages::loops::regenerate))
                 .service(web::resource("/loops/{id}/invite").post(pages::loops::invite))
                 .service(web::resource("/loops/{id}/remove").post(pages::loops::remove))
-                .service(web::resource("/loops/{id}/delete").post(pages::loops::delete))
+                .service(
+                    web::resource("/loops/{id}/delete")
+                        .get(pages::loops::delete_page)
+                        .post(pages::loops::delete),
+                )
                 .service(
                     web::resource("/keys")
                         .get(pages::keys::page)

@@ -94,6 +94,27 @@ impl Problems {
         })
     }
 
+    /// The messages with the API's names of fields (`quorum.count`) put
+    /// in the words the form labels them with (“Answers needed”), so a
+    /// person reads about the field they see. `labels` pairs API names
+    /// with labels; the longest name that starts a message wins.
+    pub fn in_words_of(mut self, labels: &[(&str, &str)]) -> Self {
+        for message in &mut self.messages {
+            let named = labels
+                .iter()
+                .filter(|(name, _)| {
+                    message
+                        .strip_prefix(name)
+                        .is_some_and(|rest| rest.starts_with(' '))
+                })
+                .max_by_key(|(name, _)| name.len());
+            if let Some((name, label)) = named {
+                *message = format!("“{label}”{}", &message[name.len()..]);
+            }
+        }
+        self
+    }
+
     pub fn show(&self) -> Markup {
         html! {
             @if !self.messages.is_empty() {

@@ -10,7 +10,9 @@ use reviewloop_domain::{LoopId, RequestInput, UserId};
 use reviewloop_service::{Failure, LoopPatch, Routing};
 use serde_json::Value;
 
-use super::{escalation_of_form, json_field, loop_page, parse_id, quorum_of_form};
+use super::{
+    escalation_of_form, json_field, loop_page, parse_id, quorum_of_form, LoopForm, Section, Shown,
+};
 use crate::csrf::PersonForm;
 use crate::error::PageError;
 use crate::form::FormData;
@@ -19,19 +21,33 @@ use crate::pages::Problems;
 use crate::session::Person;
 use crate::state::WebState;
 
-/// Back to the loop's page with `done` as its notice, or the page again
-/// with the service's refusal beside what was posted.
+/// Back to the form's part of the loop's page with `done` as its notice,
+/// or that part again with the service's refusal beside the form, in the
+/// form's words.
 async fn finish(
     state: &WebState,
     posted: &PersonForm,
     id: &LoopId,
+    form: LoopForm,
     result: Result<&str, impl Failure>,
 ) -> Result<HttpResponse, PageError> {
     match result {
-        Ok(done) => Ok(layout::redirect(&format!("/app/loops/{id}?done={done}"))),
+        Ok(done) => Ok(layout::redirect(&format!(
+            "{}?done={done}",
+            form.section().path(id)
+        ))),
         Err(error) => {
             let problems = Problems::from_service(error)?;
-            rerender(state, &posted.person, id, problems, &posted.form, None).await
+            rerender(
+                state,
+                &posted.person,
+                id,
+                form,
+                problems,
+                &posted.form,
+                None,
+            )
+            .await
         }
     }
 }
@@ -69,7 +85,7 @@ pub(crate) async fn edit(
         .update(posted.person.principal(), &id, patch)
         .await
         .map(|_| "saved");
-    finish(&state, &posted, &id, result).await
+    finish(&state, &posted, &id, LoopForm::Edit, result).await
 }
 
 /// The Slack app as the edit form gives it: removed, replaced (all three
@@ -106,7 +122,9 @@ pub(crate) async fn rules(
     let (person, f) = (&posted.person, &posted.form);
     let rules = match json_field(f, "rules", "Rules") {
         Ok(rules) => rules,
-        Err(problems) => return rerender(&state, person, &id, problems, f, None).await,
+        Err(problems) => {
+            return rerender(&state, person, &id, LoopForm::Rules, problems, f, None).await
+        }
     };
     if f.get("do") == Some("test") {
         return test_rules(&state, person, &id, f, rules).await;
@@ -120,7 +138,7 @@ pub(crate) async fn rules(
         .update(person.principal(), &id, patch)
         .await
         .map(|_| "rules");
-    finish(&state, &posted, &id, result).await
+    finish(&state, &posted, &id, LoopForm::Rules, result).await
 }
 
 /// The rules as typed, tried on the sample request: the page again, saying
@@ -139,9 +157,11 @@ async fn test_rules(
                 StatusCode::BAD_REQUEST,
                 "The sample request must be a JSON object, as a request body is",
             );
-            return rerender(state, person, id, problems, f, None).await;
+            return rerender(state, person, id, LoopForm::Rules, problems, f, None).await;
         }
-        Err(problems) => return rerender(state, person, id, problems, f, None).await,
+        Err(problems) => {
+            return rerender(state, person, id, LoopForm::Rules, problems, f, None).await
+        }
     };
     let input = RequestInput::from_json(&sample);
     match state
@@ -149,10 +169,21 @@ async fn test_rules(
         .test_rules(person.principal(), id, input, Some(rules))
         .await
     {
-        Ok(routing) => rerender(state, person, id, Problems::none(), f, Some(&routing)).await,
+        Ok(routing) => {
+            rerender(
+                state,
+                person,
+                id,
+                LoopForm::Rules,
+                Problems::none(),
+                f,
+                Some(&routing),
+            )
+            .await
+        }
         Err(error) => {
             let problems = Problems::from_service(error)?;
-            rerender(state, person, id, problems, f, None).await
+            rerender(state, person, id, LoopForm::Rules, problems, f, None).await
         }
     }
 }
@@ -169,7 +200,7 @@ pub(crate) async fn notify(
         .set_notify(posted.person.principal(), &id, posted.form.get("notify"))
         .await
         .map(|_| "notify");
-    finish(&state, &posted, &id, result).await
+    finish(&state, &posted, &id, LoopForm::Notify, result).await
 }
 
 /// `POST /app/loops/{id}/regenerate`: a new invite code.
@@ -184,7 +215,7 @@ pub(crate) async fn regenerate(
         .regenerate_code(posted.person.principal(), &id)
         .await
         .map(|_| "regenerated");
-    finish(&state, &posted, &id, result).await
+    finish(&state, &posted, &id, LoopForm::Regenerate, result).await
 }
 
 /// `POST /app/loops/{id}/invite`: an invitation by email.
@@ -199,7 +230,7 @@ pub(crate) async fn invite(
         .invite(posted.person.principal(), &id, posted.form.get("email"))
         .await
         .map(|_| "invited");
-    finish(&state, &posted, &id, result).await
+    finish(&state, &posted, &id, LoopForm::Invite, result).await
 }
 
 /// `POST /app/loops/{id}/remove`: a member out of the loop.
@@ -216,7 +247,7 @@ pub(crate) async fn remove(
         .remove_member(posted.person.principal(), &id, &user)
         .await
         .map(|_| "removed");
-    finish(&state, &posted, &id, result).await
+    finish(&state, &posted, &id, LoopForm::Remove, result).await
 }
 
 /// `POST /app/loops/{id}/delete`: the loop, and with `force` its open
@@ -243,7 +274,7 @@ pub(crate) async fn delete(
             action: format!("/app/loops/{id}/delete"),
             fields,
             confirm: "Delete loop",
-            back: format!("/app/loops/{id}"),
+            back: Section::Delete.path(&id),
         };
         return Ok(asked.page(&posted.person, crate::layout::Nav::Loops));
     }
@@ -253,21 +284,28 @@ pub(crate) async fn delete(
         .await
     {
         Ok(_) => Ok(layout::redirect("/app/loops?done=deleted")),
-        Err(error) => finish(&state, &posted, &id, Err(error)).await,
+        Err(error) => finish(&state, &posted, &id, LoopForm::Delete, Err(error)).await,
     }
 }
 
-/// The loop's page again, with what was posted, its problems and any
-/// rules test result.
+/// The form's part of the loop's page again, with what was posted, its
+/// problems in the form's words and any rules test result.
 async fn rerender(
     state: &WebState,
     person: &Person,
     id: &LoopId,
+    form: LoopForm,
     problems: Problems,
     f: &FormData,
     tested: Option<&Routing>,
 ) -> Result<HttpResponse, PageError> {
     let lp = state.loops.get(person.principal(), id).await?;
-    let notice = tested.map(|_| "Tested; nothing was saved or sent.");
-    loop_page(state, person, &lp, problems, f, notice, tested).await
+    let shown = Shown {
+        problems: problems.in_words_of(form.labels()),
+        form: Some(form),
+        previous: f,
+        notice: None,
+        tested,
+    };
+    loop_page(state, person, &lp, form.section(), shown).await
 }

@@ -169,18 +169,132 @@ pub(crate) async fn create(
     }
 }
 
+/// The parts of a loop's page, each a page of its own so that what a form
+/// says after it was posted is beside it: invite and members (what
+/// members see too), then the owner's settings, rules and deletion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Section {
+    Members,
+    Settings,
+    Rules,
+    Delete,
+}
+
+impl Section {
+    const ALL: [(Section, &'static str); 4] = [
+        (Section::Members, "Members"),
+        (Section::Settings, "Settings"),
+        (Section::Rules, "Rules"),
+        (Section::Delete, "Delete"),
+    ];
+
+    fn path(self, id: &LoopId) -> String {
+        match self {
+            Section::Members => format!("/app/loops/{id}"),
+            Section::Settings => format!("/app/loops/{id}/settings"),
+            Section::Rules => format!("/app/loops/{id}/rules"),
+            Section::Delete => format!("/app/loops/{id}/delete"),
+        }
+    }
+
+    fn label(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(s, _)| *s == self)
+            .map_or("", |(_, label)| label)
+    }
+}
+
+/// The forms of a loop's pages: which one a refusal belongs beside, and
+/// the words its fields have on the page for the API's names in messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LoopForm {
+    Regenerate,
+    Notify,
+    Invite,
+    Remove,
+    Edit,
+    Rules,
+    Delete,
+}
+
+impl LoopForm {
+    pub(crate) fn section(self) -> Section {
+        match self {
+            Self::Regenerate | Self::Notify | Self::Invite | Self::Remove => Section::Members,
+            Self::Edit => Section::Settings,
+            Self::Rules => Section::Rules,
+            Self::Delete => Section::Delete,
+        }
+    }
+
+    /// The API's names of this form's fields, as the form labels them.
+    /// (The rules are JSON, written in the API's own names.)
+    pub(crate) fn labels(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Self::Edit => &[
+                ("name", "Name"),
+                ("description", "Description"),
+                ("icon", "Icon"),
+                ("slack_webhook_url", "Slack incoming webhook"),
+                ("slack_app.bot_token", "Bot token"),
+                ("slack_app.signing_secret", "Signing secret"),
+                ("slack_app.channel", "Channel"),
+                ("slack_app", "Slack app"),
+                ("quorum.count", "Answers needed"),
+                ("quorum.rule", "Decided when"),
+                ("quorum", "Quorum of new requests"),
+                ("escalation.to_loop_id", "Also send to"),
+                (
+                    "escalation.after_seconds",
+                    "After this many minutes unclaimed",
+                ),
+                ("escalation", "Escalation"),
+            ],
+            Self::Invite => &[("email", "Invite by email")],
+            Self::Notify => &[("notify", "Tell me about")],
+            _ => &[],
+        }
+    }
+}
+
+/// What a loop's page shows besides the loop: what was posted and what is
+/// wrong with it (beside `form`), a notice, a rules test's result.
+pub(crate) struct Shown<'a> {
+    pub problems: Problems,
+    pub form: Option<LoopForm>,
+    pub previous: &'a FormData,
+    pub notice: Option<&'a str>,
+    pub tested: Option<&'a Routing>,
+}
+
+impl Shown<'_> {
+    /// The problems, if they belong beside `form`.
+    fn beside(&self, form: LoopForm) -> Markup {
+        if self.form == Some(form) {
+            self.problems.show()
+        } else {
+            html! {}
+        }
+    }
+}
+
 async fn loop_page(
     state: &WebState,
     person: &Person,
     lp: &Loop,
-    problems: Problems,
-    previous: &FormData,
-    notice: Option<&str>,
-    tested: Option<&Routing>,
+    section: Section,
+    shown: Shown<'_>,
 ) -> Result<HttpResponse, PageError> {
     let owner = lp.is_creator(&person.principal().user_id);
+    if !owner && section != Section::Members {
+        return Err(PageError::Status(
+            StatusCode::FORBIDDEN,
+            "Only the loop's owner can change its settings, rules or existence.".into(),
+        ));
+    }
     // The loops a request of this one may escalate or be routed to.
-    let others: Vec<Loop> = if owner {
+    let others: Vec<Loop> = if owner && matches!(section, Section::Settings | Section::Rules) {
         let mut usable = state.loops.list(person.principal()).await?;
         usable.extend(state.loops.joined(person.principal()).await?);
         usable.retain(|o| o.id != lp.id);
@@ -190,6 +304,46 @@ async fn loop_page(
     } else {
         Vec::new()
     };
+    let content = match section {
+        Section::Members => members_section(state, person, lp, owner, &shown).await?,
+        Section::Settings => settings_section(person, lp, &others, &shown),
+        Section::Rules => rules_card(person, lp, &others, &shown),
+        Section::Delete => delete_section(person, lp, &shown),
+    };
+    let body = html! {
+        nav.crumbs aria-label="Loops" { a href="/app/loops" { "← Loops" } }
+        h1 { span.icon { (lp.icon.as_str()) } " " (lp.name.as_str()) }
+        @if let Some(d) = &lp.description { p { (d.as_str()) } }
+        @if owner {
+            nav.tabs aria-label="This loop" {
+                @for (s, label) in Section::ALL {
+                    a href=(s.path(&lp.id)) aria-current=[(s == section).then_some("page")] { (label) }
+                }
+            }
+        }
+        @if let Some(n) = shown.notice { p.notice role="status" { (n) } }
+        @if shown.form.is_none() { (shown.problems.show()) }
+        (content)
+    };
+    let title = match section {
+        Section::Members => lp.name.as_str().to_owned(),
+        other => format!("{} · {}", other.label(), lp.name.as_str()),
+    };
+    Ok(layout::respond(
+        shown.problems.status,
+        layout::page(&title, Some(person), Nav::Loops, body),
+    ))
+}
+
+/// The invite code and QR code, the member's own notifications, the
+/// members and (for the owner) an invitation by email.
+async fn members_section(
+    state: &WebState,
+    person: &Person,
+    lp: &Loop,
+    owner: bool,
+    shown: &Shown<'_>,
+) -> Result<Markup, PageError> {
     let join_url = state.loops.join_url(&lp.invite_code);
     let qr = state.loops.qr_png(lp.invite_code.as_str()).await?;
     let qr = format!(
@@ -197,13 +351,8 @@ async fn loop_page(
         base64::engine::general_purpose::STANDARD.encode(qr)
     );
     let action = |what: &str| format!("/app/loops/{}/{what}", lp.id);
-    let body = html! {
-        nav.crumbs aria-label="Loops" { a href="/app/loops" { "← Loops" } }
-        @if let Some(n) = notice { p.notice role="status" { (n) } }
-        h1 { span.icon { (lp.icon.as_str()) } " " (lp.name.as_str()) }
-        @if let Some(d) = &lp.description { p { (d.as_str()) } }
-        (problems.show())
-        section.card.invite {
+    Ok(html! {
+        section.card.invite #invite {
             h2 { "Invite reviewers" }
             p { "Reviewers scan this code with their phone, or open the link, to join." }
             img.qr src=(qr) alt={ "QR code for " (join_url) } width="300" height="300";
@@ -211,6 +360,7 @@ async fn loop_page(
             p { input.copy-source #join-url type="text" readonly value=(join_url) aria-label="Join link";
                 button.secondary type="button" data-copy="join-url" hidden { "Copy link" } }
             @if owner {
+                (shown.beside(LoopForm::Regenerate))
                 form method="post" action=(action("regenerate")) {
                     (csrf_field(person.csrf()))
                     button.secondary type="submit" { "Make a new code" }
@@ -222,6 +372,7 @@ async fn loop_page(
             section.card #notifications {
                 h2 { "Your notifications" }
                 p.hint { (notify_hint(state.email_enabled, lp.slack_webhook_url.is_some() || lp.slack_app.is_some(), lp.reminders)) }
+                (shown.beside(LoopForm::Notify))
                 form method="post" action=(action("notify")) {
                     (csrf_field(person.csrf()))
                     fieldset.preference {
@@ -237,23 +388,26 @@ async fn loop_page(
                 }
             }
         }
-        section.card {
+        section.card #members {
             h2 { "Members" }
-            table.members {
-                thead { tr { th { "Email" } th { "Status" } @if owner { th { span.visually-hidden { "Actions" } } } } }
-                tbody {
-                    @for m in &lp.members {
-                        @if m.status != MemberStatus::Removed {
-                            tr {
-                                td { (m.email.as_str()) @if m.user_id == lp.creator_id { " (owner)" } }
-                                td { span class={ "badge member-" (m.status.as_str()) } { (m.status.as_str()) } }
-                                @if owner {
-                                    td {
-                                        @if m.user_id != lp.creator_id {
-                                            form.inline method="post" action=(action("remove")) {
-                                                (csrf_field(person.csrf()))
-                                                input type="hidden" name="user_id" value=(m.user_id);
-                                                button.link type="submit" { "Remove" }
+            (shown.beside(LoopForm::Remove))
+            div.table-scroll {
+                table.members {
+                    thead { tr { th { "Email" } th { "Status" } @if owner { th { span.visually-hidden { "Actions" } } } } }
+                    tbody {
+                        @for m in &lp.members {
+                            @if m.status != MemberStatus::Removed {
+                                tr {
+                                    td { (m.email.as_str()) @if m.user_id == lp.creator_id { " (owner)" } }
+                                    td { span class={ "badge member-" (m.status.as_str()) } { (m.status.as_str()) } }
+                                    @if owner {
+                                        td {
+                                            @if m.user_id != lp.creator_id {
+                                                form.inline method="post" action=(action("remove")) {
+                                                    (csrf_field(person.csrf()))
+                                                    input type="hidden" name="user_id" value=(m.user_id);
+                                                    button.link type="submit" { "Remove" }
+                                                }
                                             }
                                         }
                                     }
@@ -267,58 +421,68 @@ async fn loop_page(
                 form method="post" action=(action("invite")) {
                     (csrf_field(person.csrf()))
                     label { "Invite by email"
-                        input type="email" name="email" value=(previous.text("email")) placeholder="reviewer@example.com" required; }
+                        input type="email" name="email" value=(shown.previous.text("email")) placeholder="reviewer@example.com" required; }
+                    (shown.beside(LoopForm::Invite))
                     button.secondary type="submit" { "Invite" }
                     p.hint { "They become a pending member, and active once they join with the link." }
                 }
             }
         }
-        @if owner {
-            section.card {
-                h2 { "Edit" }
-                form method="post" action=(action("edit")) {
-                    (csrf_field(person.csrf()))
-                    (loop_fields(previous, Some(lp)))
-                    label { "Slack incoming webhook"
-                        input type="url" name="slack_webhook_url"
-                            value=(previous.get("slack_webhook_url").or(lp.slack_webhook_url.as_deref()).unwrap_or(""))
-                            placeholder="https://hooks.slack.com/services/…"; }
-                    p.hint { "Each new request is posted there, with a link to answer it. Leave it empty to post nowhere." }
-                    fieldset.slack-app {
-                        legend { "Slack app (answer buttons in Slack)" }
-                        @if let Some(app) = &lp.slack_app {
-                            p.hint { "A Slack app posts new requests to " code { (app.channel) } " with a button per answer. Its token and signing secret are kept and never shown: enter all three to replace them." }
-                            label.check { input type="checkbox" name="slack_app_remove" value="true"; " Stop posting through this Slack app" }
-                        } @else {
-                            p.hint { "Posts each new request with a button per answer (yes/no, or up to five options) and changes the message once it is answered. See Reaching reviewers in the docs for the app's manifest." }
-                        }
-                        label { "Bot token" input type="password" name="slack_bot_token" autocomplete="off" placeholder="xoxb-…"; }
-                        label { "Signing secret" input type="password" name="slack_signing_secret" autocomplete="off"; }
-                        label { "Channel" input type="text" name="slack_channel" value=(previous.get("slack_channel").unwrap_or("")) placeholder="#reviews or C0123ABCD"; }
+    })
+}
+
+/// The owner's settings: name, Slack, reminders, quorum and escalation.
+fn settings_section(person: &Person, lp: &Loop, others: &[Loop], shown: &Shown<'_>) -> Markup {
+    let previous = shown.previous;
+    html! {
+        section.card #settings {
+            h2 { "Settings" }
+            (shown.beside(LoopForm::Edit))
+            form method="post" action={ "/app/loops/" (lp.id) "/edit" } {
+                (csrf_field(person.csrf()))
+                (loop_fields(previous, Some(lp)))
+                label { "Slack incoming webhook"
+                    input type="url" name="slack_webhook_url"
+                        value=(previous.get("slack_webhook_url").or(lp.slack_webhook_url.as_deref()).unwrap_or(""))
+                        placeholder="https://hooks.slack.com/services/…"; }
+                p.hint { "Each new request is posted there, with a link to answer it. Leave it empty to post nowhere." }
+                fieldset.slack-app {
+                    legend { "Slack app (answer buttons in Slack)" }
+                    @if let Some(app) = &lp.slack_app {
+                        p.hint { "A Slack app posts new requests to " code { (app.channel) } " with a button per answer. Its token and signing secret are kept and never shown: enter all three to replace them." }
+                        label.check { input type="checkbox" name="slack_app_remove" value="true"; " Stop posting through this Slack app" }
+                    } @else {
+                        p.hint { "Posts each new request with a button per answer (yes/no, or up to five options) and changes the message once it is answered. See Reaching reviewers in the docs for the app's manifest." }
                     }
-                    @let remind = if previous.get("name").is_some() { previous.checked("reminders") } else { lp.reminders };
-                    label.check { input type="checkbox" name="reminders" value="true" checked[remind];
-                        " Remind members of a request nobody has answered when a quarter of its time is left" }
-                    (quorum_fields(previous, lp))
-                    (escalation_fields(previous, lp, &others))
-                    button.primary type="submit" { "Save" }
+                    label { "Bot token" input type="password" name="slack_bot_token" autocomplete="off" placeholder="xoxb-…"; }
+                    label { "Signing secret" input type="password" name="slack_signing_secret" autocomplete="off"; }
+                    label { "Channel" input type="text" name="slack_channel" value=(previous.get("slack_channel").unwrap_or("")) placeholder="#reviews or C0123ABCD"; }
                 }
-            }
-            (rules_card(person, lp, previous, &others, tested))
-            section.card.danger-zone {
-                h2 { "Delete" }
-                form method="post" action=(action("delete")) {
-                    (csrf_field(person.csrf()))
-                    label.check { input type="checkbox" name="force" value="true"; " Also cancel its pending and claimed requests" }
-                    button.danger type="submit" { "Delete loop" }
-                }
+                @let remind = if previous.get("name").is_some() { previous.checked("reminders") } else { lp.reminders };
+                label.check { input type="checkbox" name="reminders" value="true" checked[remind];
+                    " Remind members of a request nobody has answered when a quarter of its time is left" }
+                (quorum_fields(previous, lp))
+                (escalation_fields(previous, lp, others))
+                button.primary type="submit" { "Save" }
             }
         }
-    };
-    Ok(layout::respond(
-        problems.status,
-        layout::page(lp.name.as_str(), Some(person), Nav::Loops, body),
-    ))
+    }
+}
+
+/// Deleting the loop (the button asks first, on a page of its own).
+fn delete_section(person: &Person, lp: &Loop, shown: &Shown<'_>) -> Markup {
+    html! {
+        section.card.danger-zone #delete {
+            h2 { "Delete this loop" }
+            p { "Its members leave it, its invite code stops working, and its finished requests go with it. You are asked once more before anything happens." }
+            (shown.beside(LoopForm::Delete))
+            form method="post" action={ "/app/loops/" (lp.id) "/delete" } {
+                (csrf_field(person.csrf()))
+                label.check { input type="checkbox" name="force" value="true"; " Also cancel its pending and claimed requests" }
+                button.danger type="submit" { "Delete loop" }
+            }
+        }
+    }
 }
 
 /// The loop's default escalation: where its unclaimed requests go.
@@ -431,13 +595,8 @@ const SAMPLE_REQUEST: &str = r#"{
 
 /// The owner's editor of the loop's rules, with the test beside it: the
 /// rules as JSON, a sample request, and what the rules would do with it.
-fn rules_card(
-    person: &Person,
-    lp: &Loop,
-    previous: &FormData,
-    others: &[Loop],
-    tested: Option<&Routing>,
-) -> Markup {
+fn rules_card(person: &Person, lp: &Loop, others: &[Loop], shown: &Shown<'_>) -> Markup {
+    let previous = shown.previous;
     let rules = previous
         .get("rules")
         .map_or_else(|| rules_text(&lp.rules), str::to_owned);
@@ -462,14 +621,17 @@ fn rules_card(
                             ul { @for o in others { li { (o.name.as_str()) ": " code { (o.id) } } } }
                         }
                     }
+                    @if previous.get("do") != Some("test") { (shown.beside(LoopForm::Rules)) }
                     button.primary type="submit" name="do" value="save" { "Save rules" }
                 }
                 div {
                     label { "A sample request (JSON)"
                         textarea.code name="sample" rows="10" spellcheck="false" { (sample) } }
                     button.secondary type="submit" name="do" value="test" { "Test these rules" }
-                    @if let Some(routing) = tested {
+                    @if previous.get("do") == Some("test") { (shown.beside(LoopForm::Rules)) }
+                    @if let Some(routing) = shown.tested {
                         div.rules-result role="status" {
+                            p.hint { "Tested; nothing was saved or sent." }
                             p { strong { (routing.summary()) } }
                             @if !routing.passed_over.is_empty() {
                                 ul { @for p in &routing.passed_over {
@@ -553,34 +715,78 @@ fn quorum_of_form(f: &FormData) -> Value {
     })
 }
 
-/// `GET /app/loops/{id}`
-pub(crate) async fn page(
-    state: web::Data<WebState>,
-    person: Person,
-    id: web::Path<String>,
-    query: web::Query<std::collections::HashMap<String, String>>,
-) -> Result<HttpResponse, PageError> {
-    let id = parse_id(&id)?;
-    let lp = state.loops.get(person.principal(), &id).await?;
-    let notice = query.get("done").map(|d| match d.as_str() {
+/// What a `?done=` after a form says.
+fn done_notice(done: &str) -> &'static str {
+    match done {
         "regenerated" => "New invite code made. The old one no longer works.",
         "invited" => "Invitation added.",
         "removed" => "Member removed.",
         "notify" => "Notification preference saved.",
-        "saved" => "Saved.",
+        "saved" => "Settings saved.",
         "rules" => "Rules saved.",
         _ => "Done.",
-    });
-    loop_page(
-        &state,
-        &person,
-        &lp,
-        Problems::none(),
-        &FormData::default(),
-        notice,
-        None,
-    )
-    .await
+    }
+}
+
+async fn show_section(
+    state: &WebState,
+    person: &Person,
+    id: &str,
+    query: &std::collections::HashMap<String, String>,
+    section: Section,
+) -> Result<HttpResponse, PageError> {
+    let id = parse_id(id)?;
+    let lp = state.loops.get(person.principal(), &id).await?;
+    let shown = Shown {
+        problems: Problems::none(),
+        form: None,
+        previous: &FormData::default(),
+        notice: query.get("done").map(|d| done_notice(d)),
+        tested: None,
+    };
+    loop_page(state, person, &lp, section, shown).await
+}
+
+type Query = web::Query<std::collections::HashMap<String, String>>;
+
+/// `GET /app/loops/{id}`: invite and members.
+pub(crate) async fn page(
+    state: web::Data<WebState>,
+    person: Person,
+    id: web::Path<String>,
+    query: Query,
+) -> Result<HttpResponse, PageError> {
+    show_section(&state, &person, &id, &query, Section::Members).await
+}
+
+/// `GET /app/loops/{id}/settings`
+pub(crate) async fn settings(
+    state: web::Data<WebState>,
+    person: Person,
+    id: web::Path<String>,
+    query: Query,
+) -> Result<HttpResponse, PageError> {
+    show_section(&state, &person, &id, &query, Section::Settings).await
+}
+
+/// `GET /app/loops/{id}/rules`
+pub(crate) async fn rules_page(
+    state: web::Data<WebState>,
+    person: Person,
+    id: web::Path<String>,
+    query: Query,
+) -> Result<HttpResponse, PageError> {
+    show_section(&state, &person, &id, &query, Section::Rules).await
+}
+
+/// `GET /app/loops/{id}/delete`
+pub(crate) async fn delete_page(
+    state: web::Data<WebState>,
+    person: Person,
+    id: web::Path<String>,
+    query: Query,
+) -> Result<HttpResponse, PageError> {
+    show_section(&state, &person, &id, &query, Section::Delete).await
 }
 
 #[cfg(test)]

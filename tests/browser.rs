@@ -842,6 +842,9 @@ fn the_main_pages_pass_axe_core_and_fit_a_phone() {
         format!("/app/loops/{loop_id}/settings"),
         format!("/app/loops/{loop_id}/rules"),
         format!("/app/loops/{loop_id}/delete"),
+        "/app/templates".to_owned(),
+        "/app/templates/new".to_owned(),
+        format!("/app/templates/{template_id}"),
         "/app/keys".to_owned(),
         "/app/webhooks".to_owned(),
         format!("/app/webhooks/{webhook}"),
@@ -875,6 +878,12 @@ fn the_main_pages_pass_axe_core_and_fit_a_phone() {
                 .trim_start_matches("/app/loops/")
                 .replace(&loop_id, "loop");
             screenshot(&c, &name.replace('/', "-"));
+        }
+        if path.starts_with("/app/templates/") {
+            let name = path
+                .trim_start_matches("/app/templates/")
+                .replace(&template_id, "one");
+            screenshot(&c, &format!("template-{name}"));
         }
     }
     assert!(problems.is_empty(), "{problems:#?}");

@@ -834,7 +834,159 @@ fn answers_are_shown_by_their_labels() {
     }
 }
 
+/// The Templates page: a template built field by field without the
+/// script, refused in the builder's words, changed, the reviews sent with
+/// it listed, deleted after a question; another account sees none of it.
+fn templates_are_built_edited_and_deleted_in_the_browser() {
+    let server = Server::start();
+    server.set_password("admin@localhost", PASSWORD);
+    let admin = Person::new(&server);
+    admin.sign_in("admin@localhost", PASSWORD);
+    let (status, list) = admin.page("/app/templates");
+    assert_eq!(status, 200);
+    assert!(list.contains("You have no template yet."), "{list}");
+
+    // Add a row: the form comes back with two rows and what was typed.
+    let new = "/app/templates/new";
+    let grown = admin.submit(
+        new,
+        new,
+        &[
+            ("name", "Blog post"),
+            ("count", "1"),
+            ("f0.name", "post"),
+            ("f0.label", "The post"),
+            ("f0.type", "content_display"),
+            ("do", "add"),
+        ],
+    );
+    assert_eq!(grown.status(), 200);
+    let html = grown.text().unwrap();
+    assert!(html.contains(r#"name="count" value="2""#), "{html}");
+    assert!(html.contains(r#"value="Blog post""#));
+    assert!(html.contains("Field 2"));
+
+    // A select without options is refused, named by row and control.
+    let base_fields = [
+        ("name", "Blog post"),
+        ("description", "Posts before they go out"),
+        ("count", "2"),
+        ("f0.name", "post"),
+        ("f0.label", "The post"),
+        ("f0.type", "content_display"),
+        ("f1.name", "tone"),
+        ("f1.label", "Tone <b>?</b>"),
+        ("f1.type", "single_select"),
+        ("f1.required", "true"),
+        ("do", "save"),
+    ];
+    let refused = admin.submit(new, new, &base_fields);
+    assert_eq!(refused.status(), 400);
+    let html = refused.text().unwrap();
+    assert!(html.contains("Field 2: “Options”"), "{html}");
+    assert!(
+        html.contains("Tone &lt;b&gt;?&lt;/b&gt;"),
+        "typed text is kept, escaped"
+    );
+    let mut fields = base_fields.to_vec();
+    fields.push(("f1.options", "calm\nsharp | Sharp words"));
+    let made = admin.submit(new, new, &fields);
+    assert!(
+        made.url().as_str().contains("done=created"),
+        "{}",
+        made.url()
+    );
+    let path = made.url().path().to_owned();
+    let id = path.trim_start_matches("/app/templates/").to_owned();
+    let html = made.text().unwrap();
+    assert!(html.contains("Template created."));
+    assert!(html.contains("No review has been sent with this template yet."));
+    let api = server
+        .get(&server.admin_key, &format!("/v1/templates/{id}"))
+        .data_b(200)
+        .clone();
+    assert_eq!(
+        api["fields"][1]["options"][1]["label"], "Sharp words",
+        "{api}"
+    );
+    assert_eq!(api["fields"][1]["required"], true);
+
+    // A review sent with it is listed on its page.
+    let review = server.post(
+        &server.admin_key,
+        "/v1/reviews",
+        json!({"template_id": id, "content": {"text": "Launch **day**"}, "assignees": ["admin@localhost"]}),
+    );
+    let review_id = id_of(review.data_b(201));
+    let (_, html) = admin.page(&path);
+    assert!(
+        html.contains(&format!("/app/reviews/{review_id}")),
+        "{html}"
+    );
+    assert!(html.contains("Launch day"));
+
+    // Changing it: a row removed, the name changed.
+    let (_, page) = admin.page(&path);
+    let token = csrf_of(&page);
+    let saved = admin.post_raw(
+        &path,
+        &[
+            ("csrf", token.as_str()),
+            ("name", "Blog post v2"),
+            ("count", "1"),
+            ("f0.name", "ok"),
+            ("f0.label", "Publish it?"),
+            ("f0.type", "boolean"),
+            ("do", "save"),
+        ],
+        Some(&server.base),
+    );
+    assert!(
+        saved.url().as_str().ends_with("done=saved"),
+        "{}",
+        saved.url()
+    );
+    let api = server
+        .get(&server.admin_key, &format!("/v1/templates/{id}"))
+        .data_b(200)
+        .clone();
+    assert_eq!(api["name"], "Blog post v2");
+    assert_eq!(api["fields"].as_array().unwrap().len(), 1);
+
+    // Another account sees none of it.
+    server.cli(&["user", "create", "--email", "eve@example.com", "--json"]);
+    server.set_password("eve@example.com", PASSWORD);
+    let eve = Person::new(&server);
+    eve.sign_in("eve@example.com", PASSWORD);
+    assert_eq!(eve.page(&path).0, 404);
+    assert!(!eve.page("/app/templates").1.contains("Blog post"));
+    let theirs = eve.submit(
+        "/app/templates",
+        &format!("{path}/delete"),
+        &[("confirmed", "yes")],
+    );
+    assert_eq!(theirs.status(), 404);
+
+    // Deleting asks first, then says it happened.
+    let asked = admin.submit(&path, &format!("{path}/delete"), &[]);
+    let question = asked.text().unwrap();
+    assert!(question.contains("Delete this template?"), "{question}");
+    let deleted = admin.post_raw(
+        &format!("{path}/delete"),
+        &[("csrf", csrf_of(&question).as_str()), ("confirmed", "yes")],
+        Some(&server.base),
+    );
+    assert!(deleted
+        .url()
+        .as_str()
+        .ends_with("/app/templates?done=deleted"));
+    assert_eq!(admin.page(&path).0, 404);
+    let (_, still) = admin.page(&format!("/app/reviews/{review_id}"));
+    assert!(still.contains("Launch"), "the review keeps its form");
+}
+
 on_every_backend!(
+    templates_are_built_edited_and_deleted_in_the_browser,
     answers_are_shown_by_their_labels,
     a_signed_out_visit_is_redirected_without_an_error_in_the_log,
     list_rows_read_markdown_as_plain_words,

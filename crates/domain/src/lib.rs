@@ -45,7 +45,7 @@ pub use answer_link::{one_click_answers, AnswerLink, MAX_ONE_CLICK_OPTIONS};
 pub use audit::{verify_chain, AuditEntry, AuditRecord, ChainBreak};
 pub use error::{FieldError, TransitionError, ValidationError};
 pub use event::{Event, EventFacts, EventType};
-pub use form::{Field, FieldKind, Form};
+pub use form::{Field, FieldKind, Form, MAX_FIELDS};
 pub use id::{
     ApiKeyId, DeliveryId, EventId, InvalidId, LoopId, NoticeId, ObjectId, PushSubscriptionId,
     RequestId, ReviewId, TemplateId, UserId, WebhookId,

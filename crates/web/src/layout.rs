@@ -19,6 +19,7 @@ pub(crate) enum Nav {
     Inbox,
     Loops,
     Requests,
+    Templates,
     Keys,
     Analytics,
     Webhooks,
@@ -104,7 +105,7 @@ pub(crate) fn page(title: &str, person: Option<&Person>, nav: Nav, body: Markup)
 }
 
 /// The navigation's entries: the inbox and the account for everyone; the
-/// owner's pages (loops, requests, analytics, keys, webhooks) for an
+/// owner's pages (loops, requests, templates, analytics, keys, webhooks) for an
 /// account that sends requests. Anyone may still open them by address.
 fn entries(person: &Person, nav: Nav) -> Markup {
     html! {
@@ -112,6 +113,7 @@ fn entries(person: &Person, nav: Nav) -> Markup {
         @if person.sends_requests {
             (item("/app/loops", "Loops", nav == Nav::Loops))
             (item("/app/requests", "Requests", nav == Nav::Requests))
+            (item("/app/templates", "Templates", nav == Nav::Templates))
             (item("/app/analytics", "Analytics", nav == Nav::Analytics))
             (item("/app/keys", "API keys", nav == Nav::Keys))
             (item("/app/webhooks", "Webhooks", nav == Nav::Webhooks))

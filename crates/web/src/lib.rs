@@ -133,6 +133,18 @@ pub fn mount(cfg: &mut web::ServiceConfig, state: WebState) {
                         .get(pages::loops::delete_page)
                         .post(pages::loops::delete),
                 )
+                .service(web::resource("/templates").get(pages::templates::list))
+                .service(
+                    web::resource("/templates/new")
+                        .get(pages::templates::new_page)
+                        .post(pages::templates::create),
+                )
+                .service(
+                    web::resource("/templates/{id}")
+                        .get(pages::templates::page)
+                        .post(pages::templates::save),
+                )
+                .service(web::resource("/templates/{id}/delete").post(pages::templates::delete))
                 .service(
                     web::resource("/keys")
                         .get(pages::keys::page)

@@ -2,7 +2,7 @@
 
 use reviewloop_service::{
     AccountService, AnalyticsService, KeyCache, LoopService, OneClickService, PeopleService, Ports,
-    RequestService, ReviewService, SignupPolicy, WebhookService,
+    RequestService, ReviewService, SignupPolicy, TemplateService, WebhookService,
 };
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -26,6 +26,7 @@ pub struct WebState {
     pub(crate) loops: LoopService,
     pub(crate) requests: RequestService,
     pub(crate) reviews: ReviewService,
+    pub(crate) templates: TemplateService,
     pub(crate) accounts: AccountService,
     pub(crate) analytics: AnalyticsService,
     pub(crate) webhooks: WebhookService,
@@ -67,6 +68,7 @@ impl WebState {
             analytics: AnalyticsService::new((&ports).into()),
             webhooks: WebhookService::new((&ports).into()),
             reviews: ReviewService::new((&ports).into()),
+            templates: TemplateService::new((&ports).into()),
             requests: RequestService::new((&ports).into(), &public_url),
             one_click: OneClickService::new(
                 (&ports).into(),

@@ -12,6 +12,7 @@ pub(crate) mod one_click;
 pub(crate) mod requests;
 pub(crate) mod review;
 pub(crate) mod reviews;
+pub(crate) mod templates;
 pub(crate) mod webhooks;
 mod widgets;
 

@@ -73,9 +73,6 @@ pub(super) fn rows_of(form: &Form) -> Vec<Row> {
                 .get("options")
                 .and_then(Value::as_array)
                 .and_then(|options| options_text(options));
-            if options.is_some() {
-                map.remove("options");
-            }
             let row = Row {
                 name: text(&map, "name"),
                 label: text(&map, "label"),
@@ -85,7 +82,11 @@ pub(super) fn rows_of(form: &Form) -> Vec<Row> {
                 options: options.unwrap_or_default(),
                 settings: String::new(),
             };
-            map.retain(|key, _| !OWN_KEYS.contains(&key.as_str()));
+            // Options that are not lines stay whole in the settings.
+            let keep_options = row.options.is_empty() && map.contains_key("options");
+            map.retain(|key, _| {
+                !OWN_KEYS.contains(&key.as_str()) || (keep_options && key == "options")
+            });
             Row {
                 settings: if map.is_empty() {
                     String::new()

@@ -981,3 +981,56 @@ fn the_main_pages_pass_axe_core_and_fit_a_phone() {
     let _ = b(reviewer.close());
     let _ = b(c.close());
 }
+
+/// The rules form in a real browser, without typing JSON: a rule added in
+/// the form is tested, then saved, and the JSON beside it shows it.
+#[test]
+fn rules_are_built_in_the_form_in_a_real_browser() {
+    let server = Server::start();
+    server.set_password("admin@localhost", PASSWORD);
+    let base = server.base.clone();
+    let loop_id = id_of(&server.create_loop(&server.admin_key, "Refunds")["loop"]);
+    let driver = Driver::start();
+    let c = driver.browser();
+    sign_in(&c, &base, "admin@localhost");
+    goto(&c, &base, &format!("/app/loops/{loop_id}/rules"));
+    fill(&c, "input[name='r0.id']", "small");
+    click(&c, "input[name='r0.priority'][value=medium]");
+    fill(&c, "input[name='r0.t0.pointer']", "/amount");
+    b(b(c.find(Locator::Css("select[name='r0.t0.op']")))
+        .unwrap()
+        .select_by_value("lt"))
+    .unwrap();
+    fill(&c, "input[name='r0.t0.value']", "50");
+    fill(&c, "input[name='r0.answer']", "true");
+    // The page answers at the address it was posted to.
+    click(&c, "button[value=test]");
+    wait_for(&c, ".rules-result");
+    assert!(
+        text_of(&c, ".rules-result").contains("Rule small answers it at once with true"),
+        "{}",
+        text_of(&c, "main")
+    );
+    let json = b(b(c.find(Locator::Css("textarea[name=rules]")))
+        .unwrap()
+        .prop("value"))
+    .unwrap()
+    .unwrap_or_default();
+    assert!(
+        json.contains("\"small\"") && json.contains("\"lt\":50"),
+        "{json}"
+    );
+    screenshot(&c, "rules-form");
+    click_through(&c, "button[value=save]");
+    assert_eq!(text_of(&c, "p.notice"), "Rules saved.");
+    let saved = server
+        .get(&server.admin_key, &format!("/v1/api/loops/{loop_id}"))
+        .data(200)["loop"]["rules"]
+        .clone();
+    assert_eq!(
+        saved,
+        json!([{"id": "small", "when": {"priority": ["medium"], "context": [{"pointer": "/amount", "lt": 50}]},
+                "then": {"answer": true}}])
+    );
+    let _ = b(c.close());
+}

@@ -424,9 +424,11 @@ fn the_owner_edits_rules_in_the_browser_with_the_test_beside_them() {
     let said = html
         .find("rules[0].then.quorum.count is 50")
         .expect("named");
+    let sample_at = html.find("A sample request (JSON)").unwrap();
+    let button_at = html.find(r#"value="test""#).unwrap();
     assert!(
-        said > html.find("Test these rules").unwrap(),
-        "under the test's button"
+        sample_at < said && said < button_at,
+        "beside the sample and the test's button"
     );
 
     // Saving keeps them; the page shows them again.
@@ -445,6 +447,106 @@ fn the_owner_edits_rules_in_the_browser_with_the_test_beside_them() {
         .data(200)
         .clone();
     assert_eq!(lp["loop"]["rules"][0]["id"], "tiny");
+
+    // The same rules as a form: a rule added in the form's blank row is
+    // saved (the JSON was not touched, so the form wins), and the JSON
+    // view then shows it too.
+    let (_, html) = admin.page(&page);
+    assert!(
+        html.contains(r#"name="rule_count" value="2""#),
+        "one rule and a blank one: {html}"
+    );
+    let from_form = admin.submit(
+        &page,
+        &action,
+        &[
+            ("rules", "unchanged"),
+            ("rules_was", "unchanged"),
+            ("sample", sample),
+            ("rule_count", "2"),
+            ("r0.id", "tiny"),
+            ("r0.test_count", "2"),
+            ("r0.t0.pointer", "/amount"),
+            ("r0.t0.op", "lte"),
+            ("r0.t0.value", "5"),
+            ("r0.t1.pointer", ""),
+            ("r0.t1.op", "eq"),
+            ("r0.t1.value", ""),
+            ("r0.then", "answer"),
+            ("r0.answer", "true"),
+            ("r1.id", "urgent"),
+            ("r1.priority", "high"),
+            ("r1.priority", "critical"),
+            ("r1.test_count", "1"),
+            ("r1.t0.pointer", "/country"),
+            ("r1.t0.op", "in"),
+            ("r1.t0.value", r#"["DE", "FR"]"#),
+            ("r1.then", "quorum"),
+            ("r1.quorum_count", "2"),
+            ("r1.quorum_rule", "majority"),
+            ("do", "save"),
+        ],
+    );
+    assert!(
+        from_form.url().as_str().ends_with("done=rules"),
+        "{}",
+        from_form.url()
+    );
+    let lp = s
+        .get(&s.admin_key, &format!("/v1/api/loops/{refunds}"))
+        .data(200)
+        .clone();
+    assert_eq!(
+        lp["loop"]["rules"][1],
+        json!({"id": "urgent", "when": {"priority": ["high", "critical"],
+                "context": [{"pointer": "/country", "in": ["DE", "FR"]}]},
+               "then": {"quorum": {"count": 2, "rule": "majority", "exclude_requester": false}}})
+    );
+    let html = from_form.text().unwrap();
+    assert!(
+        html.contains("&quot;urgent&quot;"),
+        "the JSON view shows it: {html}"
+    );
+    // A changed JSON wins over the form, and a rule is removed by ticking.
+    let one = r#"[{"id": "only", "when": {}, "then": {"answer": false}}]"#;
+    let from_json = admin.submit(
+        &page,
+        &action,
+        &[
+            ("rules", one),
+            ("rules_was", "something else"),
+            ("sample", sample),
+            ("rule_count", "1"),
+            ("r0.id", "ignored"),
+            ("r0.then", "answer"),
+            ("r0.answer", "true"),
+            ("do", "save"),
+        ],
+    );
+    assert!(from_json.url().as_str().ends_with("done=rules"));
+    let rules = |s: &Server| {
+        s.get(&s.admin_key, &format!("/v1/api/loops/{refunds}"))
+            .data(200)["loop"]["rules"]
+            .clone()
+    };
+    assert_eq!(rules(&s)[0]["id"], "only");
+    let removed = admin.submit(
+        &page,
+        &action,
+        &[
+            ("rules", "x"),
+            ("rules_was", "x"),
+            ("sample", sample),
+            ("rule_count", "1"),
+            ("r0.id", "only"),
+            ("r0.then", "answer"),
+            ("r0.answer", "false"),
+            ("r0.remove", "true"),
+            ("do", "save"),
+        ],
+    );
+    assert!(removed.url().as_str().ends_with("done=rules"));
+    assert_eq!(rules(&s), json!([]));
 
     // A member who is not the owner gets no editor, and cannot post one.
     let a = Person::new(&s);

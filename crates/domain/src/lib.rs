@@ -79,7 +79,7 @@ pub use review::{
 };
 pub use review_loop::{parse_slack_webhook_url, NewLoop};
 pub use review_loop::{Icon, InviteCode, Loop, LoopDescription, LoopName, LoopRecord};
-pub use rules::{Action, AppliedRule, Facts, Rule, Rules};
+pub use rules::{Action, AppliedRule, Facts, Operator, Rule, Rules, MAX_RULES};
 pub use slack_app::SlackApp;
 pub use template::{Template, TemplateInput, TemplatePatch};
 pub use text::{parse_comment, MAX_COMMENT_CHARS};

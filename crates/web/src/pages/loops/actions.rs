@@ -11,7 +11,8 @@ use reviewloop_service::{Failure, LoopPatch, Routing};
 use serde_json::Value;
 
 use super::{
-    escalation_of_form, json_field, loop_page, parse_id, quorum_of_form, LoopForm, Section, Shown,
+    escalation_of_form, json_field, loop_page, parse_id, posted_rules, quorum_of_form, LoopForm,
+    RulesDraft, Section, Shown,
 };
 use crate::csrf::PersonForm;
 use crate::error::PageError;
@@ -38,16 +39,15 @@ async fn finish(
         ))),
         Err(error) => {
             let problems = Problems::from_service(error)?;
-            rerender(
-                state,
-                &posted.person,
-                id,
-                form,
+            let shown = Shown {
                 problems,
-                &posted.form,
-                None,
-            )
-            .await
+                form: Some(form),
+                previous: &posted.form,
+                notice: None,
+                tested: None,
+                draft: None,
+            };
+            rerender(state, &posted.person, id, form, shown).await
         }
     }
 }
@@ -112,7 +112,9 @@ fn slack_app_of_form(f: &crate::form::FormData) -> Option<serde_json::Value> {
 }
 
 /// `POST /app/loops/{id}/rules`: saves the rules, or with `do=test` tries
-/// them on the sample request and saves nothing.
+/// them on the sample request and saves nothing. The rules are the
+/// editor's JSON when it was changed, else its form's; either way the page
+/// drawn again shows them in both views.
 pub(crate) async fn rules(
     state: web::Data<WebState>,
     path: web::Path<String>,
@@ -120,71 +122,94 @@ pub(crate) async fn rules(
 ) -> Result<HttpResponse, PageError> {
     let id = parse_id(&path)?;
     let (person, f) = (&posted.person, &posted.form);
-    let rules = match json_field(f, "rules", "Rules") {
+    let rules = match posted_rules(f) {
         Ok(rules) => rules,
         Err(problems) => {
-            return rerender(&state, person, &id, LoopForm::Rules, problems, f, None).await
+            let draft = RulesDraft::unread(f.text("rules"), f);
+            let again = Again {
+                state: &state,
+                person,
+                id: &id,
+                f,
+                draft: &draft,
+            };
+            return again.show(problems, None).await;
         }
     };
+    let draft = RulesDraft::of(&rules);
+    let again = Again {
+        state: &state,
+        person,
+        id: &id,
+        f,
+        draft: &draft,
+    };
     if f.get("do") == Some("test") {
-        return test_rules(&state, person, &id, f, rules).await;
+        return test_rules(&again, rules).await;
     }
     let patch = LoopPatch {
         rules: Some(rules),
         ..LoopPatch::default()
     };
-    let result = state
-        .loops
-        .update(person.principal(), &id, patch)
-        .await
-        .map(|_| "rules");
-    finish(&state, &posted, &id, LoopForm::Rules, result).await
+    match state.loops.update(person.principal(), &id, patch).await {
+        Ok(_) => Ok(layout::redirect(&format!(
+            "{}?done=rules",
+            Section::Rules.path(&id)
+        ))),
+        Err(error) => again.show(Problems::from_service(error)?, None).await,
+    }
 }
 
-/// The rules as typed, tried on the sample request: the page again, saying
+/// The rules editor drawn again after a post.
+struct Again<'a> {
+    state: &'a WebState,
+    person: &'a Person,
+    id: &'a LoopId,
+    f: &'a FormData,
+    draft: &'a RulesDraft,
+}
+
+impl Again<'_> {
+    async fn show(
+        &self,
+        problems: Problems,
+        tested: Option<&Routing>,
+    ) -> Result<HttpResponse, PageError> {
+        let shown = Shown {
+            problems,
+            form: Some(LoopForm::Rules),
+            previous: self.f,
+            notice: None,
+            tested,
+            draft: Some(self.draft),
+        };
+        rerender(self.state, self.person, self.id, LoopForm::Rules, shown).await
+    }
+}
+
+/// The rules as posted, tried on the sample request: the page again, saying
 /// what would happen.
-async fn test_rules(
-    state: &WebState,
-    person: &Person,
-    id: &LoopId,
-    f: &FormData,
-    rules: Value,
-) -> Result<HttpResponse, PageError> {
-    let sample = match json_field(f, "sample", "The sample request") {
+async fn test_rules(again: &Again<'_>, rules: Value) -> Result<HttpResponse, PageError> {
+    let sample = match json_field(again.f, "sample", "The sample request") {
         Ok(Value::Object(sample)) => sample,
         Ok(_) => {
             let problems = Problems::one(
                 StatusCode::BAD_REQUEST,
                 "The sample request must be a JSON object, as a request body is",
             );
-            return rerender(state, person, id, LoopForm::Rules, problems, f, None).await;
+            return again.show(problems, None).await;
         }
-        Err(problems) => {
-            return rerender(state, person, id, LoopForm::Rules, problems, f, None).await
-        }
+        Err(problems) => return again.show(problems, None).await,
     };
     let input = RequestInput::from_json(&sample);
-    match state
+    match again
+        .state
         .requests
-        .test_rules(person.principal(), id, input, Some(rules))
+        .test_rules(again.person.principal(), again.id, input, Some(rules))
         .await
     {
-        Ok(routing) => {
-            rerender(
-                state,
-                person,
-                id,
-                LoopForm::Rules,
-                Problems::none(),
-                f,
-                Some(&routing),
-            )
-            .await
-        }
-        Err(error) => {
-            let problems = Problems::from_service(error)?;
-            rerender(state, person, id, LoopForm::Rules, problems, f, None).await
-        }
+        Ok(routing) => again.show(Problems::none(), Some(&routing)).await,
+        Err(error) => again.show(Problems::from_service(error)?, None).await,
     }
 }
 
@@ -295,17 +320,13 @@ async fn rerender(
     person: &Person,
     id: &LoopId,
     form: LoopForm,
-    problems: Problems,
-    f: &FormData,
-    tested: Option<&Routing>,
+    shown: Shown<'_>,
 ) -> Result<HttpResponse, PageError> {
     let lp = state.loops.get(person.principal(), id).await?;
     let shown = Shown {
-        problems: problems.in_words_of(form.labels()),
+        problems: shown.problems.in_words_of(form.labels()),
         form: Some(form),
-        previous: f,
-        notice: None,
-        tested,
+        ..shown
     };
     loop_page(state, person, &lp, form.section(), shown).await
 }

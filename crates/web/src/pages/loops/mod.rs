@@ -3,6 +3,7 @@
 //! invitations by email, and (for its owner) edit, new code and delete.
 
 mod actions;
+mod rules_form;
 
 pub(crate) use actions::{delete, edit, invite, notify, regenerate, remove, rules};
 
@@ -266,6 +267,51 @@ pub(crate) struct Shown<'a> {
     pub previous: &'a FormData,
     pub notice: Option<&'a str>,
     pub tested: Option<&'a Routing>,
+    /// The rules as last posted, for both views of the rules editor.
+    pub draft: Option<&'a RulesDraft>,
+}
+
+/// Rules being edited, as the editor's two views show them: the JSON text
+/// and the form's rows, drawn from the same rules.
+pub(crate) struct RulesDraft {
+    json: String,
+    rows: Vec<rules_form::RuleRow>,
+}
+
+impl RulesDraft {
+    /// Both views of `rules`: the JSON laid out as saved rules are when
+    /// they read as rules, else as it is.
+    pub(crate) fn of(rules: &Value) -> Self {
+        let json = match reviewloop_domain::Rules::parse(Some(rules)) {
+            Ok(parsed) => rules_text(&parsed),
+            Err(_) => serde_json::to_string_pretty(rules).unwrap_or_default(),
+        };
+        Self {
+            json,
+            rows: rules_form::rows_of(rules),
+        }
+    }
+
+    /// JSON that does not read, kept as typed beside the form as posted.
+    pub(crate) fn unread(json: &str, f: &FormData) -> Self {
+        Self {
+            json: json.to_owned(),
+            rows: rules_form::rows_posted(f),
+        }
+    }
+}
+
+/// The rules a post of the editor means: its JSON when that was edited
+/// (it differs from the copy the page was drawn with, or there is no
+/// form), else its form's rows.
+pub(crate) fn posted_rules(f: &FormData) -> Result<Value, Problems> {
+    let json_edited = f.get("rule_count").is_none()
+        || !rules_form::same_text(f.text("rules"), f.text("rules_was"));
+    if json_edited {
+        json_field(f, "rules", "Rules")
+    } else {
+        Ok(rules_form::json_of(&rules_form::rows_posted(f)))
+    }
 }
 
 impl Shown<'_> {
@@ -597,38 +643,48 @@ const SAMPLE_REQUEST: &str = r#"{
 /// rules as JSON, a sample request, and what the rules would do with it.
 fn rules_card(person: &Person, lp: &Loop, others: &[Loop], shown: &Shown<'_>) -> Markup {
     let previous = shown.previous;
-    let rules = previous
-        .get("rules")
-        .map_or_else(|| rules_text(&lp.rules), str::to_owned);
+    let saved;
+    let draft = match shown.draft {
+        Some(draft) => draft,
+        None => {
+            saved = RulesDraft::of(&lp.rules.to_value());
+            &saved
+        }
+    };
     let sample = previous.get("sample").unwrap_or(SAMPLE_REQUEST);
+    let testing = previous.get("do") == Some("test");
     html! {
         section.card #rules {
             h2 { "Rules" }
-            p.hint { "Tried in order on each new request; the first whose " code { "when" } " holds fires. "
-                code { "then" } " answers it at once (" code { "{\"answer\": true}" } "), sends it to another loop ("
-                code { "{\"route_to_loop_id\": \"…\"}" } ") or asks for a quorum ("
-                code { "{\"quorum\": {\"count\": 2}}" } "). " code { "when" } " may name "
-                code { "priority" } ", " code { "platform" } ", " code { "response_type" } " and "
-                code { "context" } " tests such as " code { "{\"pointer\": \"/amount\", \"lt\": 100}" } "." }
+            p.hint { "Tried in order on each new request; the first whose conditions all hold fires: it answers the request at once, sends it to another loop, or asks for a quorum. "
+                "Edit the rules in the form or as JSON: after Test or Save both show the same rules (the JSON wins when you changed it)." }
             form.rules-editor method="post" action={ "/app/loops/" (lp.id) "/rules" } {
                 (csrf_field(person.csrf()))
-                div {
-                    label { "Rules (JSON)"
-                        textarea.code name="rules" rows="16" spellcheck="false" { (rules) } }
+                div.rules-form {
+                    h3 { "As a form" }
+                    (rules_form::render(&draft.rows, others))
+                }
+                div.rules-json {
+                    h3 { "As JSON" }
+                    input type="hidden" name="rules_was" value=(draft.json);
+                    label { span.visually-hidden { "Rules (JSON)" }
+                        textarea.code name="rules" rows="16" spellcheck="false" { (draft.json) } }
+                    p.hint { code { "when" } " may name " code { "priority" } ", " code { "platform" } ", "
+                        code { "response_type" } " and " code { "context" } " tests such as "
+                        code { "{\"pointer\": \"/amount\", \"lt\": 100}" } "; " code { "then" } " is "
+                        code { "{\"answer\": true}" } ", " code { "{\"route_to_loop_id\": \"…\"}" } " or "
+                        code { "{\"quorum\": {\"count\": 2}}" } "." }
                     @if !others.is_empty() {
                         details.loop-ids {
                             summary { "Ids of loops to route to" }
                             ul { @for o in others { li { (o.name.as_str()) ": " code { (o.id) } } } }
                         }
                     }
-                    @if previous.get("do") != Some("test") { (shown.beside(LoopForm::Rules)) }
-                    button.primary type="submit" name="do" value="save" { "Save rules" }
                 }
-                div {
+                div.rules-try {
                     label { "A sample request (JSON)"
-                        textarea.code name="sample" rows="10" spellcheck="false" { (sample) } }
-                    button.secondary type="submit" name="do" value="test" { "Test these rules" }
-                    @if previous.get("do") == Some("test") { (shown.beside(LoopForm::Rules)) }
+                        textarea.code name="sample" rows="9" spellcheck="false" { (sample) } }
+                    @if testing { (shown.beside(LoopForm::Rules)) }
                     @if let Some(routing) = shown.tested {
                         div.rules-result role="status" {
                             p.hint { "Tested; nothing was saved or sent." }
@@ -639,6 +695,12 @@ fn rules_card(person: &Person, lp: &Loop, others: &[Loop], shown: &Shown<'_>) ->
                                 } }
                             }
                         }
+                    }
+                    @if !testing { (shown.beside(LoopForm::Rules)) }
+                    div.actions {
+                        button.secondary type="submit" name="do" value="test" { "Test these rules" }
+                        " "
+                        button.primary type="submit" name="do" value="save" { "Save rules" }
                     }
                 }
             }
@@ -743,6 +805,7 @@ async fn show_section(
         previous: &FormData::default(),
         notice: query.get("done").map(|d| done_notice(d)),
         tested: None,
+        draft: None,
     };
     loop_page(state, person, &lp, section, shown).await
 }

@@ -194,9 +194,10 @@ fn a_slack_app_is_configured_without_showing_its_secrets() {
     );
     assert_eq!(bad.status().as_u16(), 400);
     let bad = bad.text().unwrap();
+    // Named as the form labels it, not by the API's field.
     assert!(
-        bad.contains("slack_app.bot_token must be the app&#39;s bot token (xoxb-...)")
-            || bad.contains("slack_app.bot_token must be the app's bot token (xoxb-...)"),
+        bad.contains("“Bot token” must be the app&#39;s bot token (xoxb-...)")
+            || bad.contains("“Bot token” must be the app's bot token (xoxb-...)"),
         "{bad}"
     );
     let removed = server.put(

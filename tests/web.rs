@@ -865,6 +865,10 @@ fn templates_are_built_edited_and_deleted_in_the_browser() {
     assert!(html.contains(r#"name="count" value="2""#), "{html}");
     assert!(html.contains(r#"value="Blog post""#));
     assert!(html.contains("Field 2"));
+    // Enter in a field presses the form's first button: saving, never a
+    // removal.
+    let save = html.find(r#"name="do" value="save""#).unwrap();
+    assert!(save < html.find(r#"value="remove:0""#).unwrap());
 
     // A select without options is refused, named by row and control.
     let base_fields = [

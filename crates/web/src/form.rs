@@ -1,27 +1,37 @@
 //! Submitted forms, read from `application/x-www-form-urlencoded` bodies
 //! by hand, because a checkbox group repeats its name.
 
+use std::collections::HashMap;
+
 use url::form_urlencoded;
 
 /// The fields of one submitted form, in order, repeats kept.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct FormData(Vec<(String, String)>);
+pub(crate) struct FormData {
+    fields: Vec<(String, String)>,
+    /// Where each name is first, so that forms of many numbered fields
+    /// (the rules and template builders) are read in linear time.
+    first: HashMap<String, usize>,
+}
 
 impl FormData {
     /// Parses a body (or a query string).
     pub fn parse(body: &[u8]) -> Self {
-        Self(
-            form_urlencoded::parse(body)
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                .collect(),
-        )
+        let fields: Vec<(String, String)> = form_urlencoded::parse(body)
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        let mut first = HashMap::with_capacity(fields.len());
+        for (at, (name, _)) in fields.iter().enumerate() {
+            first.entry(name.clone()).or_insert(at);
+        }
+        Self { fields, first }
     }
 
     /// The first value of `name`, if sent.
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(k, _)| k == name)
+        self.first
+            .get(name)
+            .and_then(|at| self.fields.get(*at))
             .map(|(_, v)| v.as_str())
     }
 
@@ -32,7 +42,7 @@ impl FormData {
 
     /// Every value of `name`, in order.
     pub fn all(&self, name: &str) -> Vec<&str> {
-        self.0
+        self.fields
             .iter()
             .filter(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())

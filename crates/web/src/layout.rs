@@ -104,14 +104,15 @@ pub(crate) fn page(title: &str, person: Option<&Person>, nav: Nav, body: Markup)
     }
 }
 
-/// The navigation's entries: the inbox and the account for everyone; the
-/// owner's pages (loops, requests, templates, analytics, keys, webhooks) for an
+/// The navigation's entries: the inbox, the loops (a reviewer's
+/// notification choices live there) and the account for everyone; the
+/// owner's pages (requests, templates, analytics, keys, webhooks) for an
 /// account that sends requests. Anyone may still open them by address.
 fn entries(person: &Person, nav: Nav) -> Markup {
     html! {
         (item("/app", "Inbox", nav == Nav::Inbox))
+        (item("/app/loops", "Loops", nav == Nav::Loops))
         @if person.sends_requests {
-            (item("/app/loops", "Loops", nav == Nav::Loops))
             (item("/app/requests", "Requests", nav == Nav::Requests))
             (item("/app/templates", "Templates", nav == Nav::Templates))
             (item("/app/analytics", "Analytics", nav == Nav::Analytics))

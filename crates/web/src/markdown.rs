@@ -47,19 +47,37 @@ pub(crate) fn first_line(text: &str, max: usize) -> String {
         .map(plain)
         .find(|l| !l.is_empty())
         .unwrap_or_default();
-    if line.chars().count() > max {
-        let cut: String = line.chars().take(max.saturating_sub(1)).collect();
+    shorten(line, max)
+}
+
+/// At most `max` characters of `text`, ending in "…" when cut.
+pub(crate) fn shorten(text: String, max: usize) -> String {
+    if text.chars().count() > max {
+        let cut: String = text.chars().take(max.saturating_sub(1)).collect();
         format!("{cut}…")
     } else {
-        line
+        text
     }
 }
 
-/// True when `text` is one line of plain words, so that a heading made of
-/// its first line says all of it (and the text need not follow).
-pub(crate) fn is_one_plain_line(text: &str) -> bool {
-    let text = text.trim();
-    !text.contains('\n') && plain(text) == text
+/// The most characters of a request's or review's heading.
+const SUBJECT_MAX: usize = 160;
+
+/// A page's heading made of a text's first line as words (`fallback` when
+/// it has none), and whether the text must still follow it: always,
+/// unless the text is one short line of plain words the heading says
+/// whole.
+pub(crate) fn subject(text: &str, fallback: &str) -> (String, bool) {
+    let heading = first_line(text, SUBJECT_MAX);
+    let trimmed = text.trim();
+    let said_whole = !trimmed.contains('\n')
+        && trimmed.chars().count() <= SUBJECT_MAX
+        && plain(trimmed) == trimmed;
+    if heading.is_empty() {
+        (fallback.to_owned(), !trimmed.is_empty())
+    } else {
+        (heading, !said_whole)
+    }
 }
 
 /// The words of one line of Markdown: its text and code, without marks,
@@ -81,11 +99,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_a_single_line_of_plain_words_is_said_by_its_heading() {
-        assert!(is_one_plain_line("  Publish this post? "));
-        assert!(!is_one_plain_line("Refund **$200**?"));
-        assert!(!is_one_plain_line("Publish this post?\n\nIt is long."));
-        assert!(!is_one_plain_line("See [notes](https://example.com)"));
+    fn only_a_short_line_of_plain_words_is_said_whole_by_its_heading() {
+        let text_follows = |text: &str| subject(text, "A request").1;
+        assert!(!text_follows("  Publish this post? "));
+        assert!(text_follows("Refund **$200**?"));
+        assert!(text_follows("Publish this post?\n\nIt is long."));
+        assert!(text_follows("See [notes](https://example.com)"));
+        let long = "word ".repeat(60);
+        assert!(text_follows(&long), "a heading cut short is not the text");
+        assert!(subject(&long, "A request").0.ends_with('…'));
+        assert_eq!(subject("<b></b>", "A request"), ("A request".into(), true));
+        assert_eq!(subject("", "A request"), ("A request".into(), false));
     }
 
     #[test]

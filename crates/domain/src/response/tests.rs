@@ -544,7 +544,11 @@ fn answers_are_shown_in_the_words_the_request_gave_them() {
         words(ResponseType::Rating, scale.clone(), json!(5)),
         "5 (Excellent)"
     );
-    assert_eq!(words(ResponseType::Rating, scale, json!(3)), "3");
+    assert_eq!(words(ResponseType::Rating, scale.clone(), json!(3)), "3");
+    assert_eq!(
+        words(ResponseType::Rating, scale, json!(5.0)),
+        "5 (Excellent)"
+    );
     assert_eq!(
         words(
             ResponseType::Number,

@@ -28,7 +28,11 @@ impl ResponseConfig {
                 .collect::<Vec<_>>()
                 .join(", "),
             (Self::Rating { .. }, Value::Number(n)) => {
-                let point = n.to_string();
+                // `4.0` is the point labelled "4".
+                let point = match n.as_f64() {
+                    Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+                    _ => n.to_string(),
+                };
                 match hints.rating_label(&point) {
                     Some(label) if !label.is_empty() => format!("{point} ({label})"),
                     _ => point,

@@ -19,7 +19,7 @@ use crate::csrf::PersonForm;
 use crate::error::PageError;
 use crate::form::FormData;
 use crate::layout::{self, csrf_field, priority_badge, status_badge, Nav};
-use crate::markdown::{self, first_line, is_one_plain_line};
+use crate::markdown::{self, subject};
 use crate::pages::{widgets, Problems};
 use crate::session::Person;
 use crate::state::WebState;
@@ -162,6 +162,7 @@ async fn render(
         r.config().ok(),
         ReviewerHints::of(r.response_config.as_value()),
     );
+    let (heading, text_follows) = subject(&r.request_text, "A request");
     let body = html! {
         nav.crumbs aria-label="Requests" {
             a href="/app" { "← Inbox" }
@@ -173,7 +174,7 @@ async fn render(
             header {
                 (priority_badge(r.priority)) " " (status_badge(r.status))
                 @if let Some(name) = &loop_name { span.loop-name { (name) } }
-                h1.subject { (first_line(&r.request_text, 160)) }
+                h1.subject { (heading) }
                 p.deadline {
                     @match (r.status, r.response_at, r.cancelled_at) {
                         (s, _, _) if s.is_open() => { "Times out " (layout::time(r.timeout_at, now)) }
@@ -188,7 +189,7 @@ async fn render(
                     figure { img src=(url) alt="The image to review" referrerpolicy="no-referrer"; }
                 }
             }
-            @if !is_one_plain_line(&r.request_text) { div.text { (markdown::render(&r.request_text)) } }
+            @if text_follows { div.text { (markdown::render(&r.request_text)) } }
             @if let Some(ctx) = &r.context {
                 details open {
                     summary { "Context" }
@@ -313,7 +314,7 @@ async fn render(
     Ok(layout::respond(
         view.problems.status,
         layout::page(
-            &format!("{} · request", first_line(&r.request_text, 60)),
+            &format!("{} · request", markdown::shorten(heading.clone(), 60)),
             Some(person),
             Nav::Inbox,
             body,

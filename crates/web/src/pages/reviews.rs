@@ -16,7 +16,7 @@ use crate::csrf::PersonForm;
 use crate::error::PageError;
 use crate::form::FormData;
 use crate::layout::{self, csrf_field, priority_badge, Nav};
-use crate::markdown::{self, first_line, is_one_plain_line};
+use crate::markdown::{self, first_line, subject};
 use crate::pages::inbox::PAGE_SIZE;
 use crate::pages::{widgets, Problems};
 use crate::session::Person;
@@ -166,25 +166,23 @@ async fn render(
         .filter(|f| matches!(f.kind(), FieldKind::ContentDisplay))
         .collect();
     let action = |what: &str| format!("/app/reviews/{}/{what}", r.id);
-    let subject = r
-        .content_text
-        .as_deref()
-        .map(|t| first_line(t, 160))
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "A review to fill in".into());
+    let (heading, text_follows) = subject(
+        r.content_text.as_deref().unwrap_or_default(),
+        "A review to fill in",
+    );
     let body = html! {
         nav.crumbs aria-label="Reviews" { a href="/app/reviews" { "← Reviews" } }
         @if let Some(notice) = view.notice { p.notice role="status" { (notice) } }
         article.review {
             header {
                 (priority_badge(r.priority)) " " (status_badge(r.status))
-                h1.subject { (subject) }
+                h1.subject { (heading) }
                 @if let Some(due) = r.due_date {
                     p.deadline { "Due " (layout::time(due, now)) @if review.is_overdue(now) { " — overdue" } }
                 }
             }
             @if displays.is_empty() {
-                @if let Some(text) = r.content_text.as_deref().filter(|t| !is_one_plain_line(t)) {
+                @if let Some(text) = r.content_text.as_deref().filter(|_| text_follows) {
                     div.text { (markdown::render(text)) }
                 }
             }
@@ -244,7 +242,7 @@ async fn render(
     Ok(layout::respond(
         view.problems.status,
         layout::page(
-            &format!("{} · review", first_line(&subject, 60)),
+            &format!("{} · review", markdown::shorten(heading.clone(), 60)),
             Some(person),
             Nav::Inbox,
             body,

@@ -39,14 +39,7 @@ async fn finish(
         ))),
         Err(error) => {
             let problems = Problems::from_service(error)?;
-            let shown = Shown {
-                problems,
-                form: Some(form),
-                previous: &posted.form,
-                notice: None,
-                tested: None,
-                draft: None,
-            };
+            let shown = Shown::refused(form, problems, &posted.form);
             rerender(state, &posted.person, id, form, shown).await
         }
     }
@@ -176,12 +169,9 @@ impl Again<'_> {
         tested: Option<&Routing>,
     ) -> Result<HttpResponse, PageError> {
         let shown = Shown {
-            problems,
-            form: Some(LoopForm::Rules),
-            previous: self.f,
-            notice: None,
             tested,
             draft: Some(self.draft),
+            ..Shown::refused(LoopForm::Rules, problems, self.f)
         };
         rerender(self.state, self.person, self.id, LoopForm::Rules, shown).await
     }

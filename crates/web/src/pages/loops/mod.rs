@@ -314,7 +314,19 @@ pub(crate) fn posted_rules(f: &FormData) -> Result<Value, Problems> {
     }
 }
 
-impl Shown<'_> {
+impl<'a> Shown<'a> {
+    /// A form's part again after it was refused, with what was posted.
+    pub(crate) fn refused(form: LoopForm, problems: Problems, previous: &'a FormData) -> Self {
+        Self {
+            problems,
+            form: Some(form),
+            previous,
+            notice: None,
+            tested: None,
+            draft: None,
+        }
+    }
+
     /// The problems, if they belong beside `form`.
     fn beside(&self, form: LoopForm) -> Markup {
         if self.form == Some(form) {
@@ -368,7 +380,8 @@ async fn loop_page(
             }
         }
         @if let Some(n) = shown.notice { p.notice role="status" { (n) } }
-        @if shown.form.is_none() { (shown.problems.show()) }
+        // Said beside its form when the form is on this page; else here.
+        @if !shown.form.is_some_and(|f| drawn(f, lp, person, owner)) { (shown.problems.show()) }
         (content)
     };
     let title = match section {
@@ -379,6 +392,17 @@ async fn loop_page(
         shown.problems.status,
         layout::page(&title, Some(person), Nav::Loops, body),
     ))
+}
+
+/// Whether `form` is drawn for this person (so its problems go beside it).
+fn drawn(form: LoopForm, lp: &Loop, person: &Person, owner: bool) -> bool {
+    match form {
+        LoopForm::Notify => lp
+            .member(&person.principal().user_id)
+            .is_some_and(|m| m.status == MemberStatus::Active),
+        LoopForm::Regenerate | LoopForm::Invite | LoopForm::Remove => owner,
+        LoopForm::Edit | LoopForm::Rules | LoopForm::Delete => owner,
+    }
 }
 
 /// The invite code and QR code, the member's own notifications, the
@@ -559,14 +583,7 @@ fn escalation_fields(previous: &FormData, lp: &Loop, others: &[Loop]) -> Markup 
             label { "Also send to"
                 select name="escalation_to" {
                     option value="" selected[to.is_empty()] { "Nobody: keep them in this loop" }
-                    @for o in others {
-                        option value=(o.id) selected[to == o.id.to_string()] { (o.icon.as_str()) " " (o.name.as_str()) }
-                    }
-                    // Kept as it is, so saving the other fields does not clear
-                    // it silently; the save then says it cannot be used.
-                    @if !to.is_empty() && !others.iter().any(|o| o.id.to_string() == to) {
-                        option value=(to) selected { "A loop you may no longer use" }
-                    }
+                    (loop_choices(others, &to))
                 }
             }
             label { "after this many minutes unclaimed"
@@ -574,6 +591,20 @@ fn escalation_fields(previous: &FormData, lp: &Loop, others: &[Loop]) -> Markup 
             label.check { input type="checkbox" name="escalation_raise" value="true" checked[raise];
                 " Raise its priority one step when it escalates" }
             p.hint { "Happens once, and only while nobody has claimed the request. A request can name its own escalation." }
+        }
+    }
+}
+
+/// The loops a select offers (`others`, with `chosen` selected). A chosen
+/// loop the person may no longer use is kept as it is, so saving other
+/// fields does not clear it silently; the save then says it cannot be used.
+pub(super) fn loop_choices(others: &[Loop], chosen: &str) -> Markup {
+    html! {
+        @for o in others {
+            option value=(o.id) selected[chosen == o.id.to_string()] { (o.icon.as_str()) " " (o.name.as_str()) }
+        }
+        @if !chosen.is_empty() && !others.iter().any(|o| o.id.to_string() == chosen) {
+            option value=(chosen) selected { "A loop you may no longer use" }
         }
     }
 }

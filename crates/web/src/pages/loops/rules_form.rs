@@ -11,8 +11,10 @@ use serde_json::{json, Map, Value};
 
 use crate::form::FormData;
 
-/// The most context tests the form shows for one rule (one blank among them).
+/// The most context tests a rule may have; each of its comparisons is a
+/// row of the form, so a rule may post up to this many rows per operator.
 const MAX_TESTS: usize = 20;
+const MAX_TEST_ROWS: usize = MAX_TESTS * 7;
 
 /// One context test as the form shows it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -191,7 +193,7 @@ pub(super) fn rows_posted(f: &FormData) -> Vec<RuleRow> {
                 priority: all("priority"),
                 platform: all("platform"),
                 response_type: all("response_type"),
-                tests: (0..count(&format!("r{i}.test_count"), MAX_TESTS))
+                tests: (0..count(&format!("r{i}.test_count"), MAX_TEST_ROWS + 1))
                     .map(|k| TestRow {
                         pointer: text(&format!("t{k}.pointer")),
                         op: text(&format!("t{k}.op")),
@@ -210,8 +212,18 @@ pub(super) fn rows_posted(f: &FormData) -> Vec<RuleRow> {
 }
 
 /// The rules the rows say, as the API takes them (the service checks them
-/// and names what is wrong). Rows nobody wrote in are left out.
+/// and names what is wrong). Rows nobody wrote in are left out; a rule
+/// without an id gets the first `rule-N` no other rule has.
 pub(super) fn json_of(rows: &[RuleRow]) -> Value {
+    let mut taken: Vec<String> = rows.iter().map(|r| r.id.trim().to_owned()).collect();
+    let mut fresh_id = || {
+        let id = (1..)
+            .map(|n| format!("rule-{n}"))
+            .find(|id| !taken.contains(id))
+            .unwrap_or_default();
+        taken.push(id.clone());
+        id
+    };
     let rules = rows
         .iter()
         .filter(|r| !r.is_blank())
@@ -250,9 +262,11 @@ pub(super) fn json_of(rows: &[RuleRow]) -> Value {
                 _ => json!({"answer": typed(&row.answer)}),
             };
             let mut rule = Map::new();
-            if !row.id.trim().is_empty() {
-                rule.insert("id".into(), Value::from(row.id.trim()));
-            }
+            let id = match row.id.trim() {
+                "" => fresh_id(),
+                id => id.to_owned(),
+            };
+            rule.insert("id".into(), Value::from(id));
             rule.insert("when".into(), Value::Object(when));
             rule.insert("then".into(), then);
             Value::Object(rule)
@@ -295,7 +309,7 @@ pub(super) fn render(rows: &[RuleRow], others: &[Loop]) -> Markup {
         .iter()
         .map(|row| {
             let mut tests = row.tests.clone();
-            if tests.len() < MAX_TESTS {
+            if tests.len() < MAX_TEST_ROWS {
                 tests.push(TestRow {
                     op: "eq".into(),
                     ..TestRow::default()
@@ -367,12 +381,7 @@ fn rule_fieldset(
                 label { span.visually-hidden { "The loop" }
                     select name=(r("route")) {
                         option value="" selected[row.route.is_empty()] { "Choose a loop" }
-                        @for o in others {
-                            option value=(o.id) selected[row.route == o.id.to_string()] { (o.icon.as_str()) " " (o.name.as_str()) }
-                        }
-                        @if !row.route.is_empty() && !others.iter().any(|o| o.id.to_string() == row.route) {
-                            option value=(row.route) selected { "A loop you may not use (" (row.route) ")" }
-                        }
+                        (super::loop_choices(others, &row.route))
                     }
                 }
                 label.check { input type="radio" name=(r("then")) value="quorum" checked[row.then == "quorum"]; " Ask for a quorum" }
@@ -447,6 +456,19 @@ mod tests {
             json_of(&rows),
             json!([{"id": "a", "when": {}, "then": {"answer": true}}])
         );
+    }
+
+    #[test]
+    fn a_rule_without_an_id_gets_one_no_other_rule_has() {
+        let rows = rows_of(&json!([
+            {"when": {}, "then": {"answer": true}},
+            {"id": "rule-1", "when": {}, "then": {"answer": false}}
+        ]));
+        let mut rows = rows;
+        rows[0].id.clear();
+        let json = json_of(&rows);
+        assert_eq!(json[0]["id"], "rule-2");
+        assert_eq!(json[1]["id"], "rule-1");
     }
 
     #[test]

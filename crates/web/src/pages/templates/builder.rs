@@ -172,11 +172,13 @@ impl Change {
     }
 }
 
-/// The `fields` JSON of the rows that were written in, or the problems of
-/// the rows whose own controls do not read (settings that are not a JSON
-/// object); the service checks the rest and says what is wrong.
-pub(super) fn fields_json(rows: &[Row]) -> Result<Value, Vec<String>> {
+/// The `fields` JSON of the rows that were written in, with the row each
+/// field came from (for messages), or the problems of the rows whose own
+/// controls do not read (settings that are not a JSON object); the
+/// service checks the rest and says what is wrong.
+pub(super) fn fields_json(rows: &[Row]) -> Result<(Value, Vec<usize>), Vec<String>> {
     let mut fields = Vec::new();
+    let mut from_rows = Vec::new();
     let mut problems = Vec::new();
     for (i, row) in rows.iter().enumerate().filter(|(_, r)| !r.is_blank()) {
         let settings = row.settings.trim();
@@ -195,7 +197,10 @@ pub(super) fn fields_json(rows: &[Row]) -> Result<Value, Vec<String>> {
             }
         };
         field.insert("name".into(), Value::from(row.name.trim()));
-        field.insert("label".into(), Value::from(row.label.trim()));
+        // Without a label the API shows the name.
+        if !row.label.trim().is_empty() {
+            field.insert("label".into(), Value::from(row.label.trim()));
+        }
         field.insert("type".into(), Value::from(row.kind.as_str()));
         field.insert("required".into(), Value::Bool(row.required));
         field.insert("editable".into(), Value::Bool(row.editable));
@@ -215,17 +220,19 @@ pub(super) fn fields_json(rows: &[Row]) -> Result<Value, Vec<String>> {
             field.insert("options".into(), Value::Array(options));
         }
         fields.push(Value::Object(field));
+        from_rows.push(i);
     }
     if problems.is_empty() {
-        Ok(Value::Array(fields))
+        Ok((Value::Array(fields), from_rows))
     } else {
         Err(problems)
     }
 }
 
 /// The service's messages about `fields[2].options` in the builder's
-/// words: "Field 3: “Options” ...".
-pub(super) fn in_builder_words(message: &str) -> String {
+/// words: "Field 4: “Options” ..." (`from_rows` gives the row of each
+/// field sent, since blank rows were left out).
+pub(super) fn in_builder_words(message: &str, from_rows: &[usize]) -> String {
     let Some(rest) = message.strip_prefix("fields[") else {
         return message.to_owned();
     };
@@ -235,7 +242,8 @@ pub(super) fn in_builder_words(message: &str) -> String {
     let Ok(index) = index.parse::<usize>() else {
         return message.to_owned();
     };
-    let field = format!("Field {}", index + 1);
+    let row = from_rows.get(index).copied().unwrap_or(index);
+    let field = format!("Field {}", row + 1);
     let Some(rest) = rest.strip_prefix('.') else {
         return format!("{field}{rest}");
     };
@@ -255,6 +263,9 @@ pub(super) fn in_builder_words(message: &str) -> String {
 /// The rows as controls, with a button to remove each and one to add.
 pub(super) fn render(rows: &[Row]) -> Markup {
     html! {
+        // Enter in a field presses a form's first button: let that be
+        // saving, never "Remove field 1".
+        button.visually-hidden type="submit" name="do" value="save" tabindex="-1" aria-hidden="true" { "Save" }
         input type="hidden" name="count" value=(rows.len());
         ol.field-rows {
             @for (i, row) in rows.iter().enumerate() {
@@ -321,7 +332,7 @@ mod tests {
         assert!(rows[2].options.is_empty(), "kept whole in the settings");
         assert!(rows[2].settings.contains("#ff0000"));
         assert!(rows[3].settings.contains("\"max_length\":200"));
-        let back = Form::parse(&fields_json(&rows).unwrap()).unwrap();
+        let back = Form::parse(&fields_json(&rows).unwrap().0).unwrap();
         assert_eq!(back, form);
     }
 
@@ -331,7 +342,13 @@ mod tests {
         Change::Add.apply(&mut rows);
         rows[1].name = "ok".into();
         rows[1].label = "OK?".into();
-        assert_eq!(fields_json(&rows).unwrap().as_array().unwrap().len(), 1);
+        let (fields, from_rows) = fields_json(&rows).unwrap();
+        assert_eq!(fields.as_array().unwrap().len(), 1);
+        assert_eq!(from_rows, vec![1], "the field sent first is row 2");
+        assert_eq!(
+            in_builder_words("fields[0].name is taken", &from_rows),
+            "Field 2: “Name” is taken"
+        );
         rows[1].settings = "[1]".into();
         let problems = fields_json(&rows).unwrap_err();
         assert!(
@@ -346,13 +363,16 @@ mod tests {
     #[test]
     fn messages_name_the_row_and_its_control() {
         assert_eq!(
-            in_builder_words("fields[2].options must not be empty"),
+            in_builder_words("fields[2].options must not be empty", &[0, 1, 2]),
             "Field 3: “Options” must not be empty"
         );
         assert_eq!(
-            in_builder_words("fields[0].scale_max must be a number"),
+            in_builder_words("fields[0].scale_max must be a number", &[0]),
             "Field 1: “More settings” scale_max must be a number"
         );
-        assert_eq!(in_builder_words("name is required"), "name is required");
+        assert_eq!(
+            in_builder_words("name is required", &[]),
+            "name is required"
+        );
     }
 }

@@ -187,10 +187,49 @@ pub(crate) async fn new_page(person: Person) -> HttpResponse {
 
 /// The builder's problems: the rows that do not read, or the service's
 /// refusal in the builder's words.
-fn refused(messages: Vec<String>) -> Problems {
+fn refused(messages: Vec<String>, from_rows: &[usize]) -> Problems {
     Problems {
-        messages: messages.iter().map(|m| in_builder_words(m)).collect(),
+        messages: messages
+            .iter()
+            .map(|m| in_builder_words(m, from_rows))
+            .collect(),
         status: StatusCode::BAD_REQUEST,
+    }
+}
+
+/// What a post of the builder asks for: the builder again with a row more
+/// or less, or the template's fields to save.
+enum Posted {
+    Again(Vec<Row>, Problems),
+    Save(Vec<Row>, TemplateFields),
+}
+
+/// A template's name, description and fields as the builder posted them.
+struct TemplateFields {
+    name: String,
+    description: Option<String>,
+    fields: serde_json::Value,
+    from_rows: Vec<usize>,
+}
+
+fn read_builder(f: &FormData) -> Posted {
+    let mut rows = rows_posted(f);
+    if let Some(change) = Change::of(f) {
+        change.apply(&mut rows);
+        return Posted::Again(rows, Problems::none());
+    }
+    match fields_json(&rows) {
+        Ok((fields, from_rows)) => {
+            let description = f.text("description").trim();
+            let posted = TemplateFields {
+                name: f.text("name").trim().to_owned(),
+                description: (!description.is_empty()).then(|| description.to_owned()),
+                fields,
+                from_rows,
+            };
+            Posted::Save(rows, posted)
+        }
+        Err(problems) => Posted::Again(rows, refused(problems, &[])),
     }
 }
 
@@ -200,7 +239,6 @@ pub(crate) async fn create(
     posted: PersonForm,
 ) -> Result<HttpResponse, PageError> {
     let (person, f) = (&posted.person, &posted.form);
-    let mut rows = rows_posted(f);
     let again = |rows: &[Row], problems: Problems| {
         builder_page(
             html! {},
@@ -215,19 +253,14 @@ pub(crate) async fn create(
             },
         )
     };
-    if let Some(change) = Change::of(f) {
-        change.apply(&mut rows);
-        return Ok(again(&rows, Problems::none()));
-    }
-    let fields = match fields_json(&rows) {
-        Ok(fields) => fields,
-        Err(problems) => return Ok(again(&rows, refused(problems))),
+    let (rows, fields) = match read_builder(f) {
+        Posted::Again(rows, problems) => return Ok(again(&rows, problems)),
+        Posted::Save(rows, fields) => (rows, fields),
     };
-    let description = f.text("description").trim();
     let input = TemplateInput {
-        name: Some(f.text("name").trim().to_owned()),
-        description: (!description.is_empty()).then(|| description.to_owned()),
-        fields: Some(fields),
+        name: Some(fields.name),
+        description: fields.description,
+        fields: Some(fields.fields),
     };
     match state.templates.create(person.principal(), input).await {
         Ok(made) => Ok(layout::redirect(&format!(
@@ -236,7 +269,7 @@ pub(crate) async fn create(
         ))),
         Err(error) => {
             let problems = Problems::from_service(error)?;
-            Ok(again(&rows, refused(problems.messages)))
+            Ok(again(&rows, refused(problems.messages, &fields.from_rows)))
         }
     }
 }
@@ -281,7 +314,6 @@ pub(crate) async fn save(
     let (person, f) = (&posted.person, &posted.form);
     let template = state.templates.get(person.principal(), &id).await?;
     let reviews = reviews_using(&state, person, &template).await?;
-    let mut rows = rows_posted(f);
     let again = |rows: &[Row], problems: Problems| {
         builder_page(
             reviews.clone(),
@@ -296,25 +328,20 @@ pub(crate) async fn save(
             },
         )
     };
-    if let Some(change) = Change::of(f) {
-        change.apply(&mut rows);
-        return Ok(again(&rows, Problems::none()));
-    }
-    let fields = match fields_json(&rows) {
-        Ok(fields) => fields,
-        Err(problems) => return Ok(again(&rows, refused(problems))),
+    let (rows, fields) = match read_builder(f) {
+        Posted::Again(rows, problems) => return Ok(again(&rows, problems)),
+        Posted::Save(rows, fields) => (rows, fields),
     };
-    let description = f.text("description").trim();
     let patch = TemplatePatch {
-        name: Some(f.text("name").trim().to_owned()),
-        description: Some((!description.is_empty()).then(|| description.to_owned())),
-        fields: Some(fields),
+        name: Some(fields.name),
+        description: Some(fields.description),
+        fields: Some(fields.fields),
     };
     match state.templates.update(person.principal(), &id, patch).await {
         Ok(_) => Ok(layout::redirect(&format!("/app/templates/{id}?done=saved"))),
         Err(error) => {
             let problems = Problems::from_service(error)?;
-            Ok(again(&rows, refused(problems.messages)))
+            Ok(again(&rows, refused(problems.messages, &fields.from_rows)))
         }
     }
 }

@@ -356,3 +356,76 @@ on_every_backend!(
 fn a_body_that_trickles_in_is_cut_off() {
     a_body_that_trickles_in_is_cut_off_with_408();
 }
+
+/// A raw HTTP/1.1 exchange: `request` is written whole, and what comes
+/// back within a few seconds is returned.
+fn raw_exchange(server: &Server, request: &str) -> String {
+    use std::io::{Read, Write};
+    use std::time::Duration;
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(3)))
+        .unwrap();
+    stream
+        .write_all(request.replace("{addr}", &addr).as_bytes())
+        .unwrap();
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while let Ok(n) = stream.read(&mut buffer) {
+        if n == 0 {
+            break;
+        }
+        answer.extend_from_slice(&buffer[..n]);
+        if String::from_utf8_lossy(&answer).contains("\r\n\r\n{") {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// A malformed chunked body is refused before the action runs: the
+/// signing secret stays as it was, however often it is tried.
+#[test]
+fn a_malformed_body_runs_no_action() {
+    let server = Server::start();
+    let secret = || {
+        server
+            .get(&server.admin_key, "/v1/api/account/signing-secret")
+            .data(200)
+            .clone()
+    };
+    let before = secret();
+    for _ in 0..10 {
+        let answer = raw_exchange(
+            &server,
+            &format!(
+                "POST /v1/api/account/signing-secret/rotate HTTP/1.1\r\nHost: {{addr}}\r\n\
+                 Authorization: Bearer {}\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nxx\r\n0\r\n\r\n",
+                server.admin_key
+            ),
+        );
+        assert!(
+            answer.is_empty() || answer.starts_with("HTTP/1.1 400"),
+            "refused, never done: {answer}"
+        );
+    }
+    assert_eq!(secret(), before, "nothing rotated");
+}
+
+/// Two `Authorization` headers are one too many: 400, whichever comes first.
+#[test]
+fn two_authorization_headers_are_refused() {
+    let server = Server::start();
+    let other = server.key("other@example.com");
+    let answer = raw_exchange(
+        &server,
+        &format!(
+            "GET /v1/api/loops HTTP/1.1\r\nHost: {{addr}}\r\nAuthorization: Bearer {}\r\n\
+             Authorization: Bearer {other}\r\n\r\n",
+            server.admin_key
+        ),
+    );
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("send one Authorization header"), "{answer}");
+}

@@ -30,6 +30,23 @@ pub(crate) fn rate_limit_headers(headers: &mut HeaderMap, status: &RateLimitStat
     }
 }
 
+/// The one `Authorization` header of a call, if any. Two headers that may
+/// name different keys are refused (400) rather than one picked: which a
+/// proxy or a framework would keep differs, and a call must act as one
+/// caller.
+fn authorization(req: &ServiceRequest) -> Result<Option<String>, ApiError> {
+    let mut headers = req.headers().get_all(AUTHORIZATION);
+    let first = headers.next();
+    if headers.next().is_some() {
+        return Err(ApiError::invalid(
+            actix_web::http::StatusCode::BAD_REQUEST,
+            "Authorization",
+            "send one Authorization header, not several".into(),
+        ));
+    }
+    Ok(first.and_then(|v| v.to_str().ok()).map(str::to_owned))
+}
+
 /// Middleware of the authenticated scopes.
 pub(crate) async fn authenticate(
     req: ServiceRequest,
@@ -40,11 +57,10 @@ pub(crate) async fn authenticate(
         let error = ApiError::from(ServiceError::Unexpected("application state missing".into()));
         return Ok(req.error_response(error));
     };
-    let header = req
-        .headers()
-        .get(AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+    let header = match authorization(&req) {
+        Ok(header) => header,
+        Err(error) => return Ok(req.error_response(error)),
+    };
     // Each surface counts calls against its own allowance: the request
     // surface the key's hourly limit, the alternate surface the key's
     // plan's per minute.

@@ -109,3 +109,51 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
         })
     }
 }
+
+/// Middleware: the whole body of a call that may change something (any
+/// method but GET, HEAD and OPTIONS) is read before its handler runs, so
+/// a body that breaks off or is malformed (a bad chunk) is refused with
+/// 400, 408 or 413 and nothing happens, rather than the action running
+/// for an answer the client never gets. Handlers read the body as it was
+/// received.
+pub(crate) async fn read_body_first(
+    mut req: actix_web::dev::ServiceRequest,
+    next: actix_web::middleware::Next<impl actix_web::body::MessageBody + 'static>,
+) -> Result<actix_web::dev::ServiceResponse<actix_web::body::BoxBody>, actix_web::Error> {
+    use actix_web::http::Method;
+    use actix_web::HttpMessage as _;
+    use futures_util::StreamExt as _;
+
+    if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
+        return Ok(next.call(req).await?.map_into_boxed_body());
+    }
+    let mut payload = req.take_payload();
+    let read = async {
+        let mut body = web::BytesMut::new();
+        while let Some(chunk) = payload.next().await {
+            let chunk = chunk.map_err(|e| {
+                ApiError::invalid(
+                    StatusCode::BAD_REQUEST,
+                    "body",
+                    format!("Cannot read request body: {e}"),
+                )
+            })?;
+            if body.len() + chunk.len() > MAX_BODY_BYTES {
+                return Err(ApiError::invalid(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "body",
+                    format!("Request body too large: the limit is {MAX_BODY_BYTES} bytes"),
+                ));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body.freeze())
+    };
+    let body = match actix_web::rt::time::timeout(BODY_READ_TIMEOUT, read).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(error)) => return Ok(req.error_response(error)),
+        Err(_) => return Ok(req.error_response(too_slow())),
+    };
+    req.set_payload(Payload::from(body));
+    Ok(next.call(req).await?.map_into_boxed_body())
+}

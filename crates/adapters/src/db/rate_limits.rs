@@ -90,6 +90,11 @@ const MINUTE_SUFFIX: &str = "/minute";
 pub struct SharedRateLimiter {
     store: SqlStore,
     slots: Mutex<HashMap<(ApiKeyId, RateWindow), Slot>>,
+    /// Held while a key's window is opened (its first call counted in the
+    /// database): calls that come meanwhile wait and then count against
+    /// the total it read, rather than against a slot that does not yet
+    /// know the calls still on their way to the database.
+    opening: tokio::sync::Mutex<()>,
 }
 
 type Slots = HashMap<(ApiKeyId, RateWindow), Slot>;
@@ -101,6 +106,7 @@ impl SharedRateLimiter {
         Self {
             store,
             slots: Mutex::new(HashMap::new()),
+            opening: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -301,14 +307,22 @@ impl RateLimiter for SharedRateLimiter {
         if let Some((old, calls)) = ended {
             self.add(old, vec![(row_key(key, kind), calls)]).await?;
         }
-        let seen = self
-            .slots()?
-            .get(&counter)
-            .is_some_and(|s| s.window == window);
+        let seen = || -> Result<bool, StoreError> {
+            Ok(self
+                .slots()?
+                .get(&counter)
+                .is_some_and(|s| s.window == window))
+        };
         // The first call here in a window is counted in the database at
         // once, which also tells the shared total; the window before is
-        // read then too.
-        let first = if seen {
+        // read then too. One call opens a window at a time, so that no
+        // call is judged against a total that misses calls on their way.
+        let _opening = if seen()? {
+            None
+        } else {
+            Some(self.opening.lock().await)
+        };
+        let first = if seen()? {
             None
         } else {
             let name = row_key(key, kind);
@@ -428,6 +442,39 @@ mod tests {
                 .unwrap()
                 >= 1
         );
+    }
+
+    /// One instance holds a key's limit exactly however many calls race
+    /// for it, flushes and all (it once admitted up to 84 of 50 when
+    /// calls came while the window's first count was on its way).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn one_instance_holds_the_limit_exactly_under_concurrency() {
+        let Some(db) = TestDb::postgres() else { return };
+        let limiter = std::sync::Arc::new(SharedRateLimiter::new(db.store()));
+        let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        for round in 0..15u8 {
+            let key = key(100 + round);
+            let calls: Vec<_> = (0..120)
+                .map(|i| {
+                    let limiter = limiter.clone();
+                    tokio::spawn(async move {
+                        if i % 40 == 0 {
+                            limiter.flush(at).await.unwrap();
+                        }
+                        limiter
+                            .hit(&key, RateWindow::Hour, 50, at)
+                            .await
+                            .unwrap()
+                            .allowed
+                    })
+                })
+                .collect();
+            let mut admitted = 0;
+            for call in calls {
+                admitted += usize::from(call.await.unwrap());
+            }
+            assert_eq!(admitted, 50, "round {round}");
+        }
     }
 
     /// The documented bound: between flushes each instance admits against

@@ -199,6 +199,11 @@ fn a_burst_of_identical_retries_creates_exactly_one_request() {
 /// Puts the database in the state a crash leaves behind: the request was
 /// created, but the process died before recording the outcome.
 fn forget_outcome_as_if_the_process_died(server: &Server, key: &str) {
+    forget_outcome_as_if_the_process_died_ago(server, key, 120);
+}
+
+/// As above, the process having died `seconds` ago.
+fn forget_outcome_as_if_the_process_died_ago(server: &Server, key: &str, seconds: u32) {
     use diesel::connection::SimpleConnection;
     use diesel::Connection;
     let rewind = |ago: &str| {
@@ -212,14 +217,14 @@ fn forget_outcome_as_if_the_process_died(server: &Server, key: &str) {
         let mut conn = diesel::SqliteConnection::establish(path).unwrap();
         conn.batch_execute(&format!(
             "PRAGMA busy_timeout = 5000; {}",
-            rewind("datetime('now', '-120 seconds')")
+            rewind(&format!("datetime('now', '-{seconds} seconds')"))
         ))
         .unwrap();
     } else {
         let mut conn = diesel::PgConnection::establish(&server.db_url).unwrap();
-        conn.batch_execute(&rewind(
-            "(now() AT TIME ZONE 'UTC') - interval '120 seconds'",
-        ))
+        conn.batch_execute(&rewind(&format!(
+            "(now() AT TIME ZONE 'UTC') - interval '{seconds} seconds'"
+        )))
         .unwrap();
     }
 }
@@ -276,7 +281,55 @@ fn a_retry_after_a_crash_finds_the_request_the_dead_attempt_created() {
     );
 }
 
+/// Just after a crash, a retry is told to come back (409 with
+/// `Retry-After`), and within seconds a retry takes the call over.
+fn a_retry_just_after_a_crash_is_told_when_and_then_taken_over() {
+    let server = Server::start();
+    let key = server.admin_key.clone();
+    let loop_id = id_of(&server.create_loop(&key, "Crashes")["loop"]);
+    let path = format!("/v1/loops/{loop_id}/requests");
+    let (status, _, first) = post_with_key(&server, &key, &path, "zap-7", &request_body());
+    assert_eq!(status, 201);
+    forget_outcome_as_if_the_process_died_ago(&server, "zap-7", 0);
+    let started = std::time::Instant::now();
+    let retry = || {
+        server
+            .http()
+            .post(format!("{}{path}", server.base))
+            .bearer_auth(&key)
+            .header("Idempotency-Key", "zap-7")
+            .json(&request_body())
+            .send()
+            .unwrap()
+    };
+    let busy = retry();
+    assert_eq!(busy.status(), 409);
+    let wait: u64 = busy.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=5).contains(&wait), "{wait}");
+    let finished = loop {
+        std::thread::sleep(std::time::Duration::from_secs(wait));
+        let answer = retry();
+        if answer.status() != 409 {
+            break answer;
+        }
+        assert!(started.elapsed().as_secs() < 20, "never taken over");
+    };
+    assert_eq!(finished.status(), 201);
+    assert!(started.elapsed().as_secs() <= 15, "{:?}", started.elapsed());
+    let body: Value = finished.json().unwrap();
+    assert_eq!(
+        body["data"]["request"]["id"],
+        first["data"]["request"]["id"]
+    );
+    assert_eq!(request_total(&server), 1);
+}
+
 on_every_backend!(
+    a_retry_just_after_a_crash_is_told_when_and_then_taken_over,
     a_retried_create_answers_the_first_response_and_creates_nothing_new,
     keys_belong_to_one_api_key_and_failures_are_replayed_too,
     a_burst_of_identical_retries_creates_exactly_one_request,

@@ -21,7 +21,14 @@ pub struct ApiError {
     /// For failures of the HTTP layer itself that have a status of their
     /// own (408, 413) but no counterpart among the service outcomes.
     status: Option<StatusCode>,
+    /// Seconds after which a retry may succeed (`Retry-After`), where the
+    /// failure is one that passes.
+    retry_after: Option<i64>,
 }
+
+/// How long a client waits before retrying when the database is away: it
+/// is back, or the service knows it is not, within this.
+pub(crate) const UNAVAILABLE_RETRY_AFTER: i64 = 5;
 
 impl ApiError {
     /// A client error about one part of the request (`field`: a path in the
@@ -31,6 +38,7 @@ impl ApiError {
         Self {
             error: ServiceError::Invalid(reviewloop_domain::ValidationError::field(field, message)),
             status: Some(status),
+            retry_after: None,
         }
     }
 
@@ -39,6 +47,7 @@ impl ApiError {
         Self {
             error: ServiceError::Refused(message.into()),
             status: Some(status),
+            retry_after: None,
         }
     }
 
@@ -103,16 +112,29 @@ impl ApiError {
         body.unwrap_or(Value::Null)
     }
 
+    /// This failure, saying when a retry may succeed.
+    pub(crate) fn retry_after(mut self, seconds: i64) -> Self {
+        self.retry_after = Some(seconds);
+        self
+    }
+
     /// The whole answer in the envelope of `surface`, with the headers
-    /// its kind carries (rate-limit state and `Retry-After` on a 429).
+    /// its kind carries (rate-limit state and `Retry-After` on a 429;
+    /// `Retry-After` on a 503 and wherever a retry was named).
     pub(crate) fn render(&self, surface: Surface) -> HttpResponse {
         let mut response = HttpResponse::build(self.status_code()).json(self.body(surface));
-        if let ServiceError::RateLimited(status) = &self.error {
-            rate_limit_headers(response.headers_mut(), status);
-            let wait = (status.reset_at - Utc::now()).num_seconds().max(1);
-            if let Ok(value) = HeaderValue::from_str(&wait.to_string()) {
-                response.headers_mut().insert(RETRY_AFTER, value);
+        let wait = match &self.error {
+            ServiceError::RateLimited(status) => {
+                rate_limit_headers(response.headers_mut(), status);
+                Some((status.reset_at - Utc::now()).num_seconds().max(1))
             }
+            ServiceError::Unavailable(_) => {
+                Some(self.retry_after.unwrap_or(UNAVAILABLE_RETRY_AFTER))
+            }
+            _ => self.retry_after,
+        };
+        if let Some(Ok(value)) = wait.map(|w| HeaderValue::from_str(&w.max(1).to_string())) {
+            response.headers_mut().insert(RETRY_AFTER, value);
         }
         response
     }
@@ -124,6 +146,7 @@ impl<E: Failure> From<E> for ApiError {
         Self {
             error: error.into(),
             status: None,
+            retry_after: None,
         }
     }
 }

@@ -24,8 +24,14 @@ use crate::principal::Principal;
 
 /// How long an outcome is replayed.
 const KEEP_HOURS: i64 = 24;
-/// A call still "running" after this long died with its process.
-const STALE_SECONDS: i64 = 60;
+/// A call still "running" after this long died with its process (a
+/// create takes milliseconds; the store gives up on a statement within
+/// seconds), so a retry after a crash takes over this soon. Taking over
+/// from a call that is in fact still running creates nothing twice: both
+/// make the resource under the same id.
+pub const STALE_SECONDS: i64 = 10;
+/// When a retry of a call still running should come back (`Retry-After`).
+pub const IN_PROGRESS_RETRY_AFTER: i64 = 2;
 const MAX_KEY_LEN: usize = 255;
 
 /// What the caller should do with an idempotent call.

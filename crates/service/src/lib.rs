@@ -49,7 +49,10 @@ pub use error::{
     ReviewState, ServiceError, SlackSignature, Unauthenticated, WebhookRule,
 };
 pub use events::{EventStream, StreamStartError};
-pub use idempotency::{IdempotencyError, IdempotencyService, IdempotencyTicket, Idempotent};
+pub use idempotency::{
+    IdempotencyError, IdempotencyService, IdempotencyTicket, Idempotent, IN_PROGRESS_RETRY_AFTER,
+    STALE_SECONDS,
+};
 pub use loops::{
     CreateLoopError, DeleteLoopError, InviteCodeError, InviteMemberError, JoinLoopError,
     LoopInvite, LoopPatch, LoopService, NewInviteCodeError, RemoveMemberError, RemovedMember,

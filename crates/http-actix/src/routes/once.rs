@@ -8,7 +8,9 @@ use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
 use reviewloop_domain::ObjectId;
-use reviewloop_service::{Idempotent, ServiceError};
+use reviewloop_service::{
+    IdempotencyError, IdempotencyRule, Idempotent, ServiceError, IN_PROGRESS_RETRY_AFTER,
+};
 use serde_json::Value;
 
 use crate::auth::Caller;
@@ -54,11 +56,20 @@ where
         req.method(),
         req.path().replacen("/v1/api/", "/v1/", 1)
     );
-    let ticket = match state
+    let begun = state
         .idempotency
         .begin(&caller.principal, key, &operation, body)
-        .await?
-    {
+        .await;
+    let ticket = match begun {
+        // Still running here or elsewhere, or left by a process that
+        // died: a retry soon finishes it or takes it over.
+        Err(error @ IdempotencyError::Rule(IdempotencyRule::InProgress)) => {
+            return Err(ApiError::from(error).retry_after(IN_PROGRESS_RETRY_AFTER));
+        }
+        Err(error) => return Err(error.into()),
+        Ok(begun) => begun,
+    };
+    let ticket = match ticket {
         Idempotent::Replay { status, body } => {
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
             let mut response = json_response(status, body.into());

@@ -177,7 +177,7 @@ pub enum ServiceError {
     #[error("{}", messages::RATE_LIMITED)]
     RateLimited(RateLimitStatus),
     /// The store is overloaded or down; the client may retry. (503)
-    #[error("Service temporarily unavailable")]
+    #[error("Database unavailable")]
     Unavailable(String),
     /// A bug or damaged data; logged in full, shown as a bare 500.
     #[error("Internal server error")]

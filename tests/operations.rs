@@ -186,3 +186,135 @@ fn a_second_instance_on_one_sqlite_file_refuses_to_start() {
         assert!(server.key("cli@example.com").starts_with("rl_"));
     });
 }
+
+fn cli_failure(server: &Server, args: &[&str]) -> String {
+    let output = server.cli_raw(args);
+    assert!(!output.status.success(), "{args:?} should fail");
+    let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    stderr
+}
+
+/// A backup taken while requests are being created restores to a
+/// database that holds every request acknowledged before it began, whose
+/// audit chains verify; the restore refuses a served database, one with
+/// data (without --force), and files that are no reviewloop database.
+#[test]
+fn a_backup_under_load_restores_every_acknowledged_request() {
+    common::run_on(common::Backend::Sqlite, || {
+        let mut server = Server::start();
+        // A key with a limit the load does not reach.
+        let owner = server.key("load@example.com");
+        let loop_id = id_of(&server.create_loop(&owner, "Backed up")["loop"]);
+        let acknowledged = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let load = {
+            let (base, key) = (server.base.clone(), owner.clone());
+            let (acknowledged, stop, loop_id) =
+                (acknowledged.clone(), stop.clone(), loop_id.clone());
+            std::thread::spawn(move || {
+                let http = reqwest::blocking::Client::new();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let reply = http
+                        .post(format!("{base}/v1/loops/{loop_id}/requests"))
+                        .bearer_auth(&key)
+                        .json(&common::request_body())
+                        .send()
+                        .unwrap();
+                    if reply.status() == 201 {
+                        let body: serde_json::Value = reply.json().unwrap();
+                        acknowledged
+                            .lock()
+                            .unwrap()
+                            .push(id_of(&body["data"]["request"]));
+                    }
+                }
+            })
+        };
+        std::thread::sleep(Duration::from_millis(1500));
+        let before: Vec<String> = acknowledged.lock().unwrap().clone();
+        let file = server.dir_path().join("backup.db");
+        let file_text = file.to_str().unwrap();
+        let output = server.cli_raw(&["backup", "--to", file_text]);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(String::from_utf8_lossy(&output.stdout).contains("backed up"));
+        std::thread::sleep(Duration::from_millis(500));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        load.join().unwrap();
+        let after = acknowledged.lock().unwrap().len();
+        assert!(
+            before.len() >= 5 && after > before.len(),
+            "{} then {after}",
+            before.len()
+        );
+
+        // Not over a backup, not while served, not over data without --force.
+        assert!(cli_failure(&server, &["backup", "--to", file_text]).contains("exists already"));
+        assert!(
+            cli_failure(&server, &["restore", "--from", file_text, "--force"])
+                .contains("another reviewloop already serves")
+        );
+        server.kill();
+        assert!(
+            cli_failure(&server, &["restore", "--from", file_text]).contains("holds data already")
+        );
+        let junk = server.dir_path().join("junk.db");
+        std::fs::write(&junk, "not a database at all").unwrap();
+        assert!(cli_failure(
+            &server,
+            &["restore", "--from", junk.to_str().unwrap(), "--force"]
+        )
+        .contains("is not a reviewloop database"));
+        assert!(
+            cli_failure(&server, &["restore", "--from", "/nonexistent/backup.db"])
+                .contains("does not exist")
+        );
+        let postgres = std::process::Command::new(common::BIN)
+            .args([
+                "backup",
+                "--to",
+                "x.dump",
+                "--database-url",
+                "postgres://app:secret@db/reviews",
+            ])
+            .output()
+            .unwrap();
+        assert!(!postgres.status.success());
+        let postgres = String::from_utf8_lossy(&postgres.stderr);
+        assert!(
+            postgres.contains("pg_dump") && !postgres.contains("secret"),
+            "{postgres}"
+        );
+
+        let output = server.cli_raw(&["restore", "--from", file_text, "--force"]);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(String::from_utf8_lossy(&output.stdout).contains("is kept at"));
+        let kept = std::fs::read_dir(server.dir_path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().contains(".before-restore-"));
+        assert!(kept, "the replaced database is kept beside it");
+
+        server.relaunch();
+        for id in &before {
+            server
+                .get(&owner, &format!("/v1/api/requests/{id}"))
+                .data(200);
+        }
+        let verified = server.cli_raw(&["audit", "verify"]);
+        assert!(
+            verified.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&verified.stdout),
+            String::from_utf8_lossy(&verified.stderr)
+        );
+    });
+}

@@ -256,6 +256,11 @@ impl Server {
             .find_map(|l| l.strip_prefix(prefix).map(str::to_owned))
     }
 
+    /// The server's own directory (its SQLite file lives there).
+    pub fn dir_path(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+
     /// Runs a CLI command on this server's database; returns its JSON output.
     pub fn cli(&self, args: &[&str]) -> Value {
         let output = self.cli_raw(args);

@@ -16,8 +16,9 @@ pub mod web_push;
 
 pub use clock::SystemClock;
 pub use db::{
-    claim_sole_instance, redacted_url, Change, ChangeListener, Database, DatabaseError,
-    PoolOptions, SharedRateLimiter, SoleInstance, SqlStore, RATE_LIMIT_FLUSH_EVERY,
+    backup, claim_sole_instance, redacted_url, restore, BackupError, Change, ChangeListener,
+    Database, DatabaseError, PoolOptions, Restored, SharedRateLimiter, SoleInstance, SqlStore,
+    RATE_LIMIT_FLUSH_EVERY,
 };
 pub use http_client::HttpWebhookClient;
 pub use ids::RandomIds;

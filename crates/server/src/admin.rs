@@ -307,3 +307,46 @@ pub async fn audit(config: &Config, command: AuditCommand) -> anyhow::Result<()>
     }
     Ok(())
 }
+
+/// `reviewloop backup --to PATH`
+pub fn backup(config: &Config, to: &std::path::Path) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    let started = std::time::Instant::now();
+    if std::io::stderr().is_terminal() {
+        eprint!("reviewloop: backing up to {} …", to.display());
+    }
+    let written = reviewloop_adapters::backup(&config.database_url, to);
+    if std::io::stderr().is_terminal() {
+        eprintln!();
+    }
+    let bytes = written?;
+    println!(
+        "reviewloop: backed up {} ({:.1} MB) in {:.1} s",
+        to.display(),
+        bytes as f64 / 1_000_000.0,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `reviewloop restore --from PATH [--force]`, then the migrations the
+/// backup's schema lacks.
+pub async fn restore(config: &Config, from: &std::path::Path, force: bool) -> anyhow::Result<()> {
+    let restored = reviewloop_adapters::restore(&config.database_url, from, force)?;
+    println!(
+        "reviewloop: restored {} from {}",
+        restored.database.display(),
+        from.display()
+    );
+    if let Some(kept) = restored.kept {
+        println!(
+            "reviewloop: the database it replaced is kept at {}",
+            kept.display()
+        );
+    }
+    let (_, applied) = open_database(config, Arc::new(NoMeter)).await?;
+    for version in applied {
+        println!("reviewloop: applied migration {version}");
+    }
+    Ok(())
+}

@@ -137,6 +137,23 @@ pub enum Command {
     /// The key pair that signs Web Push notifications (VAPID).
     #[command(subcommand)]
     VapidKey(VapidKeyCommand),
+    /// Copy the SQLite database, consistently, while it is served
+    /// (PostgreSQL: use pg_dump).
+    Backup {
+        /// The new file to write (it must not exist).
+        #[arg(long)]
+        to: std::path::PathBuf,
+    },
+    /// Put a backup in place of the SQLite database. No instance may serve
+    /// it; the database it replaces is kept beside it.
+    Restore {
+        /// The backup to restore.
+        #[arg(long)]
+        from: std::path::PathBuf,
+        /// Replace a database that holds data.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 /// VAPID key commands.

@@ -120,5 +120,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::ReceiptKey(command) => admin::receipt_key(&config, command).await,
         Command::VapidKey(command) => admin::vapid_key(&config, command).await,
         Command::Audit(command) => admin::audit(&config, command).await,
+        Command::Backup { to } => admin::backup(&config, &to),
+        Command::Restore { from, force } => admin::restore(&config, &from, force).await,
     }
 }

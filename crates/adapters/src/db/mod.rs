@@ -7,6 +7,7 @@
 mod accounts;
 mod answer_links;
 mod audit;
+mod backup;
 mod cache;
 mod changes;
 mod checkpoint;
@@ -41,6 +42,7 @@ use diesel::{Connection, PgConnection, SqliteConnection};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use reviewloop_ports::StoreError;
 
+pub use backup::{backup, restore, BackupError, Restored};
 pub use changes::{Change, ChangeListener};
 pub(crate) use error::DbError;
 pub use rate_limits::{SharedRateLimiter, FLUSH_EVERY as RATE_LIMIT_FLUSH_EVERY};
@@ -192,16 +194,22 @@ pub fn claim_sole_instance(url: &str) -> Result<Option<SoleInstance>, DatabaseEr
     }
 }
 
+/// The file an SQLite path names: the path itself, or a `file:` URI's
+/// path without its query.
+fn sqlite_file(path: &str) -> &std::path::Path {
+    let file = match path.strip_prefix("file:") {
+        Some(uri) => uri.split(['?', '#']).next().unwrap_or(uri),
+        None => path,
+    };
+    std::path::Path::new(file)
+}
+
 /// The lock file of the SQLite database at `path`: beside the file SQLite
 /// opens, named after it, whichever way the URL spells it (a `file:` URI
 /// with a query, a relative path, a directory reached through a link), so
 /// that two spellings of one database take one lock.
 fn lock_path(path: &str) -> std::io::Result<std::path::PathBuf> {
-    let file = match path.strip_prefix("file:") {
-        Some(uri) => uri.split(['?', '#']).next().unwrap_or(uri),
-        None => path,
-    };
-    let file = std::path::Path::new(file);
+    let file = sqlite_file(path);
     let name = file
         .file_name()
         .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;

@@ -298,9 +298,60 @@ fn the_bootstrap_key_is_printed_only_on_the_first_start() {
     );
 }
 
+/// SIGTERM: `/ready` says 503 at once, calls are still served through
+/// the drain, a long-poll answers with the request as it is, and the
+/// process exits 0.
 fn sigterm_stops_the_server_cleanly() {
-    let server = Server::start();
-    assert_eq!(server.get(&server.admin_key, "/v1/test").status, 200);
+    let server = Server::start_with(&[("REVIEWLOOP_SHUTDOWN_DRAIN", "2")]);
+    let key = server.admin_key.clone();
+    assert_eq!(server.get(&key, "/v1/test").status, 200);
+    let loop_id = common::id_of(&server.create_loop(&key, "Stopping")["loop"]);
+    let id = server.create_request(&key, &loop_id);
+    let poll = {
+        let (url, key) = (
+            format!("{}/v1/api/requests/{id}?wait=60", server.base),
+            key.clone(),
+        );
+        std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            let reply = reqwest::blocking::Client::new()
+                .get(url)
+                .bearer_auth(key)
+                .send()
+                .unwrap();
+            let status = reply.status().as_u16();
+            let body: serde_json::Value = reply.json().unwrap();
+            (status, body, started.elapsed())
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let ready = |s: &Server| {
+        s.http()
+            .get(format!("{}/ready", s.base))
+            .send()
+            .map(|r| r.status().as_u16())
+            .unwrap_or(0)
+    };
+    assert_eq!(ready(&server), 200);
+    let pid = server.pid().to_string();
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(ready(&server), 503, "not ready at once");
+    assert_eq!(
+        server.get(&key, "/v1/test").status,
+        200,
+        "still serving during the drain"
+    );
+    let (status, body, waited) = poll.join().unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(body["data"]["request"]["status"], "pending", "as it is");
+    assert!(
+        waited.as_secs() < 5,
+        "answered at the stop, not at 60 s: {waited:?}"
+    );
     let status = server.terminate();
     assert!(status.success(), "exit status {status:?}");
 }

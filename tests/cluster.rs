@@ -319,6 +319,96 @@ fn killing_an_instance_loses_no_accepted_request() {
     );
 }
 
+/// Each instance restarted in turn (SIGTERM, then a new process on the
+/// same address) while clients call through nginx: not one call fails.
+fn restarting_each_instance_in_turn_fails_no_call() {
+    let mut c = cluster();
+    // A key whose limit the load does not reach.
+    let key = c.front.key("rolling@example.com");
+    let loop_id = id_of(&c.front.create_loop(&key, "Rolling")["loop"]);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let clients: Vec<_> = (0..3)
+        .map(|n| {
+            let (base, key, loop_id, stop) = (
+                c.front.base.clone(),
+                key.clone(),
+                loop_id.clone(),
+                stop.clone(),
+            );
+            std::thread::spawn(move || {
+                let http = reqwest::blocking::Client::new();
+                let (mut calls, mut failed) = (0u32, Vec::new());
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let reply = if n == 0 {
+                        http.post(format!("{base}/v1/loops/{loop_id}/requests"))
+                            .bearer_auth(&key)
+                            .json(&request_body())
+                            .send()
+                    } else {
+                        http.get(format!("{base}/v1/api/loops"))
+                            .bearer_auth(&key)
+                            .send()
+                    };
+                    calls += 1;
+                    match reply {
+                        Ok(r) if r.status().is_success() => {}
+                        Ok(r) => failed.push(format!("{}", r.status())),
+                        Err(e) => failed.push(e.to_string()),
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                (calls, failed)
+            })
+        })
+        .collect();
+    let ready = |address: &str| {
+        let http = reqwest::blocking::Client::new();
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(30) {
+            if http
+                .get(format!("{address}/ready"))
+                .send()
+                .is_ok_and(|r| r.status() == 200)
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("{address} never became ready");
+    };
+    std::thread::sleep(Duration::from_secs(1));
+    let first = c.first.clone();
+    assert!(c.front.stop_gracefully().success());
+    c.front.relaunch_at(&first);
+    ready(&first);
+    std::thread::sleep(Duration::from_secs(1));
+    let second = c.second.base.clone();
+    assert!(c.second.stop_gracefully().success());
+    c.second.relaunch_at(&second);
+    ready(&second);
+    std::thread::sleep(Duration::from_secs(1));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut total = 0;
+    for client in clients {
+        let (calls, failed) = client.join().unwrap();
+        total += calls;
+        assert!(
+            failed.is_empty(),
+            "{} of {calls} calls failed: {failed:?}",
+            failed.len()
+        );
+    }
+    assert!(total > 200, "a real load: {total} calls");
+}
+
+#[test]
+fn behind_nginx_restarting_each_instance_in_turn_fails_no_call() {
+    run_on(
+        Backend::Postgres,
+        restarting_each_instance_in_turn_fails_no_call,
+    );
+}
+
 #[test]
 fn behind_nginx_two_instances_behave_as_one() {
     run_on(Backend::Postgres, two_instances_behind_nginx_behave_as_one);

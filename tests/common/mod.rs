@@ -349,6 +349,38 @@ impl Server {
         &self.client
     }
 
+    /// Stops the process with SIGTERM, as a service manager does, and
+    /// waits for it to exit; returns its exit status.
+    pub fn stop_gracefully(&mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill");
+        for _ in 0..600 {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("server did not stop within 30 s of SIGTERM");
+    }
+
+    /// Starts a new process on the same database listening at `address`
+    /// (`http://127.0.0.1:PORT`, the one a proxy in front knows), after
+    /// the old one stopped; `base` stays as it is.
+    pub fn relaunch_at(&mut self, address: &str) {
+        let bind = address.trim_start_matches("http://");
+        let (child, _, stderr) = launch_at(&self.dir, &self.db_url, &self.env, bind);
+        self.child = child;
+        self.stderr = stderr;
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Sends SIGTERM and returns the exit status.
     pub fn terminate(mut self) -> std::process::ExitStatus {
         let pid = self.child.id().to_string();
@@ -406,9 +438,18 @@ fn launch(
     db_url: &str,
     env: &[(String, String)],
 ) -> (Child, String, Arc<Mutex<Vec<String>>>) {
+    launch_at(dir, db_url, env, "127.0.0.1:0")
+}
+
+fn launch_at(
+    dir: &TempDir,
+    db_url: &str,
+    env: &[(String, String)],
+    bind: &str,
+) -> (Child, String, Arc<Mutex<Vec<String>>>) {
     let mut command = Command::new(BIN);
     command
-        .args(["--bind", "127.0.0.1:0", "--database-url", db_url])
+        .args(["--bind", bind, "--database-url", db_url])
         .env("RUST_LOG", "warn")
         .current_dir(dir.path())
         .stdout(Stdio::null())

@@ -146,6 +146,15 @@ pub(crate) async fn request_id_header(
             response.status().as_u16(),
             started.elapsed().as_secs_f64(),
         );
+        // Stopping: each connection closes after its answer, so that a
+        // proxy's kept-alive connections are gone before the listener
+        // closes, and none is reused just as it is shut.
+        if operations.is_stopping() {
+            response
+                .response_mut()
+                .head_mut()
+                .set_connection_type(actix_web::http::ConnectionType::Close);
+        }
     }
     tracing::info!(
         %method,

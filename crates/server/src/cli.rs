@@ -61,6 +61,11 @@ pub struct Cli {
     #[arg(long, env = "REVIEWLOOP_DB_POOL_TIMEOUT", global = true)]
     pub db_pool_timeout: Option<u64>,
 
+    /// Seconds between SIGTERM and closing the listener, while /ready
+    /// answers 503 so that a proxy stops sending here (default 5).
+    #[arg(long, env = "REVIEWLOOP_SHUTDOWN_DRAIN", global = true)]
+    pub shutdown_drain: Option<u64>,
+
     /// Days that finished webhook deliveries, their attempts and
     /// dispatched events are kept (default 30).
     #[arg(long, env = "REVIEWLOOP_RETENTION_DAYS", global = true)]

@@ -31,6 +31,9 @@ pub struct Config {
     pub pool: PoolOptions,
     /// How long history (finished deliveries, dispatched events) is kept.
     pub retention_days: u32,
+    /// How long, after SIGTERM, the listener stays open while /ready says
+    /// 503, so that a proxy moves its traffic elsewhere first.
+    pub shutdown_drain: std::time::Duration,
     /// Who may sign up in the web application.
     pub signup: SignupPolicy,
     /// The mail server, when email is configured.
@@ -179,6 +182,13 @@ impl Config {
                     .map_err(|why| anyhow::anyhow!("REVIEWLOOP_NOTIFY_RETRY_SCHEDULE: {why}"))?,
                 None => DEFAULT_NOTIFY_SCHEDULE.to_vec(),
             },
+            shutdown_drain: match cli.shutdown_drain {
+                None => std::time::Duration::from_secs(5),
+                Some(seconds @ 0..=300) => std::time::Duration::from_secs(seconds),
+                Some(seconds) => {
+                    bail!("REVIEWLOOP_SHUTDOWN_DRAIN must be from 0 to 300 seconds, not {seconds}")
+                }
+            },
             retention_days: match cli.retention_days {
                 None => 30,
                 Some(days @ 1..=3650) => days,
@@ -286,6 +296,15 @@ mod tests {
         assert_eq!(pool.max_size, Some(3));
         assert_eq!(pool.connection_timeout, std::time::Duration::from_secs(2));
         assert_eq!(parse(&[]).unwrap().pool, PoolOptions::default());
+        assert_eq!(parse(&[]).unwrap().shutdown_drain.as_secs(), 5);
+        assert_eq!(
+            parse(&["--shutdown-drain", "0"])
+                .unwrap()
+                .shutdown_drain
+                .as_secs(),
+            0
+        );
+        assert!(parse(&["--shutdown-drain", "301"]).is_err());
         assert_eq!(parse(&[]).unwrap().retention_days, 30);
         assert_eq!(parse(&["--retention-days", "7"]).unwrap().retention_days, 7);
         assert!(parse(&["--retention-days", "0"]).is_err());

@@ -54,6 +54,42 @@ fn web_state(api: &AppState, ports: Ports, public_url: &str, config: &Config) ->
         }))
 }
 
+/// Waits for SIGTERM or SIGINT, then stops the way a proxy in front needs:
+/// `/ready` answers 503 at once and long-polls and streams answer or end
+/// (`ChangeHub::stop`); calls keep being served for `drain`, while the
+/// proxy notices and sends new calls elsewhere; then the listener closes
+/// and calls in flight get their grace. A second signal skips the drain.
+async fn stop_on_signal(
+    server: actix_web::dev::ServerHandle,
+    hub: Arc<reviewloop_service::ChangeHub>,
+    drain: std::time::Duration,
+) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::error!("cannot listen for SIGTERM and SIGINT; stop with SIGKILL");
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    tracing::info!(
+        drain_seconds = drain.as_secs(),
+        "stopping: not ready, draining"
+    );
+    hub.stop();
+    tokio::select! {
+        () = tokio::time::sleep(drain) => {}
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    tracing::info!("stopping: listener closed, finishing calls in flight");
+    server.stop(true).await;
+}
+
 /// Runs the service until SIGINT or SIGTERM.
 pub async fn serve(config: Config) -> anyhow::Result<()> {
     init_logging(config.log_format);
@@ -104,8 +140,17 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         build_app(state.clone(), move |cfg| reviewloop_web::mount(cfg, pages))
     })
     .listen(listener)?
+    // Calls in flight get 10 s to finish once the listener closes.
     .shutdown_timeout(10)
+    // SIGTERM and SIGINT are handled below: not ready first, then a
+    // drain, then the listener closes.
+    .disable_signals()
     .run();
+    let stopper = tokio::spawn(stop_on_signal(
+        server.handle(),
+        ports.changes.clone(),
+        config.shutdown_drain,
+    ));
     eprintln!("reviewloop: listening on http://{bound}");
     tracing::info!(%bound, %public_url, "reviewloop started");
 
@@ -152,9 +197,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         stopped,
     ));
 
-    // actix-web stops accepting on SIGINT/SIGTERM and lets requests in
-    // flight finish; then the workers stop.
+    // The server stops (see `stop_on_signal`) and lets calls in flight
+    // finish; then the workers finish their current item and stop.
     let result = server.await;
+    stopper.abort();
     let _ = stop.send(true);
     for (name, worker) in [
         ("timeout", sweeper),

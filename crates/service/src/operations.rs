@@ -18,9 +18,19 @@ impl OperationsService {
         Self { ports }
     }
 
+    /// Whether the instance is stopping (after SIGTERM).
+    pub fn is_stopping(&self) -> bool {
+        self.ports.changes.is_stopping()
+    }
+
     /// Ready when the database answers (migrations ran before the server
     /// started listening); `Unavailable` otherwise.
     pub async fn ready(&self) -> Result<(), NotReady> {
+        // Stopping: say so at once, so a proxy sends the next calls to
+        // another instance while this one finishes what it has.
+        if self.ports.changes.is_stopping() {
+            return Err(NotReady("the instance is stopping".into()));
+        }
         self.ports
             .operations
             .ping()

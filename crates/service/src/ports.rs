@@ -257,6 +257,7 @@ service_ports!(
         operations: Arc<dyn OperationsStore>,
         meter: Arc<dyn Meter>,
         clock: Arc<dyn Clock>,
+        changes: Arc<ChangeHub>,
     }
 );
 

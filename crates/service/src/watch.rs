@@ -5,6 +5,7 @@
 //! database in a loop.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use reviewloop_domain::{RequestId, ReviewRequest};
@@ -60,6 +61,9 @@ pub struct ChangeHub {
     outbox: Notify,
     notices: Notify,
     pages: Notify,
+    /// Set once the process is stopping: waiters answer with what they
+    /// have, streams end, and the instance says it is not ready.
+    stopping: AtomicBool,
 }
 
 /// A waiter's registration for one request; it unregisters when dropped.
@@ -147,6 +151,18 @@ impl ChangeHub {
         }
         self.events.notify_waiters();
         self.pages.notify_waiters();
+    }
+
+    /// The process is stopping: every long-poll answers with the request
+    /// as it is, and every stream ends, so that nothing holds the shutdown.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        self.wake_everyone();
+    }
+
+    /// Whether [`ChangeHub::stop`] was called.
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
     }
 
     /// New events may be readable: wakes every event stream.

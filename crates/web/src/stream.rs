@@ -105,7 +105,7 @@ pub(crate) async fn events(
         let mut c = cursor?;
         let hub = c.state.changes.clone();
         loop {
-            if c.started.elapsed() > LIFETIME {
+            if c.started.elapsed() > LIFETIME || hub.is_stopping() {
                 return None;
             }
             let changed = hub.pages().notified();

@@ -56,7 +56,9 @@ impl Listener {
             ));
         }
         loop {
-            if self.opened.elapsed() >= LIFETIME {
+            // A stopping instance ends its streams; clients reconnect
+            // (elsewhere) from their Last-Event-ID.
+            if self.opened.elapsed() >= LIFETIME || self.changes.is_stopping() {
                 return None;
             }
             // Listening before the read: events numbered between the read

@@ -53,7 +53,8 @@ impl RequestService {
         let mut changed = Box::pin(watcher.notify().notified());
         let mut request = self.get(caller, id).await?;
         loop {
-            if !request.status.is_open() || tokio::time::Instant::now() >= deadline {
+            let stopping = self.ports.changes.is_stopping();
+            if !request.status.is_open() || tokio::time::Instant::now() >= deadline || stopping {
                 return Ok(request);
             }
             tokio::select! {

@@ -318,3 +318,88 @@ fn a_backup_under_load_restores_every_acknowledged_request() {
         );
     });
 }
+
+/// PostgreSQL goes away and comes back (a proxy between them cut and
+/// mended): calls answer 503 `Database unavailable` with `Retry-After`
+/// within 5 s, never a 500 or a hang; `/ready` says 503; within 5 s of
+/// the database's return the service serves again without a restart,
+/// and what was answered 2xx before is there.
+fn the_database_going_away_is_a_503_and_its_return_needs_no_restart() {
+    let admin = std::env::var(common::POSTGRES_URL_VAR).unwrap();
+    let target = admin
+        .split('@')
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap()
+        .to_owned();
+    let proxy = common::proxy::Proxy::start(&target);
+    let through = format!("127.0.0.1:{}", proxy.port);
+    let server = Server::start_reaching(&[], |url| url.replacen(&target, &through, 1));
+    assert!(server.db_url.contains(&through));
+    let key = server.key("outage@example.com");
+    let loop_id = id_of(&server.create_loop(&key, "Outage")["loop"]);
+    let kept = server.create_request(&key, &loop_id);
+
+    proxy.cut();
+    let calls: [(&str, reqwest::Method, Option<Value>); 3] = [
+        ("/v1/api/loops", reqwest::Method::GET, None),
+        (
+            &format!("/v1/loops/{loop_id}/requests"),
+            reqwest::Method::POST,
+            Some(common::request_body()),
+        ),
+        ("/ready", reqwest::Method::GET, None),
+    ];
+    for (path, method, body) in &calls {
+        let started = Instant::now();
+        let reply = server.call(method.clone(), Some(&key), path, body.clone());
+        let took = started.elapsed();
+        assert_eq!(
+            reply.status,
+            503,
+            "{path}: {:?}\n{:#?}",
+            reply.body,
+            server.stderr.lock().unwrap()
+        );
+        assert!(took <= Duration::from_secs(5), "{path} took {took:?}");
+        if *path != "/ready" {
+            assert_eq!(reply.body["msg"], "Database unavailable", "{path}");
+            assert!(reply.header("retry-after").is_some(), "{path}");
+        }
+    }
+
+    proxy.mend();
+    let back = Instant::now();
+    loop {
+        let reply = server.get(&key, "/v1/api/loops");
+        if reply.status == 200 {
+            break;
+        }
+        assert!(
+            back.elapsed() <= Duration::from_secs(5),
+            "still {} after the database came back: {:?}",
+            reply.status,
+            reply.body
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    server
+        .get(&key, &format!("/v1/api/requests/{kept}"))
+        .data(200);
+    let made = server.post(
+        &key,
+        &format!("/v1/loops/{loop_id}/requests"),
+        common::request_body(),
+    );
+    assert_eq!(made.status, 201);
+    let ready = server.call(reqwest::Method::GET, None, "/ready", None);
+    assert_eq!(ready.status, 200);
+}
+
+#[test]
+fn postgres_going_away_is_a_503_and_its_return_needs_no_restart() {
+    common::run_on(
+        common::Backend::Postgres,
+        the_database_going_away_is_a_503_and_its_return_needs_no_restart,
+    );
+}

@@ -3,6 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod people;
+pub mod proxy;
 pub mod push;
 pub mod receiver;
 pub mod slack;
@@ -199,8 +200,15 @@ impl Server {
 
     /// Starts a server on a fresh database with extra environment.
     pub fn start_with(env: &[(&str, &str)]) -> Self {
+        Self::start_reaching(env, |url| url)
+    }
+
+    /// Starts a server whose database URL is `reach(the fresh database's)`
+    /// (for example through a proxy a test can cut).
+    pub fn start_reaching(env: &[(&str, &str)], reach: impl Fn(String) -> String) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let (db_url, postgres) = fresh_database(&dir);
+        let db_url = reach(db_url);
         let env: Vec<(String, String)> = env
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))

@@ -57,7 +57,7 @@ pub struct Cli {
     pub db_pool_size: Option<u32>,
 
     /// Seconds a call waits for a free database connection before it fails
-    /// with 503 (default 10).
+    /// with 503 (default 4, so a database that went away is a 503 within 5 s).
     #[arg(long, env = "REVIEWLOOP_DB_POOL_TIMEOUT", global = true)]
     pub db_pool_timeout: Option<u64>,
 

@@ -95,7 +95,7 @@ impl Default for PoolOptions {
     fn default() -> Self {
         Self {
             max_size: None,
-            connection_timeout: Duration::from_secs(10),
+            connection_timeout: Duration::from_secs(4),
         }
     }
 }
@@ -272,18 +272,25 @@ impl ManageConnection for Manager {
                 Ok(DbConnection::Sqlite(conn))
             }
             Target::Postgres(url) => {
-                let mut conn =
-                    PgConnection::establish(url).map_err(diesel::r2d2::Error::ConnectionError)?;
+                let mut conn = PgConnection::establish(url).map_err(|e| {
+                    // Unreachable: connections opened before may be dead.
+                    error::suspect_connections();
+                    diesel::r2d2::Error::ConnectionError(e)
+                })?;
                 conn.set_instrumentation(statements::StatementCounter);
                 Ok(DbConnection::Postgres(conn))
             }
         }
     }
 
-    // Only asked if the pool tests connections on checkout, which it does
-    // not (a statement per checkout costs more than the rare dead
-    // connection, which fails its own call and is then dropped).
+    // Asked at every checkout, but a statement is run only while
+    // connections are suspect (one was found gone: the database went away
+    // and may be back); otherwise a statement per checkout would cost more
+    // than the rare dead connection, which fails its own call.
     fn is_valid(&self, conn: &mut DbConnection) -> Result<(), Self::Error> {
+        if !error::connections_suspect() {
+            return Ok(());
+        }
         conn.batch_execute("SELECT 1")
             .map_err(diesel::r2d2::Error::QueryError)
     }
@@ -422,7 +429,7 @@ impl Database {
         });
         let pool = Pool::builder()
             .max_size(size)
-            .test_on_check_out(false)
+            .test_on_check_out(true)
             .connection_timeout(options.connection_timeout)
             .event_handler(Box::new(PoolWaits(meter)))
             .build(Manager(target.clone()))

@@ -284,7 +284,12 @@ fn internal_targets_are_refused_unless_the_operator_allows_them() {
     let mut body = request_body();
     body["callback_url"] = json!("http://127.0.0.1:9000/cb");
     let reply = server.post(key, &format!("/v1/loops/{loop_id}/requests"), body);
-    assert!(reply.error(400).starts_with("callback_url is not allowed:"));
+    let said = reply.error(400);
+    assert!(said.starts_with("callback_url is not allowed:"), "{said}");
+    assert!(
+        said.contains("REVIEWLOOP_ALLOW_PRIVATE_TARGETS"),
+        "names the setting that allows it: {said}"
+    );
 }
 
 fn completed_requests_reach_subscribers_and_callbacks_signed() {

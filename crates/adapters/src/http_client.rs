@@ -180,6 +180,9 @@ pub(crate) fn guarded_client(
 
 /// Refuses URLs that are not http(s), and literal internal addresses
 /// unless `allow_private` (the resolver never sees those).
+/// The setting that lets targets be internal, named where one is refused.
+const ALLOW_PRIVATE: &str = "REVIEWLOOP_ALLOW_PRIVATE_TARGETS=true";
+
 pub(crate) fn check_literal(url: &str, allow_private: bool) -> Result<Url, String> {
     let parsed = Url::parse(url).map_err(|e| format!("invalid URL: {e}"))?;
     if !matches!(parsed.scheme(), "http" | "https") {
@@ -192,7 +195,9 @@ pub(crate) fn check_literal(url: &str, allow_private: bool) -> Result<Url, Strin
         None => return Err("URL must name a host".into()),
     };
     if let Some(ip) = literal.filter(|ip| !allow_private && is_internal(*ip)) {
-        return Err(format!("{ip} is an internal address"));
+        return Err(format!(
+            "{ip} is an internal address (a server that may call such addresses sets {ALLOW_PRIVATE})"
+        ));
     }
     Ok(parsed)
 }
@@ -210,7 +215,7 @@ impl TargetGuard for HttpWebhookClient {
             if let Ok(addrs) = tokio::net::lookup_host((host, port)).await {
                 if let Some(addr) = addrs.into_iter().find(|a| is_internal(a.ip())) {
                     return Err(format!(
-                        "{host} resolves to the internal address {}",
+                        "{host} resolves to the internal address {} (a server that may call such addresses sets {ALLOW_PRIVATE})",
                         addr.ip()
                     ));
                 }

@@ -264,7 +264,8 @@ pub enum KeyCommand {
         /// The account's email.
         #[arg(long)]
         email: String,
-        /// Comma-separated permissions (default: all four).
+        /// Comma-separated permissions, of loops:read, loops:write,
+        /// requests:read and requests:write (default: all four).
         #[arg(long)]
         permissions: Option<String>,
         /// Calls allowed per hour (default: 100).
@@ -273,9 +274,9 @@ pub enum KeyCommand {
         /// A label for the key.
         #[arg(long)]
         name: Option<String>,
-        /// Calls allowed per minute on the alternate surface (reviews,
-        /// templates, webhooks, teams): standard 1,000 (default),
-        /// professional 10,000, enterprise 100,000.
+        /// The plan: standard (the default), professional or enterprise;
+        /// calls allowed per minute on the alternate surface (reviews,
+        /// templates, webhooks, teams): 1,000, 10,000 or 100,000.
         #[arg(long)]
         plan: Option<String>,
         /// A test-mode key: its requests are answered by their
@@ -294,7 +295,8 @@ pub enum KeyCommand {
         #[command(flatten)]
         output: Output,
     },
-    /// Revoke a key by its id; it stops working at once.
+    /// Revoke a key by its id; running servers refuse it within 2 seconds
+    /// (they believe a key they checked for up to a second).
     Revoke {
         /// The key's id (24 hex characters), as `key list` shows it.
         api_key_id: String,

@@ -20,8 +20,25 @@ fn main() -> ExitCode {
     match runtime.block_on(reviewloop::run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("reviewloop: error: {error:#}");
+            eprintln!("reviewloop: error: {}", one_line(&error));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes on one line, each said once: a cause whose
+/// words its error already repeats is not said again.
+fn one_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }

@@ -97,6 +97,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     // Before anything is read or written: one instance per SQLite file.
     let _sole = reviewloop_adapters::claim_sole_instance(&config.database_url)
         .with_context(|| format!("cannot serve {}", redacted_url(&config.database_url)))?;
+    // Listening comes first: a busy port must not cost the first start
+    // its bootstrap key.
+    let listener = TcpListener::bind(config.bind)
+        .with_context(|| format!("cannot listen on {}", config.bind))?;
     let (db, applied) = open_database(&config, meter.clone()).await?;
     for version in &applied {
         tracing::info!(%version, "applied migration");
@@ -121,8 +125,6 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     // its public key is listed before the first receipt names it.
     ports.receipts.ensure_key().await?;
 
-    let listener = TcpListener::bind(config.bind)
-        .with_context(|| format!("cannot listen on {}", config.bind))?;
     let bound = listener.local_addr()?;
     let public_url = config.public_url_for(bound);
     let state = AppState::new(ports.clone(), &public_url)

@@ -486,3 +486,37 @@ fn a_cli_mistake_is_said_once_on_one_line() {
         "{help}"
     );
 }
+
+/// The shipped systemd unit passes `systemd-analyze verify` without a
+/// word (an unknown key would be a warning), pointed at this build.
+#[test]
+fn the_systemd_unit_verifies() {
+    let unit = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/reviewloop@.service"
+    ))
+    .unwrap();
+    for hardening in [
+        "DynamicUser=yes",
+        "ProtectSystem=strict",
+        "NoNewPrivileges=yes",
+        "StateDirectory=",
+    ] {
+        assert!(unit.contains(hardening), "{hardening}");
+    }
+    let binary = std::fs::canonicalize(common::BIN).unwrap();
+    let unit = unit.replace("/usr/local/bin/reviewloop", binary.to_str().unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("reviewloop@8081.service");
+    std::fs::write(&path, unit).unwrap();
+    let verified = std::process::Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&path)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("systemd-analyze is needed (Debian: apt-get install systemd): {e}")
+        });
+    let said = String::from_utf8_lossy(&verified.stderr);
+    assert!(verified.status.success(), "{said}");
+    assert!(said.trim().is_empty(), "no warning: {said}");
+}

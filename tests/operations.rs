@@ -396,6 +396,50 @@ fn the_database_going_away_is_a_503_and_its_return_needs_no_restart() {
     assert_eq!(ready.status, 200);
 }
 
+/// An instance started before its PostgreSQL answers waits for it (as in
+/// a compose file, where both start together) and serves once it does.
+fn an_instance_waits_for_postgres_at_start() {
+    let admin = std::env::var(common::POSTGRES_URL_VAR).unwrap();
+    let target = admin
+        .split('@')
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap()
+        .to_owned();
+    let proxy = std::sync::Arc::new(common::proxy::Proxy::start(&target));
+    proxy.cut();
+    let through = format!("127.0.0.1:{}", proxy.port);
+    let mender = {
+        let proxy = proxy.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(3));
+            proxy.mend();
+        })
+    };
+    let started = Instant::now();
+    let server = Server::start_reaching(&[], |url| url.replacen(&target, &through, 1));
+    mender.join().unwrap();
+    assert!(started.elapsed() >= Duration::from_secs(3), "it waited");
+    assert!(
+        server
+            .stderr
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("waiting for the database")),
+        "and said so"
+    );
+    server.get(&server.admin_key, "/v1/test").data(200);
+}
+
+#[test]
+fn an_instance_started_before_postgres_waits_for_it() {
+    common::run_on(
+        common::Backend::Postgres,
+        an_instance_waits_for_postgres_at_start,
+    );
+}
+
 #[test]
 fn postgres_going_away_is_a_503_and_its_return_needs_no_restart() {
     common::run_on(

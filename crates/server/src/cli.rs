@@ -61,6 +61,11 @@ pub struct Cli {
     #[arg(long, env = "REVIEWLOOP_DB_POOL_TIMEOUT", global = true)]
     pub db_pool_timeout: Option<u64>,
 
+    /// Seconds `serve` waits at start for a PostgreSQL server that does not
+    /// answer yet, trying again with growing pauses (default 60; 0: not).
+    #[arg(long, env = "REVIEWLOOP_DB_WAIT", global = true)]
+    pub db_wait: Option<u64>,
+
     /// Seconds between SIGTERM and closing the listener, while /ready
     /// answers 503 so that a proxy stops sending here (default 5).
     #[arg(long, env = "REVIEWLOOP_SHUTDOWN_DRAIN", global = true)]

@@ -31,6 +31,8 @@ pub struct Config {
     pub pool: PoolOptions,
     /// How long history (finished deliveries, dispatched events) is kept.
     pub retention_days: u32,
+    /// How long `serve` waits at start for PostgreSQL to answer.
+    pub db_wait: std::time::Duration,
     /// How long, after SIGTERM, the listener stays open while /ready says
     /// 503, so that a proxy moves its traffic elsewhere first.
     pub shutdown_drain: std::time::Duration,
@@ -182,6 +184,13 @@ impl Config {
                     .map_err(|why| anyhow::anyhow!("REVIEWLOOP_NOTIFY_RETRY_SCHEDULE: {why}"))?,
                 None => DEFAULT_NOTIFY_SCHEDULE.to_vec(),
             },
+            db_wait: match cli.db_wait {
+                None => std::time::Duration::from_secs(60),
+                Some(seconds @ 0..=3600) => std::time::Duration::from_secs(seconds),
+                Some(seconds) => {
+                    bail!("REVIEWLOOP_DB_WAIT must be from 0 to 3600 seconds, not {seconds}")
+                }
+            },
             shutdown_drain: match cli.shutdown_drain {
                 None => std::time::Duration::from_secs(5),
                 Some(seconds @ 0..=300) => std::time::Duration::from_secs(seconds),
@@ -297,6 +306,8 @@ mod tests {
         assert_eq!(pool.connection_timeout, std::time::Duration::from_secs(2));
         assert_eq!(parse(&[]).unwrap().pool, PoolOptions::default());
         assert_eq!(parse(&[]).unwrap().shutdown_drain.as_secs(), 5);
+        assert_eq!(parse(&[]).unwrap().db_wait.as_secs(), 60);
+        assert!(parse(&["--db-wait", "3601"]).is_err());
         assert_eq!(
             parse(&["--shutdown-drain", "0"])
                 .unwrap()

@@ -90,6 +90,44 @@ async fn stop_on_signal(
     server.stop(true).await;
 }
 
+/// The database, opened and migrated. PostgreSQL that does not answer
+/// yet (it is starting beside us, as in a compose file) is waited for up
+/// to `REVIEWLOOP_DB_WAIT`, with pauses growing from half a second to ten,
+/// each logged; anything else (a wrong URL, a failed migration, SQLite)
+/// fails at once.
+async fn wait_for_database(
+    config: &Config,
+    meter: Arc<PrometheusMeter>,
+) -> anyhow::Result<(reviewloop_adapters::Database, Vec<String>)> {
+    let postgres = config.database_url.starts_with("postgres");
+    let started = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(500);
+    loop {
+        match open_database(config, meter.clone()).await {
+            Ok(opened) => return Ok(opened),
+            Err(error)
+                if postgres
+                    && matches!(
+                        error.downcast_ref::<reviewloop_adapters::DatabaseError>(),
+                        Some(reviewloop_adapters::DatabaseError::Open(_))
+                    )
+                    && started.elapsed() + pause <= config.db_wait =>
+            {
+                tracing::warn!(error = %format!("{error:#}"), retry_in_ms = pause.as_millis() as u64,
+                    "database not reachable yet; waiting for it");
+                eprintln!(
+                    "reviewloop: waiting for the database ({}); trying again in {:.1} s",
+                    error.root_cause(),
+                    pause.as_secs_f64()
+                );
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(std::time::Duration::from_secs(10));
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
+
 /// Runs the service until SIGINT or SIGTERM.
 pub async fn serve(config: Config) -> anyhow::Result<()> {
     init_logging(config.log_format);
@@ -101,7 +139,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     // its bootstrap key.
     let listener = TcpListener::bind(config.bind)
         .with_context(|| format!("cannot listen on {}", config.bind))?;
-    let (db, applied) = open_database(&config, meter.clone()).await?;
+    let (db, applied) = wait_for_database(&config, meter.clone()).await?;
     for version in &applied {
         tracing::info!(%version, "applied migration");
     }

@@ -120,6 +120,24 @@ fn ready_and_metrics_tell_an_operator_how_the_instance_does() {
 fn json_logs_are_one_object_per_line() {
     let server = Server::start_with(&[("REVIEWLOOP_LOG_FORMAT", "json"), ("RUST_LOG", "info")]);
     server.get(&server.admin_key, "/v1/loops").data(200);
+    // The first start's secrets stay out of the log stream: they are in a
+    // file only this user can read, which the log names.
+    let lines = server.stderr.lock().unwrap().clone();
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains(&server.admin_key) || l.contains("/setup/")),
+        "{lines:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("bootstrap.txt")),
+        "{lines:?}"
+    );
+    let file = server.dir_path().join("bootstrap.txt");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&file).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
+    assert!(std::fs::read_to_string(&file).unwrap().contains("/setup/"));
     let started = Instant::now();
     loop {
         let lines = server.stderr.lock().unwrap().clone();

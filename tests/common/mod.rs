@@ -229,8 +229,16 @@ impl Server {
             client,
             dir,
         };
+        // With JSON logs the key is written to a file, not the log.
         server.admin_key = server
             .wait_for_line("reviewloop: bootstrap API key: ")
+            .or_else(|| {
+                std::fs::read_to_string(server.dir.path().join("bootstrap.txt"))
+                    .ok()?
+                    .lines()
+                    .find_map(|l| l.strip_prefix("reviewloop: bootstrap API key: "))
+                    .map(str::to_owned)
+            })
             .expect("bootstrap key on first start");
         server
     }

@@ -128,6 +128,34 @@ async fn wait_for_database(
     }
 }
 
+/// Where the first start's secrets (the bootstrap key, the password link)
+/// go: stderr for a person reading a terminal; with JSON logs stderr is a
+/// log stream that collectors keep, so they go to `bootstrap.txt` in the
+/// working directory (readable by this user only) and the log says where.
+fn tell_secrets(said: &str, format: crate::cli::LogFormat) -> anyhow::Result<()> {
+    if format != crate::cli::LogFormat::Json {
+        eprint!("{said}");
+        return Ok(());
+    }
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let path = std::path::Path::new(BOOTSTRAP_FILE);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("cannot write the bootstrap key to {BOOTSTRAP_FILE}"))?;
+    file.write_all(said.as_bytes())?;
+    file.sync_all()?;
+    let at = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    tracing::warn!(file = %at.display(), "first start: the bootstrap API key and the admin's password link are in this file; read it, then delete it");
+    Ok(())
+}
+
+/// Where [`tell_secrets`] writes them with JSON logs.
+const BOOTSTRAP_FILE: &str = "bootstrap.txt";
+
 /// Runs the service until SIGINT or SIGTERM.
 pub async fn serve(config: Config) -> anyhow::Result<()> {
     init_logging(config.log_format);
@@ -152,13 +180,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         Change::EventsNumbered => hub.events_numbered(),
         Change::Resumed => hub.wake_everyone(),
     });
-    let bootstrapped = match AccountService::new((&ports).into()).bootstrap().await? {
-        Some(created) => {
-            eprintln!("reviewloop: bootstrap API key: {}", created.plain);
-            Some(created.user.id)
-        }
-        None => None,
-    };
+    let bootstrapped = AccountService::new((&ports).into()).bootstrap().await?;
     // The first start makes the key pair that signs decision receipts, so
     // its public key is listed before the first receipt names it.
     ports.receipts.ensure_key().await?;
@@ -170,9 +192,13 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     // Likewise the VAPID key pair, so the first browser finds it.
     state.push.ensure_key().await?;
     let pages = web_state(&state, ports.clone(), &public_url, &config);
-    if let Some(user) = bootstrapped {
-        let link = pages.people().password_link(&user).await?;
-        eprintln!("reviewloop: set the admin password at: {public_url}/setup/{link}");
+    if let Some(created) = bootstrapped {
+        let link = pages.people().password_link(&created.user.id).await?;
+        let said = format!(
+            "reviewloop: bootstrap API key: {}\nreviewloop: set the admin password at: {public_url}/setup/{link}\n",
+            created.plain
+        );
+        tell_secrets(&said, config.log_format)?;
     }
     let people = pages.people().clone();
     let server = HttpServer::new(move || {

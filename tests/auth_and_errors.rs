@@ -302,7 +302,7 @@ fn the_bootstrap_key_is_printed_only_on_the_first_start() {
 /// the drain, a long-poll answers with the request as it is, and the
 /// process exits 0.
 fn sigterm_stops_the_server_cleanly() {
-    let server = Server::start_with(&[("REVIEWLOOP_SHUTDOWN_DRAIN", "2")]);
+    let server = Server::start_with(&[("REVIEWLOOP_SHUTDOWN_DRAIN", "4")]);
     let key = server.admin_key.clone();
     assert_eq!(server.get(&key, "/v1/test").status, 200);
     let loop_id = common::id_of(&server.create_loop(&key, "Stopping")["loop"]);

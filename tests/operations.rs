@@ -260,6 +260,10 @@ fn a_backup_under_load_restores_every_acknowledged_request() {
             String::from_utf8_lossy(&output.stderr)
         );
         assert!(String::from_utf8_lossy(&output.stdout).contains("backed up"));
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&file).unwrap().permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o600, "keys and secrets are in it");
         std::thread::sleep(Duration::from_millis(500));
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         load.join().unwrap();
@@ -291,6 +295,18 @@ fn a_backup_under_load_restores_every_acknowledged_request() {
             cli_failure(&server, &["restore", "--from", "/nonexistent/backup.db"])
                 .contains("does not exist")
         );
+        let missing = std::process::Command::new(common::BIN)
+            .args([
+                "backup",
+                "--to",
+                "/tmp/never.db",
+                "--database-url",
+                "sqlite:///nonexistent/r.db",
+            ])
+            .output()
+            .unwrap();
+        assert!(!missing.status.success());
+        assert!(String::from_utf8_lossy(&missing.stderr).contains("does not exist"));
         let postgres = std::process::Command::new(common::BIN)
             .args([
                 "backup",

@@ -127,6 +127,22 @@ pub(crate) async fn read_body_first(
     if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
         return Ok(next.call(req).await?.map_into_boxed_body());
     }
+    let too_large = || {
+        ApiError::invalid(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body",
+            format!("Request body too large: the limit is {MAX_BODY_BYTES} bytes"),
+        )
+    };
+    // A body announced as too large is refused before a byte is read.
+    let announced = req
+        .headers()
+        .get(actix_web::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if announced.is_some_and(|length| length > MAX_BODY_BYTES) {
+        return Ok(req.error_response(too_large()));
+    }
     let mut payload = req.take_payload();
     let read = async {
         let mut body = web::BytesMut::new();
@@ -139,11 +155,7 @@ pub(crate) async fn read_body_first(
                 )
             })?;
             if body.len() + chunk.len() > MAX_BODY_BYTES {
-                return Err(ApiError::invalid(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "body",
-                    format!("Request body too large: the limit is {MAX_BODY_BYTES} bytes"),
-                ));
+                return Err(too_large());
             }
             body.extend_from_slice(&chunk);
         }

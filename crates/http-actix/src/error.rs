@@ -131,6 +131,8 @@ impl ApiError {
             ServiceError::Unavailable(_) => {
                 Some(self.retry_after.unwrap_or(UNAVAILABLE_RETRY_AFTER))
             }
+            // Another instance answers a retry at once.
+            ServiceError::Stopping => Some(self.retry_after.unwrap_or(1)),
             _ => self.retry_after,
         };
         if let Some(Ok(value)) = wait.map(|w| HeaderValue::from_str(&w.max(1).to_string())) {
@@ -170,7 +172,9 @@ impl ResponseError for ApiError {
             ServiceError::Conflict(_) => StatusCode::CONFLICT,
             ServiceError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ServiceError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
-            ServiceError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ServiceError::Unavailable(_) | ServiceError::Stopping => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             ServiceError::Unexpected(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

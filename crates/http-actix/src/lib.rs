@@ -64,7 +64,6 @@ pub fn build_app(
         .configure(routes::configure)
         .configure(pages)
         .default_service(web::to(fallback::not_found))
-        .wrap(from_fn(body::read_body_first))
         .wrap(ErrorHandlers::new().default_handler(fallback::into_envelope))
         .wrap(from_fn(fallback::request_id_header))
         .wrap(TracingLogger::<fallback::RequestSpan>::new())

@@ -128,6 +128,20 @@ async fn wait_for_database(
     }
 }
 
+/// The address, bound (so that a busy port is found at once) but not yet
+/// listening.
+fn reserve(address: std::net::SocketAddr) -> std::io::Result<socket2::Socket> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(
+        Domain::for_address(address),
+        Type::STREAM,
+        Some(Protocol::TCP),
+    )?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&address.into())?;
+    Ok(socket)
+}
+
 /// Where the first start's secrets (the bootstrap key, the password link)
 /// go: stderr for a person reading a terminal; with JSON logs stderr is a
 /// log stream that collectors keep, so they go to `bootstrap.txt` in the
@@ -163,10 +177,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     // Before anything is read or written: one instance per SQLite file.
     let _sole = reviewloop_adapters::claim_sole_instance(&config.database_url)
         .with_context(|| format!("cannot serve {}", redacted_url(&config.database_url)))?;
-    // Listening comes first: a busy port must not cost the first start
-    // its bootstrap key.
-    let listener = TcpListener::bind(config.bind)
-        .with_context(|| format!("cannot listen on {}", config.bind))?;
+    // The port is taken first, so that a busy one does not cost the first
+    // start its bootstrap key; it listens only once the instance can
+    // answer, so no proxy connects to it while it migrates or waits.
+    let reserved =
+        reserve(config.bind).with_context(|| format!("cannot listen on {}", config.bind))?;
     let (db, applied) = wait_for_database(&config, meter.clone()).await?;
     for version in &applied {
         tracing::info!(%version, "applied migration");
@@ -185,6 +200,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     // its public key is listed before the first receipt names it.
     ports.receipts.ensure_key().await?;
 
+    reserved
+        .listen(1024)
+        .with_context(|| format!("cannot listen on {}", config.bind))?;
+    let listener: TcpListener = reserved.into();
+    listener.set_nonblocking(true)?;
     let bound = listener.local_addr()?;
     let public_url = config.public_url_for(bound);
     let state = AppState::new(ports.clone(), &public_url)

@@ -29,13 +29,13 @@ impl OperationsService {
         // Stopping: say so at once, so a proxy sends the next calls to
         // another instance while this one finishes what it has.
         if self.ports.changes.is_stopping() {
-            return Err(NotReady("the instance is stopping".into()));
+            return Err(NotReady::Stopping);
         }
         self.ports
             .operations
             .ping()
             .await
-            .map_err(|e| NotReady(e.to_string()))
+            .map_err(|e| NotReady::Store(e.to_string()))
     }
 
     /// Every metric, with the queues as they stand now, in Prometheus'
@@ -73,7 +73,10 @@ mod tests {
             .returning(|| Err(StoreError::Unavailable("connection refused".into())));
         match OperationsService::new(kit.ports()).ready().await {
             Err(e) => {
-                assert_eq!(e.0, "store unavailable: connection refused");
+                assert_eq!(
+                    e,
+                    NotReady::Store("store unavailable: connection refused".into())
+                );
                 assert!(matches!(
                     crate::ServiceError::from(e),
                     crate::ServiceError::Unavailable(m) if m == "not ready: store unavailable: connection refused"

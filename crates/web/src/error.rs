@@ -51,6 +51,7 @@ impl<E: Failure> From<E> for PageError {
                 tracing::warn!(%cause, "store unavailable");
                 StatusCode::SERVICE_UNAVAILABLE
             }
+            ServiceError::Stopping => StatusCode::SERVICE_UNAVAILABLE,
             ServiceError::Unexpected(cause) => {
                 tracing::error!(%cause, "unexpected failure");
                 StatusCode::INTERNAL_SERVER_ERROR

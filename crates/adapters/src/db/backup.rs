@@ -97,11 +97,20 @@ fn the_sqlite_file(url: &str, to: &Path) -> Result<(String, PathBuf), BackupErro
 }
 
 /// Writes, to the new file `file`, the database `conn` has open as it is
-/// now, and syncs it (and its directory) to disk.
+/// now, and syncs it (and its directory) to disk. The file is made
+/// readable by its owner only first: the database holds signing keys and
+/// secrets. (SQLite writes into an empty file.)
 fn copy_into(conn: &mut SqliteConnection, file: &Path) -> Result<(), BackupError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
     let target = file
         .to_str()
         .ok_or_else(|| BackupError::Io(format!("{} is not a UTF-8 path", file.display())))?;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(file)
+        .map_err(|e| io("create", file, e))?;
     conn.batch_execute("PRAGMA busy_timeout = 10000;")
         .map_err(sqlite)?;
     diesel::sql_query("VACUUM INTO ?")
@@ -127,9 +136,14 @@ fn sync_directory_of(file: &Path) -> Result<(), BackupError> {
 /// A consistent copy of the SQLite database of `url` in the new file `to`,
 /// taken while it is served; returns its size in bytes.
 pub fn backup(url: &str, to: &Path) -> Result<u64, BackupError> {
-    let (path, _) = the_sqlite_file(url, to)?;
+    let (path, file) = the_sqlite_file(url, to)?;
     if to.exists() {
         return Err(BackupError::Exists(to.display().to_string()));
+    }
+    // Opening a missing file would make an empty database, and an empty
+    // backup of it.
+    if !file.is_file() {
+        return Err(BackupError::Missing(file.display().to_string()));
     }
     let mut conn = SqliteConnection::establish(&path).map_err(sqlite)?;
     copy_into(&mut conn, to)?;
@@ -195,6 +209,20 @@ fn has_data(path: &str) -> Result<bool, BackupError> {
     Ok(users.n > 0)
 }
 
+/// The restored file takes the replaced one's owner and mode, so that the
+/// service's own user (a restore usually runs as root) can still write it.
+fn copy_owner_and_mode(from: &Path, to: &Path) -> Result<(), BackupError> {
+    use std::os::unix::fs::MetadataExt as _;
+    let old = std::fs::metadata(from).map_err(|e| io("read", from, e))?;
+    std::fs::set_permissions(to, old.permissions()).map_err(|e| io("set the mode of", to, e))?;
+    // Only root may give a file away; anyone else already owns both.
+    match std::os::unix::fs::chown(to, Some(old.uid()), Some(old.gid())) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Ok(()),
+        Err(e) => Err(io("set the owner of", to, e)),
+    }
+}
+
 /// `file` with `suffix` after its name.
 fn beside(file: &Path, suffix: &str) -> PathBuf {
     let mut name = file.file_name().unwrap_or_default().to_os_string();
@@ -229,20 +257,25 @@ pub fn restore(url: &str, from: &Path, force: bool) -> Result<Restored, BackupEr
     }
     copy_into(&mut source, &incoming)?;
     drop(source);
-    let kept = if file.exists() {
-        let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
-        let kept = beside(&file, &format!(".before-restore-{stamp}"));
-        // The WAL files belong to the old file: they go with it, or SQLite
-        // would replay them into the new one.
-        for suffix in ["-wal", "-shm"] {
-            let part = beside(&file, suffix);
-            if part.exists() {
-                let to = beside(&kept, suffix);
-                std::fs::rename(&part, &to).map_err(|e| io("move", &part, e))?;
-            }
+    // The WAL files belong to the old database: they go with it (or, left
+    // behind by a database that is gone, aside), or SQLite would replay
+    // them into the new one.
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+    let kept_name = beside(&file, &format!(".before-restore-{stamp}"));
+    for suffix in ["-wal", "-shm"] {
+        let part = beside(&file, suffix);
+        if part.exists() {
+            let to = beside(&kept_name, suffix);
+            std::fs::rename(&part, &to).map_err(|e| io("move", &part, e))?;
         }
-        std::fs::rename(&file, &kept).map_err(|e| io("move", &file, e))?;
-        Some(kept)
+    }
+    let kept = if file.exists() {
+        // Keep the old file under a second name, then put the new one in
+        // its place in one rename: there is never a moment without a
+        // database at the configured path.
+        std::fs::hard_link(&file, &kept_name).map_err(|e| io("keep", &file, e))?;
+        copy_owner_and_mode(&file, &incoming)?;
+        Some(kept_name)
     } else {
         None
     };

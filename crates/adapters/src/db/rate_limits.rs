@@ -90,14 +90,16 @@ const MINUTE_SUFFIX: &str = "/minute";
 pub struct SharedRateLimiter {
     store: SqlStore,
     slots: Mutex<HashMap<(ApiKeyId, RateWindow), Slot>>,
-    /// Held while a key's window is opened (its first call counted in the
-    /// database): calls that come meanwhile wait and then count against
-    /// the total it read, rather than against a slot that does not yet
-    /// know the calls still on their way to the database.
-    opening: tokio::sync::Mutex<()>,
+    /// One lock per counter, held while its window is opened (its first
+    /// call counted in the database): calls for that key that come
+    /// meanwhile wait and then count against the total it read, rather
+    /// than against a slot that does not yet know the calls still on their
+    /// way to the database. Other keys do not wait.
+    opening: Mutex<HashMap<(ApiKeyId, RateWindow), OpeningLock>>,
 }
 
 type Slots = HashMap<(ApiKeyId, RateWindow), Slot>;
+type OpeningLock = std::sync::Arc<tokio::sync::Mutex<()>>;
 
 impl SharedRateLimiter {
     /// A limiter over `store` (which must be on PostgreSQL). Something must
@@ -106,7 +108,7 @@ impl SharedRateLimiter {
         Self {
             store,
             slots: Mutex::new(HashMap::new()),
-            opening: tokio::sync::Mutex::new(()),
+            opening: Mutex::new(HashMap::new()),
         }
     }
 
@@ -317,10 +319,20 @@ impl RateLimiter for SharedRateLimiter {
         // once, which also tells the shared total; the window before is
         // read then too. One call opens a window at a time, so that no
         // call is judged against a total that misses calls on their way.
-        let _opening = if seen()? {
+        let lock = if seen()? {
             None
         } else {
-            Some(self.opening.lock().await)
+            let mut locks = self
+                .opening
+                .lock()
+                .map_err(|_| StoreError::Internal("rate limiter lock poisoned".into()))?;
+            // Locks of windows no call is opening any more go.
+            locks.retain(|_, lock| std::sync::Arc::strong_count(lock) > 1);
+            Some(locks.entry(counter).or_default().clone())
+        };
+        let _opening = match &lock {
+            Some(lock) => Some(lock.lock().await),
+            None => None,
         };
         let first = if seen()? {
             None

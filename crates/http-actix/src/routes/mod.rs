@@ -148,6 +148,7 @@ fn register(cfg: &mut web::ServiceConfig, seen: &mut Vec<Route>) {
     // than the OpenAPI document, so it stays out of the table.
     cfg.service(
         web::resource("/mcp")
+            .wrap(from_fn(crate::body::read_body_first))
             .wrap(from_fn(auth::authenticate))
             .route(web::post().to(crate::mcp::handle)),
     );
@@ -157,16 +158,20 @@ fn register(cfg: &mut web::ServiceConfig, seen: &mut Vec<Route>) {
     // otherwise take these paths.
     cfg.service(
         web::scope("/v1/api/push")
+            .wrap(from_fn(crate::body::read_body_first))
             .wrap(from_fn(auth::key_or_session))
             .wrap(from_fn(envelope::request_surface))
             .configure(|cfg| push::resources(&mut Table::scoped(cfg, "/v1/api/push", seen))),
     );
     // Each scope answers in one envelope, chosen here by its surface and
-    // nowhere else. The alternate surface's resources are scopes of their
+    // nowhere else. Its calls are authenticated (and counted) first; then
+    // the whole body is read before the handler runs (`read_body_first`),
+    // so a body that breaks off changes nothing. The alternate surface's resources are scopes of their
     // own, before `/v1`, so that what falls under them (an unknown id's
     // route, a wrong method) answers in envelope B too.
     cfg.service(
         web::scope("/v1/api")
+            .wrap(from_fn(crate::body::read_body_first))
             .wrap(from_fn(auth::authenticate))
             .wrap(from_fn(envelope::request_surface))
             .configure(|cfg| {
@@ -178,6 +183,7 @@ fn register(cfg: &mut web::ServiceConfig, seen: &mut Vec<Route>) {
     for (prefix, routes) in ALTERNATE {
         cfg.service(
             web::scope(prefix)
+                .wrap(from_fn(crate::body::read_body_first))
                 .wrap(from_fn(auth::authenticate))
                 .wrap(from_fn(envelope::alternate_surface))
                 .configure(|cfg| routes(&mut Table::scoped(cfg, prefix, seen))),
@@ -185,6 +191,7 @@ fn register(cfg: &mut web::ServiceConfig, seen: &mut Vec<Route>) {
     }
     cfg.service(
         web::scope("/v1")
+            .wrap(from_fn(crate::body::read_body_first))
             .wrap(from_fn(auth::authenticate))
             .wrap(from_fn(envelope::request_surface))
             .configure(|cfg| operations(&mut Table::scoped(cfg, "/v1", seen))),

@@ -211,10 +211,16 @@ pub struct BadResumePoint;
 #[error("{}", messages::RATE_LIMITED)]
 pub struct OverLimit(pub RateLimitStatus);
 
-/// The service cannot serve now (a dependency is down). (503)
+/// The instance cannot serve now. (503)
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("not ready: {0}")]
-pub struct NotReady(pub String);
+pub enum NotReady {
+    /// The database does not answer.
+    #[error("not ready: {0}")]
+    Store(String),
+    /// The instance is stopping (after SIGTERM): calls go elsewhere.
+    #[error("not ready: the instance is stopping")]
+    Stopping,
+}
 
 /// A bug or damaged data: what the service's own checks should have ruled
 /// out. Logged in full, shown as a bare 500.
@@ -336,7 +342,10 @@ impl From<OverLimit> for ServiceError {
 
 impl From<NotReady> for ServiceError {
     fn from(cause: NotReady) -> Self {
-        Self::Unavailable(cause.to_string())
+        match cause {
+            NotReady::Store(_) => Self::Unavailable(cause.to_string()),
+            NotReady::Stopping => Self::Stopping,
+        }
     }
 }
 

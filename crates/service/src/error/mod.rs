@@ -179,6 +179,9 @@ pub enum ServiceError {
     /// The store is overloaded or down; the client may retry. (503)
     #[error("Database unavailable")]
     Unavailable(String),
+    /// The instance is stopping; another one answers a retry. (503)
+    #[error("Not ready: the instance is stopping")]
+    Stopping,
     /// A bug or damaged data; logged in full, shown as a bare 500.
     #[error("Internal server error")]
     Unexpected(String),

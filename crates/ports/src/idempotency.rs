@@ -55,7 +55,8 @@ pub trait IdempotencyStore: Send + Sync {
         status: u16,
         body: &str,
     ) -> Result<(), StoreError>;
-    /// Forgets the key, so that a retry runs the call again.
+    /// Marks the call as ended without an outcome to keep, so that a retry
+    /// runs it again at once, taking it over under the same first-use time.
     async fn abandon(&self, api_key: &ApiKeyId, key: &str) -> Result<(), StoreError>;
     /// Deletes records created before `before`; returns how many.
     async fn purge(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;

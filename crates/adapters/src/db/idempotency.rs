@@ -119,9 +119,17 @@ impl IdempotencyStore for SqlStore {
 
     async fn abandon(&self, api_key: &ApiKeyId, key: &str) -> Result<(), StoreError> {
         let id = (api_key.to_string(), key.to_owned());
+        // Not deleted: marked as an attempt that died, so the next retry
+        // takes it over with the same first-use time, hence the same
+        // resource id, and finds what this attempt may have created after
+        // all (its commit can succeed while its answer is lost).
+        let dead = to_db_time(DateTime::<Utc>::UNIX_EPOCH);
         self.db
             .write(move |conn| {
-                diesel::delete(keys::table.find(id)).execute(conn)?;
+                diesel::update(keys::table.find(id))
+                    .filter(keys::state.eq(RUNNING))
+                    .set(keys::locked_at.eq(dead))
+                    .execute(conn)?;
                 Ok(())
             })
             .await
@@ -222,7 +230,7 @@ mod tests {
         assert_eq!(begin_as(&store, &other, "k1", "fp", 1).await, started(1));
     }
 
-    async fn expired_and_abandoned_records_start_over(db: TestDb) {
+    async fn expired_records_start_over_and_abandoned_ones_are_taken_over(db: TestDb) {
         let store = db.store();
         assert_eq!(begin(&store, "done", "fp", 0).await, started(0));
         store.finish(&key(), "done", 201, "{}").await.unwrap();
@@ -235,7 +243,11 @@ mod tests {
 
         assert_eq!(begin(&store, "failed", "fp", 0).await, started(0));
         store.abandon(&key(), "failed").await.unwrap();
-        assert_eq!(begin(&store, "failed", "fp", 1).await, started(1));
+        assert_eq!(
+            begin(&store, "failed", "fp", 1).await,
+            started(0),
+            "a retry runs again at once, under the first use's time"
+        );
     }
 
     async fn an_attempt_that_died_is_taken_over_with_its_first_use_time(db: TestDb) {
@@ -275,7 +287,7 @@ mod tests {
     on_every_backend!(
         first_use_starts_then_replays_the_stored_answer,
         keys_are_scoped_to_the_api_key,
-        expired_and_abandoned_records_start_over,
+        expired_records_start_over_and_abandoned_ones_are_taken_over,
         an_attempt_that_died_is_taken_over_with_its_first_use_time,
         purge_deletes_old_records_only,
     );

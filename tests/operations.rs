@@ -359,13 +359,7 @@ fn a_backup_under_load_restores_every_acknowledged_request() {
 /// the database's return the service serves again without a restart,
 /// and what was answered 2xx before is there.
 fn the_database_going_away_is_a_503_and_its_return_needs_no_restart() {
-    let admin = std::env::var(common::POSTGRES_URL_VAR).unwrap();
-    let target = admin
-        .split('@')
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .unwrap()
-        .to_owned();
+    let target = common::proxy::postgres_address();
     let proxy = common::proxy::Proxy::start(&target);
     let through = format!("127.0.0.1:{}", proxy.port);
     let server = Server::start_reaching(&[], |url| url.replacen(&target, &through, 1));
@@ -433,13 +427,7 @@ fn the_database_going_away_is_a_503_and_its_return_needs_no_restart() {
 /// An instance started before its PostgreSQL answers waits for it (as in
 /// a compose file, where both start together) and serves once it does.
 fn an_instance_waits_for_postgres_at_start() {
-    let admin = std::env::var(common::POSTGRES_URL_VAR).unwrap();
-    let target = admin
-        .split('@')
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .unwrap()
-        .to_owned();
+    let target = common::proxy::postgres_address();
     let proxy = std::sync::Arc::new(common::proxy::Proxy::start(&target));
     proxy.cut();
     let through = format!("127.0.0.1:{}", proxy.port);

@@ -399,18 +399,7 @@ impl Server {
 
     /// Sends SIGTERM and returns the exit status.
     pub fn terminate(mut self) -> std::process::ExitStatus {
-        let pid = self.child.id().to_string();
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .expect("kill");
-        for _ in 0..200 {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("server did not stop within 10 s of SIGTERM");
+        self.stop_gracefully()
     }
 
     /// Creates a loop owned by `key`; returns its `data`.

@@ -25,6 +25,17 @@ fn pipe(mut from: TcpStream, mut to: TcpStream) {
     let _ = from.shutdown(Shutdown::Both);
 }
 
+/// The `host:port` of the test PostgreSQL server, which a proxy forwards to.
+pub fn postgres_address() -> String {
+    let admin = std::env::var(super::POSTGRES_URL_VAR).expect("checked by run_on");
+    admin
+        .split('@')
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .expect("a host in the PostgreSQL URL")
+        .to_owned()
+}
+
 impl Proxy {
     /// Forwards a new local port to `target` (`host:port`).
     pub fn start(target: &str) -> Proxy {

@@ -586,3 +586,100 @@ fn the_systemd_unit_verifies() {
     assert!(verified.status.success(), "{said}");
     assert!(said.trim().is_empty(), "no warning: {said}");
 }
+
+/// A small tmpfs for a database, unmounted when dropped.
+struct SmallDisk {
+    path: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount(size: &str) -> SmallDisk {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("disk");
+        std::fs::create_dir(&path).unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            mounted.status.success(),
+            "this test mounts a small tmpfs to fill (it needs root): {}",
+            String::from_utf8_lossy(&mounted.stderr)
+        );
+        SmallDisk { path, _dir: dir }
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.path)
+            .status();
+    }
+}
+
+/// The SQLite disk fills up: writes answer 503 `Database unavailable`
+/// with `Retry-After`, never a 500; reads go on; once space is freed the
+/// instance writes again without a restart, and every write answered
+/// 201 before is there.
+#[test]
+fn a_full_sqlite_disk_is_a_503_until_space_is_freed() {
+    common::run_on(common::Backend::Sqlite, || {
+        let disk = SmallDisk::mount("6m");
+        // Room to free later.
+        let ballast = disk.path.join("ballast");
+        std::fs::write(&ballast, vec![0u8; 1024 * 1024]).unwrap();
+        let db = format!("sqlite://{}", disk.path.join("r.db").display());
+        let mut server = Server::start_reaching(&[], |_| db.clone());
+        let key = server.key("disk@example.com");
+        let loop_id = id_of(&server.create_loop(&key, "Full")["loop"]);
+        let mut body = common::request_body();
+        body["request_text"] = json!("x".repeat(2000));
+        body["context"] = json!({"blob": "y".repeat(60_000)});
+        let mut created = Vec::new();
+        let refused = loop {
+            let reply = server.post(&key, &format!("/v1/loops/{loop_id}/requests"), body.clone());
+            if reply.status != 201 {
+                break reply;
+            }
+            created.push(id_of(&reply.body["data"]["request"]));
+            assert!(created.len() < 500, "the disk never filled");
+        };
+        assert_eq!(
+            refused.status,
+            503,
+            "{:?}\n{:#?}",
+            refused.body,
+            server.stderr.lock().unwrap()
+        );
+        assert_eq!(refused.body["msg"], "Database unavailable");
+        assert!(refused.header("retry-after").is_some());
+        assert!(!created.is_empty());
+        server.get(&key, "/v1/api/loops").data(200);
+
+        std::fs::remove_file(&ballast).unwrap();
+        let freed = Instant::now();
+        loop {
+            let reply = server.post(
+                &key,
+                &format!("/v1/loops/{loop_id}/requests"),
+                common::request_body(),
+            );
+            if reply.status == 201 {
+                break;
+            }
+            assert_ne!(reply.status, 500, "{:?}", reply.body);
+            assert!(freed.elapsed() < Duration::from_secs(5), "{:?}", reply.body);
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        for id in &created {
+            server
+                .get(&key, &format!("/v1/api/requests/{id}"))
+                .data(200);
+        }
+        server.kill();
+    });
+}

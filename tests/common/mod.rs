@@ -243,6 +243,31 @@ impl Server {
         server
     }
 
+    /// Starts a server on a fresh database that `load` first fills (given
+    /// the database URL): a database an earlier release made. Its accounts
+    /// exist already, so no bootstrap key is made (`admin_key` is empty).
+    pub fn start_loaded(load: impl FnOnce(&str)) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (db_url, postgres) = fresh_database(&dir);
+        load(&db_url);
+        let (child, base, stderr) = launch(&dir, &db_url, &[]);
+        let client = Client::builder()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .expect("client");
+        Server {
+            child,
+            base,
+            admin_key: String::new(),
+            db_url,
+            stderr,
+            env: Vec::new(),
+            postgres,
+            client,
+            dir,
+        }
+    }
+
     /// Kills the process (as a crash would) and starts another one on the
     /// same database.
     pub fn restart(&mut self) {

@@ -105,12 +105,13 @@ pub(crate) async fn events(
         let mut c = cursor?;
         let hub = c.state.changes.clone();
         loop {
-            if c.started.elapsed() > LIFETIME || hub.is_stopping() {
-                return None;
-            }
             let changed = hub.pages().notified();
             tokio::pin!(changed);
             changed.as_mut().enable();
+            // Checked after listening: a stop between the two still wakes us.
+            if c.started.elapsed() > LIFETIME || hub.is_stopping() {
+                return None;
+            }
             tokio::select! {
                 _ = changed => {}
                 _ = tokio::time::sleep(KEEPALIVE) => {

@@ -56,17 +56,18 @@ impl Listener {
             ));
         }
         loop {
-            // A stopping instance ends its streams; clients reconnect
-            // (elsewhere) from their Last-Event-ID.
-            if self.opened.elapsed() >= LIFETIME || self.changes.is_stopping() {
-                return None;
-            }
             // Listening before the read: events numbered between the read
             // and the sleep still wake us.
             let changes = self.changes.clone();
             let numbered = changes.events().notified();
             tokio::pin!(numbered);
             numbered.as_mut().enable();
+            // A stopping instance ends its streams; clients reconnect
+            // (elsewhere) from their Last-Event-ID. Checked after
+            // listening, so a stop between the two still wakes us.
+            if self.opened.elapsed() >= LIFETIME || self.changes.is_stopping() {
+                return None;
+            }
             match self
                 .events
                 .after(&self.principal, self.position, BATCH)

@@ -343,13 +343,7 @@ fn a_backup_under_load_restores_every_acknowledged_request() {
                 .get(&owner, &format!("/v1/api/requests/{id}"))
                 .data(200);
         }
-        let verified = server.cli_raw(&["audit", "verify"]);
-        assert!(
-            verified.status.success(),
-            "{}{}",
-            String::from_utf8_lossy(&verified.stdout),
-            String::from_utf8_lossy(&verified.stderr)
-        );
+        server.assert_audit_verifies();
     });
 }
 

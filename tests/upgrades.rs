@@ -87,13 +87,7 @@ fn a_database_of_schema_20_is_migrated_served_and_verified() {
         "{read}"
     );
 
-    let verified = server.cli_raw(&["audit", "verify"]);
-    assert!(
-        verified.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&verified.stdout),
-        String::from_utf8_lossy(&verified.stderr)
-    );
+    server.assert_audit_verifies();
 }
 
 on_every_backend!(a_database_of_schema_20_is_migrated_served_and_verified,);

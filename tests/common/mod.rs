@@ -313,6 +313,17 @@ impl Server {
         serde_json::from_slice(&output.stdout).expect("cli JSON output")
     }
 
+    /// Asserts that `reviewloop audit verify` finds every chain intact.
+    pub fn assert_audit_verifies(&self) {
+        let verified = self.cli_raw(&["audit", "verify"]);
+        assert!(
+            verified.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&verified.stdout),
+            String::from_utf8_lossy(&verified.stderr)
+        );
+    }
+
     pub fn cli_raw(&self, args: &[&str]) -> std::process::Output {
         Command::new(BIN)
             .args(args)

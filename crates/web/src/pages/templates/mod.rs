@@ -130,6 +130,30 @@ fn builder_page(state_reviews: Markup, person: &Person, b: Builder<'_>) -> HttpR
     )
 }
 
+/// The builder drawn again after a post, with what was typed and what is
+/// wrong (for a new template, or for `template` with its `reviews`).
+fn posted_again(
+    reviews: Markup,
+    person: &Person,
+    template: Option<&Template>,
+    f: &FormData,
+    rows: &[Row],
+    problems: Problems,
+) -> HttpResponse {
+    builder_page(
+        reviews,
+        person,
+        Builder {
+            template,
+            name: f.text("name"),
+            description: f.text("description"),
+            rows,
+            problems,
+            notice: None,
+        },
+    )
+}
+
 /// The latest reviews sent with `template`, linking to each.
 async fn reviews_using(
     state: &WebState,
@@ -239,20 +263,7 @@ pub(crate) async fn create(
     posted: PersonForm,
 ) -> Result<HttpResponse, PageError> {
     let (person, f) = (&posted.person, &posted.form);
-    let again = |rows: &[Row], problems: Problems| {
-        builder_page(
-            html! {},
-            person,
-            Builder {
-                template: None,
-                name: f.text("name"),
-                description: f.text("description"),
-                rows,
-                problems,
-                notice: None,
-            },
-        )
-    };
+    let again = |rows: &[Row], problems| posted_again(html! {}, person, None, f, rows, problems);
     let (rows, fields) = match read_builder(f) {
         Posted::Again(rows, problems) => return Ok(again(&rows, problems)),
         Posted::Save(rows, fields) => (rows, fields),
@@ -314,19 +325,8 @@ pub(crate) async fn save(
     let (person, f) = (&posted.person, &posted.form);
     let template = state.templates.get(person.principal(), &id).await?;
     let reviews = reviews_using(&state, person, &template).await?;
-    let again = |rows: &[Row], problems: Problems| {
-        builder_page(
-            reviews.clone(),
-            person,
-            Builder {
-                template: Some(&template),
-                name: f.text("name"),
-                description: f.text("description"),
-                rows,
-                problems,
-                notice: None,
-            },
-        )
+    let again = |rows: &[Row], problems| {
+        posted_again(reviews.clone(), person, Some(&template), f, rows, problems)
     };
     let (rows, fields) = match read_builder(f) {
         Posted::Again(rows, problems) => return Ok(again(&rows, problems)),

@@ -226,6 +226,12 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         build_app(state.clone(), move |cfg| reviewloop_web::mount(cfg, pages))
     })
     .listen(listener)?
+    // An idle connection is closed after 5 s. A proxy must close its own
+    // idle connections sooner (docs/nginx.conf: 4 s), or it may send a
+    // call down one at the very moment this side closes it, and a POST
+    // that meets a closed connection is not retried: a 502. The shutdown
+    // drain (5 s) outlasts the proxy's idle time for the same reason.
+    .keep_alive(std::time::Duration::from_secs(5))
     // Calls in flight get 10 s to finish once the listener closes.
     .shutdown_timeout(10)
     // SIGTERM and SIGINT are handled below: not ready first, then a

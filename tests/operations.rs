@@ -419,22 +419,48 @@ fn the_database_going_away_is_a_503_and_its_return_needs_no_restart() {
 }
 
 /// An instance started before its PostgreSQL answers waits for it (as in
-/// a compose file, where both start together) and serves once it does.
+/// a compose file, where both start together), says meanwhile that it is
+/// alive but not ready, and serves once the database answers.
 fn an_instance_waits_for_postgres_at_start() {
     let target = common::proxy::postgres_address();
     let proxy = std::sync::Arc::new(common::proxy::Proxy::start(&target));
     proxy.cut();
     let through = format!("127.0.0.1:{}", proxy.port);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let mender = {
         let proxy = proxy.clone();
         std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_secs(3));
+            std::thread::sleep(Duration::from_millis(1500));
+            let http = reqwest::blocking::Client::new();
+            let at = |path: &str| {
+                http.get(format!("http://127.0.0.1:{port}{path}"))
+                    .send()
+                    .unwrap_or_else(|e| panic!("{path} answers while it waits: {e}"))
+            };
+            let health = at("/health");
+            let ready = at("/ready");
+            let call = at("/v1/test");
+            std::thread::sleep(Duration::from_millis(1500));
             proxy.mend();
+            (health.status(), ready, call)
         })
     };
     let started = Instant::now();
-    let server = Server::start_reaching(&[], |url| url.replacen(&target, &through, 1));
-    mender.join().unwrap();
+    let server = Server::start_reaching_at(&format!("127.0.0.1:{port}"), &[], |url| {
+        url.replacen(&target, &through, 1)
+    });
+    let (health, ready, call) = mender.join().unwrap();
+    assert_eq!(health, 200, "alive while it waits");
+    for refused in [ready, call] {
+        assert_eq!(refused.status(), 503);
+        assert!(refused.headers().contains_key("retry-after"));
+        let body: serde_json::Value = refused.json().unwrap();
+        assert_eq!(body["msg"], "Database unavailable", "{body}");
+    }
     assert!(started.elapsed() >= Duration::from_secs(3), "it waited");
     assert!(
         server
@@ -545,6 +571,35 @@ fn a_cli_mistake_is_said_once_on_one_line() {
         help.contains("requests:write") && help.contains("enterprise"),
         "{help}"
     );
+    // The server's flags are listed by `serve` and by `reviewloop` alone,
+    // not by commands that never listen.
+    let help_of = |words: &[&str]| {
+        let output = std::process::Command::new(common::BIN)
+            .args(words)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{words:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    for words in [&["--help"][..], &["serve", "--help"]] {
+        let help = help_of(words);
+        assert!(
+            help.contains("--smtp-url") && help.contains("--bind"),
+            "{words:?}: {help}"
+        );
+    }
+    for words in [
+        &["migrate", "--help"][..],
+        &["key", "create", "--help"],
+        &["backup", "--help"],
+    ] {
+        let help = help_of(words);
+        assert!(
+            !help.contains("--smtp-url") && !help.contains("--bind"),
+            "{words:?}: {help}"
+        );
+        assert!(help.contains("--database-url"), "{words:?}: {help}");
+    }
 }
 
 /// The shipped systemd unit passes `systemd-analyze verify` without a

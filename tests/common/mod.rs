@@ -206,6 +206,15 @@ impl Server {
     /// Starts a server whose database URL is `reach(the fresh database's)`
     /// (for example through a proxy a test can cut).
     pub fn start_reaching(env: &[(&str, &str)], reach: impl Fn(String) -> String) -> Self {
+        Self::start_reaching_at("127.0.0.1:0", env, reach)
+    }
+
+    /// [`Server::start_reaching`] on a given address.
+    pub fn start_reaching_at(
+        bind: &str,
+        env: &[(&str, &str)],
+        reach: impl Fn(String) -> String,
+    ) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let (db_url, postgres) = fresh_database(&dir);
         let db_url = reach(db_url);
@@ -213,7 +222,7 @@ impl Server {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect();
-        let (child, base, stderr) = launch(&dir, &db_url, &env);
+        let (child, base, stderr) = launch_at(&dir, &db_url, &env, bind);
         let client = Client::builder()
             .timeout(Duration::from_secs(30))
             .build()

@@ -69,5 +69,33 @@ pub fn build_app(
         .wrap(TracingLogger::<fallback::RequestSpan>::new())
 }
 
+/// What an instance answers while it waits at start for its database:
+/// `/health` (the process is alive, so an orchestrator does not restart
+/// it) and 503 `Database unavailable` with `Retry-After` for everything
+/// else, `/ready` included.
+pub fn starting_app() -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = Error,
+        InitError = (),
+    >,
+> {
+    async fn waiting() -> Result<actix_web::HttpResponse, ApiError> {
+        Err(reviewloop_service::ServiceError::Unavailable(
+            "the instance is starting and waits for its database".into(),
+        )
+        .into())
+    }
+    App::new()
+        .route("/health", web::get().to(routes::health))
+        .route("/v1/health", web::get().to(routes::health))
+        .route("/v1/api/health", web::get().to(routes::health))
+        .default_service(web::to(waiting))
+        .wrap(from_fn(fallback::request_id_header))
+        .wrap(TracingLogger::<fallback::RequestSpan>::new())
+}
+
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,6 @@
 //! The command line. Flags win over environment variables.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// reviewloop: routes review tasks from automated workflows to humans.
 #[derive(Debug, Parser)]
@@ -120,6 +120,53 @@ pub struct Cli {
     /// What to do; `serve` when omitted.
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// Flags every command takes and shows in its `--help`; the other global
+/// flags configure the server and are shown by `serve` (and `reviewloop`
+/// alone) only.
+const SHOWN_EVERYWHERE: [&str; 2] = ["database_url", "log_format"];
+
+impl Cli {
+    /// The command line as clap sees it: the server's flags are still
+    /// accepted after any command (`reviewloop migrate --bind ...` was
+    /// valid and stays so, and every command reads the same environment),
+    /// but other commands' `--help` does not list them.
+    pub fn command_line() -> clap::Command {
+        let mut root = Cli::command();
+        let hidden: Vec<clap::Arg> = root
+            .get_arguments()
+            .filter(|arg| arg.is_global_set() && !SHOWN_EVERYWHERE.contains(&arg.get_id().as_str()))
+            .map(|arg| arg.clone().hide(true))
+            .collect();
+        let others: Vec<String> = root
+            .get_subcommands()
+            .map(|sub| sub.get_name().to_owned())
+            .filter(|name| name != "serve")
+            .collect();
+        for name in others {
+            // clap copies a global flag into a subcommand only where the
+            // subcommand lacks one of that name: a hidden copy put there
+            // first is what the subcommand, and its own subcommands, get.
+            root = root.mut_subcommand(name, |mut sub| {
+                for arg in &hidden {
+                    sub = sub.arg(arg.clone());
+                }
+                sub
+            });
+        }
+        root
+    }
+
+    /// Parses these words (the first is the program's name), or says why not.
+    pub fn try_parse_words<I, T>(words: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let matches: ArgMatches = Self::command_line().try_get_matches_from(words)?;
+        Self::from_arg_matches(&matches)
+    }
 }
 
 /// The commands.

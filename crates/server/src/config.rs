@@ -237,12 +237,11 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
 
     fn parse(args: &[&str]) -> anyhow::Result<Config> {
         let mut full = vec!["reviewloop"];
         full.extend_from_slice(args);
-        Config::from_cli(&Cli::try_parse_from(full)?)
+        Config::from_cli(&Cli::try_parse_words(full)?)
     }
 
     #[test]
@@ -296,6 +295,23 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(config.public_url_for(config.bind), "https://r.example.com");
+        // Server flags stay accepted after any command, nested ones too.
+        let nested = parse(&[
+            "key",
+            "list",
+            "--email",
+            "a@example.com",
+            "--bind",
+            "0.0.0.0:9001",
+        ]);
+        assert_eq!(nested.unwrap().bind.to_string(), "0.0.0.0:9001");
+        assert_eq!(
+            parse(&["serve", "--bind", "0.0.0.0:9002"])
+                .unwrap()
+                .bind
+                .to_string(),
+            "0.0.0.0:9002"
+        );
         assert!(parse(&["--bind", "localhost"]).is_err());
         assert!(parse(&["--public-url", "r.example.com"]).is_err());
         assert!(parse(&["--trusted-proxies", "nginx"]).is_err());

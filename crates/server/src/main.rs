@@ -2,11 +2,14 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use reviewloop::cli::Cli;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse_words(std::env::args_os()) {
+        Ok(cli) => cli,
+        // --help and --version end here too, with exit code 0.
+        Err(error) => error.exit(),
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

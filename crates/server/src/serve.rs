@@ -93,18 +93,21 @@ async fn stop_on_signal(
 /// The database, opened and migrated. PostgreSQL that does not answer
 /// yet (it is starting beside us, as in a compose file) is waited for up
 /// to `REVIEWLOOP_DB_WAIT`, with pauses growing from half a second to ten,
-/// each logged; anything else (a wrong URL, a failed migration, SQLite)
-/// fails at once.
+/// each logged; meanwhile the address answers `/health` (alive) and 503
+/// to everything else, so that an orchestrator neither restarts the
+/// instance nor sends it traffic. Anything else (a wrong URL, a failed
+/// migration, SQLite) fails at once.
 async fn wait_for_database(
     config: &Config,
     meter: Arc<PrometheusMeter>,
+    reserved: &socket2::Socket,
 ) -> anyhow::Result<(reviewloop_adapters::Database, Vec<String>)> {
     let postgres = config.database_url.starts_with("postgres");
     let started = std::time::Instant::now();
     let mut pause = std::time::Duration::from_millis(500);
-    loop {
+    let mut starting: Option<actix_web::dev::ServerHandle> = None;
+    let opened = loop {
         match open_database(config, meter.clone()).await {
-            Ok(opened) => return Ok(opened),
             Err(error)
                 if postgres
                     && matches!(
@@ -113,6 +116,12 @@ async fn wait_for_database(
                     )
                     && started.elapsed() + pause <= config.db_wait =>
             {
+                if starting.is_none() {
+                    starting = Some(
+                        answer_while_starting(reserved)
+                            .with_context(|| format!("cannot listen on {}", config.bind))?,
+                    );
+                }
                 tracing::warn!(error = %format!("{error:#}"), retry_in_ms = pause.as_millis() as u64,
                     "database not reachable yet; waiting for it");
                 eprintln!(
@@ -123,9 +132,35 @@ async fn wait_for_database(
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(std::time::Duration::from_secs(10));
             }
-            Err(error) => return Err(error),
+            other => break other,
         }
+    };
+    if let Some(starting) = starting {
+        // Its answers close their connections, so this is quick; calls
+        // that queue meanwhile wait on the socket for the real server.
+        starting.stop(true).await;
     }
+    opened
+}
+
+/// Listens on the reserved address with [`reviewloop_http_actix::starting_app`]
+/// until the handle is stopped. The socket stays open after that, for the
+/// server proper.
+fn answer_while_starting(
+    reserved: &socket2::Socket,
+) -> anyhow::Result<actix_web::dev::ServerHandle> {
+    reserved.listen(1024)?;
+    let listener: TcpListener = reserved.try_clone()?.into();
+    listener.set_nonblocking(true)?;
+    let server = HttpServer::new(reviewloop_http_actix::starting_app)
+        .workers(1)
+        .keep_alive(actix_web::http::KeepAlive::Disabled)
+        .disable_signals()
+        .listen(listener)?
+        .run();
+    let handle = server.handle();
+    tokio::spawn(server);
+    Ok(handle)
 }
 
 /// The address, bound (so that a busy port is found at once) but not yet
@@ -179,10 +214,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .with_context(|| format!("cannot serve {}", redacted_url(&config.database_url)))?;
     // The port is taken first, so that a busy one does not cost the first
     // start its bootstrap key; it listens only once the instance can
-    // answer, so no proxy connects to it while it migrates or waits.
+    // answer (or, while it waits for PostgreSQL, answers only /health), so
+    // no proxy sends it calls while it migrates or waits.
     let reserved =
         reserve(config.bind).with_context(|| format!("cannot listen on {}", config.bind))?;
-    let (db, applied) = wait_for_database(&config, meter.clone()).await?;
+    let (db, applied) = wait_for_database(&config, meter.clone(), &reserved).await?;
     for version in &applied {
         tracing::info!(%version, "applied migration");
     }

@@ -10,6 +10,7 @@ mod loops;
 mod members;
 mod once;
 mod public;
+pub(crate) use public::health;
 mod push;
 mod requests;
 mod reviewer;

@@ -13,7 +13,7 @@ use crate::envelope::Reply;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-pub(super) async fn health() -> Reply {
+pub(crate) async fn health() -> Reply {
     Reply::new(StatusCode::OK, "ok", StatusOut { status: "ok" })
 }
 

@@ -474,6 +474,38 @@ fn an_instance_waits_for_postgres_at_start() {
     server.get(&server.admin_key, "/v1/test").data(200);
 }
 
+/// Instances started at the same moment on one new PostgreSQL database
+/// (a compose file starts them together) migrate it one at a time: each
+/// starts, and one of them made the bootstrap key.
+fn instances_started_together_migrate_one_at_a_time() {
+    let database = common::EmptyDatabase::new();
+    let url = database.url.clone();
+    let starts: Vec<_> = (0..3)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || Server::start_on(&url))
+        })
+        .collect();
+    let servers: Vec<Server> = starts.into_iter().map(|s| s.join().unwrap()).collect();
+    let keys: Vec<&str> = servers
+        .iter()
+        .map(|s| s.admin_key.as_str())
+        .filter(|k| !k.is_empty())
+        .collect();
+    assert_eq!(keys.len(), 1, "one bootstrap key: {keys:?}");
+    for server in &servers {
+        server.get(keys[0], "/v1/test").data(200);
+    }
+}
+
+#[test]
+fn instances_started_together_on_one_new_postgres_database_all_start() {
+    common::run_on(
+        common::Backend::Postgres,
+        instances_started_together_migrate_one_at_a_time,
+    );
+}
+
 #[test]
 fn an_instance_started_before_postgres_waits_for_it() {
     common::run_on(

@@ -252,6 +252,34 @@ impl Server {
         server
     }
 
+    /// Starts a server on a database that exists already (an
+    /// [`EmptyDatabase`], say), which it does not drop. `admin_key` is the
+    /// bootstrap key if this start made it, else empty.
+    pub fn start_on(db_url: &str) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (child, base, stderr) = launch(&dir, db_url, &[]);
+        let client = Client::builder()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .expect("client");
+        let mut server = Server {
+            child,
+            base,
+            admin_key: String::new(),
+            db_url: db_url.to_owned(),
+            stderr,
+            env: Vec::new(),
+            postgres: None,
+            client,
+            dir,
+        };
+        // Said before "listening on", so already read.
+        server.admin_key = server
+            .wait_for_line("reviewloop: bootstrap API key: ")
+            .unwrap_or_default();
+        server
+    }
+
     /// Starts a server on a fresh database that `load` first fills (given
     /// the database URL): a database an earlier release made. Its accounts
     /// exist already, so no bootstrap key is made (`admin_key` is empty).
@@ -531,11 +559,43 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
         if let Some((admin, name)) = &self.postgres {
-            use diesel::connection::SimpleConnection;
-            use diesel::Connection;
-            if let Ok(mut conn) = diesel::PgConnection::establish(admin) {
-                let _ = conn.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
-            }
+            drop_postgres_database(admin, name);
+        }
+    }
+}
+
+fn drop_postgres_database(admin: &str, name: &str) {
+    use diesel::connection::SimpleConnection;
+    use diesel::Connection;
+    if let Ok(mut conn) = diesel::PgConnection::establish(admin) {
+        let _ = conn.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+    }
+}
+
+/// An empty database of the current backend, for servers started on it
+/// with [`Server::start_on`]; dropped with this value.
+pub struct EmptyDatabase {
+    pub url: String,
+    postgres: Option<(String, String)>,
+    _dir: TempDir,
+}
+
+impl EmptyDatabase {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (url, postgres) = fresh_database(&dir);
+        EmptyDatabase {
+            url,
+            postgres,
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for EmptyDatabase {
+    fn drop(&mut self) {
+        if let Some((admin, name)) = &self.postgres {
+            drop_postgres_database(admin, name);
         }
     }
 }

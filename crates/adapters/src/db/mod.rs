@@ -418,7 +418,21 @@ impl Database {
             }
             Target::Postgres(url) => {
                 let mut conn = PgConnection::establish(url).map_err(open)?;
-                migrate(&mut conn, POSTGRES_MIGRATIONS)?
+                // Instances started together (a compose file, a deploy
+                // that starts them all) would run one migration at once,
+                // and all but one would fail. The session-level lock is
+                // released by the unlock or, should that fail, when the
+                // connection closes at the end of this block.
+                use diesel::RunQueryDsl as _;
+                diesel::sql_query("SELECT pg_advisory_lock($1)")
+                    .bind::<diesel::sql_types::BigInt, _>(MIGRATING_LOCK)
+                    .execute(&mut conn)
+                    .map_err(|e| DatabaseError::Open(e.to_string()))?;
+                let applied = migrate(&mut conn, POSTGRES_MIGRATIONS);
+                let _ = diesel::sql_query("SELECT pg_advisory_unlock($1)")
+                    .bind::<diesel::sql_types::BigInt, _>(MIGRATING_LOCK)
+                    .execute(&mut conn);
+                applied?
             }
         };
         let postgres = matches!(target, Target::Postgres(_));
@@ -504,6 +518,9 @@ impl Database {
         }
     }
 }
+
+/// The advisory lock held while an instance migrates PostgreSQL.
+const MIGRATING_LOCK: i64 = 0x006d_6967_7261_7465;
 
 /// On PostgreSQL, takes the transaction-scoped advisory lock `key`, so one
 /// transaction at a time across instances runs the work it guards; SQLite

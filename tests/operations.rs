@@ -30,6 +30,28 @@ fn sample(text: &str, name: &str) -> Option<f64> {
 
 fn ready_and_metrics_tell_an_operator_how_the_instance_does() {
     let server = Server::start();
+    // `reviewloop health`, the container's health check, agrees.
+    for extra in [&[][..], &["--ready"]] {
+        let probe = std::process::Command::new(common::BIN)
+            .args(["health", "--url", &server.base])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(probe.status.success(), "{extra:?}: {probe:?}");
+    }
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let nobody = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let probe = std::process::Command::new(common::BIN)
+        .args(["health", "--url", &nobody])
+        .output()
+        .unwrap();
+    assert!(!probe.status.success());
+    let said = String::from_utf8_lossy(&probe.stderr);
+    assert!(
+        said.contains("did not answer") && said.lines().count() == 1,
+        "{said}"
+    );
     let ready = server
         .http()
         .get(format!("{}/ready", server.base))
@@ -444,6 +466,22 @@ fn an_instance_waits_for_postgres_at_start() {
             let health = at("/health");
             let ready = at("/ready");
             let call = at("/v1/test");
+            // The container health check: alive, not ready.
+            let probe = |extra: &[&str]| {
+                std::process::Command::new(common::BIN)
+                    .args(["health", "--url", &format!("http://127.0.0.1:{port}")])
+                    .args(extra)
+                    .output()
+                    .unwrap()
+            };
+            assert!(probe(&[]).status.success());
+            let not_ready = probe(&["--ready"]);
+            assert!(!not_ready.status.success());
+            let said = String::from_utf8_lossy(&not_ready.stderr);
+            assert!(
+                said.contains("503") && said.contains("Database unavailable"),
+                "{said}"
+            );
             std::thread::sleep(Duration::from_millis(1500));
             proxy.mend();
             (health.status(), ready, call)

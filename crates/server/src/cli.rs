@@ -201,6 +201,19 @@ pub enum Command {
         #[arg(long)]
         to: std::path::PathBuf,
     },
+    /// Ask a running instance whether it is alive (`/health`) or ready
+    /// (`/ready`): exit 0 if it answers 200, 1 otherwise. For container
+    /// health checks; it does not open the database.
+    Health {
+        /// Ask `/ready` (the database answers, the instance is not
+        /// stopping) instead of `/health`.
+        #[arg(long)]
+        ready: bool,
+        /// The instance's address (default: the one `--bind` /
+        /// `REVIEWLOOP_BIND` names, on loopback when that is 0.0.0.0 or ::).
+        #[arg(long)]
+        url: Option<String>,
+    },
     /// Put a backup in place of the SQLite database. No instance may serve
     /// it; the database it replaces is kept beside it.
     Restore {

@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod cli;
 pub mod config;
+mod probe;
 pub mod serve;
 mod workers;
 
@@ -120,6 +121,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::ReceiptKey(command) => admin::receipt_key(&config, command).await,
         Command::VapidKey(command) => admin::vapid_key(&config, command).await,
         Command::Audit(command) => admin::audit(&config, command).await,
+        Command::Health { ready, url } => probe::health(&config, ready, url.as_deref()).await,
         Command::Backup { to } => admin::backup(&config, &to),
         Command::Restore { from, force } => admin::restore(&config, &from, force).await,
     }

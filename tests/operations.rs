@@ -411,6 +411,21 @@ fn the_database_going_away_is_a_503_and_its_return_needs_no_restart() {
             assert!(reply.header("retry-after").is_some(), "{path}");
         }
     }
+    // What needs no database is still served: liveness, the API's
+    // description and reference, the sign-in page.
+    for path in ["/health", "/v1/openapi.json", "/docs/api", "/login"] {
+        let started = Instant::now();
+        let reply = server
+            .http()
+            .get(format!("{}{path}", server.base))
+            .send()
+            .unwrap();
+        assert_eq!(reply.status(), 200, "{path} while the database is away");
+        assert!(
+            started.elapsed() <= Duration::from_secs(1),
+            "{path} at once"
+        );
+    }
 
     proxy.mend();
     let back = Instant::now();

@@ -103,8 +103,19 @@ impl Podman {
         )
     }
 
-    /// Builds `dir` (holding a Containerfile) as `tag`.
+    /// The id of the image `name`, if there is one.
+    fn image_id(&self, name: &str) -> Option<String> {
+        let output = self.output("podman", &["image", "inspect", "--format", "{{.Id}}", name]);
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    }
+
+    /// Builds `dir` (holding a Containerfile) as `tag`, and removes the
+    /// image the tag named before (each build gives the binary anew).
     fn build(&self, dir: &Path, tag: &str, args: &[&str]) {
+        let before = self.image_id(tag);
         let mut words = vec![
             "build",
             "--format",
@@ -127,6 +138,9 @@ impl Podman {
             "podman build {tag}: {}",
             String::from_utf8_lossy(&output.stderr)
         );
+        if let Some(before) = before.filter(|id| Some(id) != self.image_id(tag).as_ref()) {
+            let _ = self.output("podman", &["rmi", &before]);
+        }
     }
 }
 
@@ -251,8 +265,9 @@ fn bootstrap_key(logs: &str) -> String {
         .to_owned()
 }
 
-/// A loop and a request in it, made through `base`; the request's id.
-fn a_request_through(base: &str, key: &str) -> String {
+/// A loop and a request in it, made through `base`; the loop's id and
+/// the request's.
+fn a_request_through(base: &str, key: &str) -> (String, String) {
     let http = reqwest::blocking::Client::new();
     let made: Value = http
         .post(format!("{base}/v1/api/loops"))
@@ -271,7 +286,7 @@ fn a_request_through(base: &str, key: &str) -> String {
         .unwrap()
         .json()
         .unwrap();
-    id_of(&request["data"]["request"])
+    (loop_id, id_of(&request["data"]["request"]))
 }
 
 fn status_of(base: &str, key: &str, path: &str) -> u16 {
@@ -342,7 +357,7 @@ fn the_image_serves_from_its_volume_as_a_user_and_stops_cleanly() {
         logs.contains(&format!("set the admin password at: {base}/setup/")),
         "{logs}"
     );
-    let id = a_request_through(&base, &key);
+    let (_, id) = a_request_through(&base, &key);
 
     let uid = podman.run(&["exec", &name, "id", "-u"]);
     assert_ne!(uid.trim(), "0", "not root");
@@ -425,13 +440,15 @@ fn the_compose_file_runs_two_instances_on_postgres_behind_nginx() {
             .expect("podman-compose is needed (Debian: apt-get install podman-compose)")
     };
     let instance = |n: u8| format!("{project}_reviewloop-{n}_1");
-    struct Down<F: Fn(&[&str]) -> Output>(F);
+    // podman-compose 1.0.3's `down` leaves the project's network.
+    struct Down<F: Fn(&[&str]) -> Output>(F, String);
     impl<F: Fn(&[&str]) -> Output> Drop for Down<F> {
         fn drop(&mut self) {
             let _ = (self.0)(&["down", "-v", "-t", "1"]);
+            let _ = crate::podman().output("podman", &["network", "rm", "-f", &self.1]);
         }
     }
-    let down = Down(compose);
+    let down = Down(compose, format!("{project}_default"));
     // podman-compose's `down -v` removes the named volume but not the
     // instances' anonymous /data ones: their containers go first (this is
     // dropped before `down`), and those volumes with them.
@@ -469,13 +486,102 @@ fn the_compose_file_runs_two_instances_on_postgres_behind_nginx() {
         "{all}"
     );
     let key = bootstrap_key(&all);
-    let id = a_request_through(&base, &key);
+    let (_, id) = a_request_through(&base, &key);
     for _ in 0..10 {
         assert_eq!(status_of(&base, &key, &format!("/v1/requests/{id}")), 200);
     }
     assert_eq!(status_of(&base, &key, "/metrics"), 403, "docs/nginx.conf");
     for n in [1, 2] {
         podman.run(&["healthcheck", "run", &instance(n)]);
+    }
+
+    // The rolling restart the compose file's header gives, under a load
+    // of creates and reads through nginx: no call fails. The load's key
+    // comes from the CLI in a container, with room for it (the bootstrap
+    // key allows 100 calls an hour).
+    let made = podman.run(&[
+        "exec",
+        &instance(1),
+        "reviewloop",
+        "key",
+        "create",
+        "--email",
+        "load@example.com",
+        "--rate-limit",
+        "100000",
+        "--json",
+    ]);
+    let key = serde_json::from_str::<Value>(&made).unwrap()["api_key"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (loop_id, id) = a_request_through(&base, &key);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let load = {
+        let (base, key, stop) = (base.clone(), key.clone(), stop.clone());
+        let (id, loop_id) = (id.clone(), loop_id.clone());
+        std::thread::spawn(move || {
+            let http = reqwest::blocking::Client::new();
+            let (mut calls, mut failed) = (0u32, Vec::new());
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let reply = if calls % 3 == 0 {
+                    http.post(format!("{base}/v1/loops/{loop_id}/requests"))
+                        .bearer_auth(&key)
+                        .json(&request_body())
+                        .send()
+                } else if calls % 3 == 1 {
+                    http.get(format!("{base}/v1/api/loops"))
+                        .bearer_auth(&key)
+                        .send()
+                } else {
+                    http.get(format!("{base}/v1/requests/{id}"))
+                        .bearer_auth(&key)
+                        .send()
+                };
+                calls += 1;
+                match reply {
+                    Ok(r) if r.status().is_success() => {}
+                    Ok(r) => failed.push(r.status().to_string()),
+                    Err(e) => failed.push(e.to_string()),
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            (calls, failed)
+        })
+    };
+    for n in [1, 2] {
+        let restarted = (down.0)(&["restart", "-t", "20", &format!("reviewloop-{n}")]);
+        assert!(
+            restarted.status.success(),
+            "{}",
+            String::from_utf8_lossy(&restarted.stderr)
+        );
+        let started = Instant::now();
+        while !podman
+            .output("podman", &["healthcheck", "run", &instance(n)])
+            .status
+            .success()
+        {
+            assert!(started.elapsed() < Duration::from_secs(60), "{}", logs());
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        let reloaded = (down.0)(&["exec", "proxy", "nginx", "-s", "reload"]);
+        assert!(
+            reloaded.status.success(),
+            "{}",
+            String::from_utf8_lossy(&reloaded.stderr)
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (calls, failed) = load.join().unwrap();
+    assert!(calls > 100, "a real load: {calls} calls");
+    assert!(
+        failed.is_empty(),
+        "{} of {calls} failed: {failed:?}",
+        failed.len()
+    );
+    for n in [1, 2] {
         let served = podman.logs(&instance(n));
         assert!(
             !served.contains("ERROR"),

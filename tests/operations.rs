@@ -559,6 +559,90 @@ fn instances_started_together_on_one_new_postgres_database_all_start() {
     );
 }
 
+/// SIGTERM while it waits for its database stops it at once with exit
+/// code 0: in a container it is process 1, for which a signal without a
+/// handler does nothing, so the handler must be there from the start.
+#[test]
+fn a_signal_during_the_wait_for_the_database_stops_it_at_once() {
+    use std::io::BufRead;
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(common::BIN)
+        .args(["--bind", "127.0.0.1:0", "--database-url"])
+        .arg(format!("postgres://nobody@127.0.0.1:{port}/none"))
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let waiting = std::iter::from_fn(|| rx.recv_timeout(Duration::from_secs(10)).ok())
+        .any(|line| line.contains("waiting for the database"));
+    assert!(waiting, "it waits");
+    let signalled = Instant::now();
+    assert!(std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "{status}");
+            break;
+        }
+        assert!(
+            signalled.elapsed() < Duration::from_secs(3),
+            "still running after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A PostgreSQL that answers and refuses (here: an unknown role) is not
+/// waited for: the start fails at once and says why.
+fn a_refusing_postgres_fails_the_start_at_once() {
+    let admin = std::env::var("REVIEWLOOP_TEST_POSTGRES_URL").unwrap();
+    let (scheme, rest) = admin.split_once("://").unwrap();
+    let host = rest.split_once('@').map_or(rest, |(_, host)| host);
+    let url = format!("{scheme}://no_such_role_here@{host}");
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let output = std::process::Command::new(common::BIN)
+        .args(["--bind", "127.0.0.1:0", "--database-url", &url])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(started.elapsed() < Duration::from_secs(5), "not waited for");
+    let said = String::from_utf8_lossy(&output.stderr);
+    // With password logins (as .ci/run may set up) libpq may instead say
+    // that no password was given.
+    assert!(
+        said.contains("no_such_role_here") || said.contains("no password supplied"),
+        "{said}"
+    );
+    assert!(!said.contains("waiting for the database"), "{said}");
+}
+
+#[test]
+fn a_postgres_that_refuses_the_role_fails_the_start_at_once() {
+    common::run_on(
+        common::Backend::Postgres,
+        a_refusing_postgres_fails_the_start_at_once,
+    );
+}
+
 #[test]
 fn an_instance_started_before_postgres_waits_for_it() {
     common::run_on(

@@ -20,7 +20,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(reviewloop::run(cli)) {
+    let result = runtime.block_on(reviewloop::run(cli));
+    // A blocking task may still run (a connection attempt to a database
+    // that does not answer, when a signal stopped the wait for it): the
+    // process ends without waiting for it.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("reviewloop: error: {}", one_line(&error));

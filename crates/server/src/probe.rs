@@ -1,7 +1,7 @@
 //! `reviewloop health`: asks a running instance, over HTTP, whether it
 //! is alive or ready, as a container's health check does.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
@@ -25,6 +25,9 @@ pub async fn health(config: &Config, ready: bool, url: Option<&str>) -> anyhow::
     let url = format!("{base}/{}", if ready { "ready" } else { "health" });
     let client = reqwest::Client::builder()
         .timeout(ANSWER_WITHIN)
+        // An HTTP_PROXY set for outgoing webhooks is not for this call.
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .context("cannot make an HTTP client")?;
     let reply = client
@@ -33,7 +36,7 @@ pub async fn health(config: &Config, ready: bool, url: Option<&str>) -> anyhow::
         .await
         .with_context(|| format!("{url} did not answer"))?;
     let status = reply.status();
-    if status.is_success() {
+    if status == reqwest::StatusCode::OK {
         println!("reviewloop: {url} answered {status}");
         return Ok(());
     }
@@ -47,16 +50,14 @@ pub async fn health(config: &Config, ready: bool, url: Option<&str>) -> anyhow::
 }
 
 /// Where a client on this host reaches an instance bound to `bind`: the
-/// unspecified address is not one to connect to.
+/// unspecified address is not one to connect to. `[::]` listens on IPv4
+/// too (Linux's default), and a container may have no IPv6 loopback, so
+/// both are asked at 127.0.0.1.
 fn reachable(bind: SocketAddr) -> SocketAddr {
-    match bind.ip() {
-        IpAddr::V4(ip) if ip.is_unspecified() => {
-            SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), bind.port())
-        }
-        IpAddr::V6(ip) if ip.is_unspecified() => {
-            SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), bind.port())
-        }
-        _ => bind,
+    if bind.ip().is_unspecified() {
+        SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), bind.port())
+    } else {
+        bind
     }
 }
 
@@ -68,7 +69,8 @@ mod tests {
     fn an_unspecified_bind_is_asked_on_loopback() {
         let at = |s: &str| reachable(s.parse().unwrap()).to_string();
         assert_eq!(at("0.0.0.0:8080"), "127.0.0.1:8080");
-        assert_eq!(at("[::]:8080"), "[::1]:8080");
+        assert_eq!(at("[::]:8080"), "127.0.0.1:8080");
+        assert_eq!(at("[::1]:8080"), "[::1]:8080");
         assert_eq!(at("10.0.0.5:9000"), "10.0.0.5:9000");
     }
 }

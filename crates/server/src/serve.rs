@@ -54,6 +54,33 @@ fn web_state(api: &AppState, ports: Ports, public_url: &str, config: &Config) ->
         }))
 }
 
+/// SIGTERM and SIGINT, listened for from the start: in a container the
+/// service is process 1, which the kernel does not stop for a signal it
+/// has no handler for, so a `podman stop` during the wait for the
+/// database would otherwise wait out its time-out and kill it.
+struct StopSignals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn listen() -> anyhow::Result<Self> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(Self {
+            term: signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?,
+            int: signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?,
+        })
+    }
+
+    /// The next of either.
+    async fn next(&mut self) {
+        tokio::select! {
+            _ = self.term.recv() => {}
+            _ = self.int.recv() => {}
+        }
+    }
+}
+
 /// Waits for SIGTERM or SIGINT, then stops the way a proxy in front needs:
 /// `/ready` answers 503 at once and long-polls and streams answer or end
 /// (`ChangeHub::stop`); calls keep being served for `drain`, while the
@@ -63,19 +90,9 @@ async fn stop_on_signal(
     server: actix_web::dev::ServerHandle,
     hub: Arc<reviewloop_service::ChangeHub>,
     drain: std::time::Duration,
+    mut signals: StopSignals,
 ) {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        tracing::error!("cannot listen for SIGTERM and SIGINT; stop with SIGKILL");
-        return;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-    }
+    signals.next().await;
     tracing::info!(
         drain_seconds = drain.as_secs(),
         "stopping: not ready, draining"
@@ -83,8 +100,7 @@ async fn stop_on_signal(
     hub.stop();
     tokio::select! {
         () = tokio::time::sleep(drain) => {}
-        _ = term.recv() => {}
-        _ = int.recv() => {}
+        () = signals.next() => {}
     }
     tracing::info!("stopping: listener closed, finishing calls in flight");
     server.stop(true).await;
@@ -95,8 +111,9 @@ async fn stop_on_signal(
 /// to `REVIEWLOOP_DB_WAIT`, with pauses growing from half a second to ten,
 /// each logged; meanwhile the address answers `/health` (alive) and 503
 /// to everything else, so that an orchestrator neither restarts the
-/// instance nor sends it traffic. Anything else (a wrong URL, a failed
-/// migration, SQLite) fails at once.
+/// instance nor sends it traffic. Anything else (a malformed URL, a
+/// password or database PostgreSQL refuses, a failed migration, SQLite)
+/// fails at once.
 async fn wait_for_database(
     config: &Config,
     meter: Arc<PrometheusMeter>,
@@ -114,6 +131,7 @@ async fn wait_for_database(
                         error.downcast_ref::<reviewloop_adapters::DatabaseError>(),
                         Some(reviewloop_adapters::DatabaseError::Open(_))
                     )
+                    && !refused_for_good(&error)
                     && started.elapsed() + pause <= config.db_wait =>
             {
                 if starting.is_none() {
@@ -143,6 +161,20 @@ async fn wait_for_database(
     opened
 }
 
+/// Whether PostgreSQL answered and refused (a wrong password, an unknown
+/// role or database, no `pg_hba.conf` entry): waiting would not help.
+fn refused_for_good(error: &anyhow::Error) -> bool {
+    let said = format!("{error:#}");
+    [
+        "password authentication failed",
+        "no password supplied",
+        "does not exist",
+        "no pg_hba.conf entry",
+    ]
+    .iter()
+    .any(|why| said.contains(why))
+}
+
 /// Listens on the reserved address with [`reviewloop_http_actix::starting_app`]
 /// until the handle is stopped. The socket stays open after that, for the
 /// server proper.
@@ -155,6 +187,8 @@ fn answer_while_starting(
     let server = HttpServer::new(reviewloop_http_actix::starting_app)
         .workers(1)
         .keep_alive(actix_web::http::KeepAlive::Disabled)
+        // Its answers are short: when the database comes, it is gone at once.
+        .shutdown_timeout(1)
         .disable_signals()
         .listen(listener)?
         .run();
@@ -218,7 +252,15 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     // no proxy sends it calls while it migrates or waits.
     let reserved =
         reserve(config.bind).with_context(|| format!("cannot listen on {}", config.bind))?;
-    let (db, applied) = wait_for_database(&config, meter.clone(), &reserved).await?;
+    let mut signals = StopSignals::listen()?;
+    let (db, applied) = tokio::select! {
+        opened = wait_for_database(&config, meter.clone(), &reserved) => opened?,
+        () = signals.next() => {
+            tracing::info!("stopped before it started serving");
+            eprintln!("reviewloop: stopped before it started serving");
+            return Ok(());
+        }
+    };
     for version in &applied {
         tracing::info!(%version, "applied migration");
     }
@@ -278,6 +320,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         server.handle(),
         ports.changes.clone(),
         config.shutdown_drain,
+        signals,
     ));
     eprintln!("reviewloop: listening on http://{bound}");
     tracing::info!(%bound, %public_url, "reviewloop started");

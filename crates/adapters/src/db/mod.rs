@@ -424,10 +424,19 @@ impl Database {
                 // released by the unlock or, should that fail, when the
                 // connection closes at the end of this block.
                 use diesel::RunQueryDsl as _;
+                // Bounded: a lock left by a session PostgreSQL has not yet
+                // found dead must not hang every start for good.
+                conn.batch_execute("SET lock_timeout = '10min'")
+                    .map_err(|e| DatabaseError::Open(e.to_string()))?;
                 diesel::sql_query("SELECT pg_advisory_lock($1)")
                     .bind::<diesel::sql_types::BigInt, _>(MIGRATING_LOCK)
                     .execute(&mut conn)
-                    .map_err(|e| DatabaseError::Open(e.to_string()))?;
+                    .map_err(|e| {
+                        DatabaseError::Migration(format!(
+                            "another instance has been migrating for 10 minutes, or left its lock: {e}"
+                        ))
+                    })?;
+                let _ = conn.batch_execute("RESET lock_timeout");
                 let applied = migrate(&mut conn, POSTGRES_MIGRATIONS);
                 let _ = diesel::sql_query("SELECT pg_advisory_unlock($1)")
                     .bind::<diesel::sql_types::BigInt, _>(MIGRATING_LOCK)

@@ -40,7 +40,7 @@ fn web_state(api: &AppState, ports: Ports, public_url: &str, config: &Config) ->
     let (limiter, proxies) = (api.public_limiter.clone(), api.trusted_proxies.clone());
     let gate_proxies = proxies.clone();
     WebState::new(ports, public_url, config.signup, api.auth.key_cache())
-        .with_api_document(reviewloop_http_actix::openapi::document())
+        .with_api_document(reviewloop_http_actix::openapi::document)
         .with_client_address(Arc::new(move |peer, headers| proxies.client(peer, headers)))
         .with_public_gate(Arc::new(move |req| {
             let now = std::time::SystemTime::now()

@@ -43,7 +43,7 @@ pub struct WebState {
     /// notifications and password links go.
     pub(crate) email_enabled: bool,
     /// The OpenAPI document `/docs/api` renders, when the API publishes one.
-    pub(crate) api_document: Option<&'static serde_json::Value>,
+    pub(crate) api_document: Option<fn() -> &'static serde_json::Value>,
 }
 
 impl WebState {
@@ -95,8 +95,11 @@ impl WebState {
         self
     }
 
-    /// Publishes `document` (OpenAPI 3.1) as the reference page `/docs/api`.
-    pub fn with_api_document(mut self, document: &'static serde_json::Value) -> Self {
+    /// Publishes the OpenAPI 3.1 document `document` gives as the
+    /// reference page `/docs/api`. It is asked for at the page's first
+    /// visit, not at start: building it costs megabytes an idle instance
+    /// need not hold.
+    pub fn with_api_document(mut self, document: fn() -> &'static serde_json::Value) -> Self {
         self.api_document = Some(document);
         self
     }

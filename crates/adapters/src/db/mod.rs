@@ -102,6 +102,8 @@ impl Default for PoolOptions {
 
 const SQLITE_POOL_SIZE: u32 = 8;
 const POSTGRES_POOL_SIZE: u32 = 16;
+/// Connections a pool keeps open while nothing uses them.
+const IDLE_CONNECTIONS: u32 = 2;
 /// Settings every SQLite connection needs; Diesel sets none of them itself.
 /// `temp_store = MEMORY` keeps the statement journals of the group
 /// writer's savepoints in memory instead of a temporary file created and
@@ -452,6 +454,18 @@ impl Database {
         });
         let pool = Pool::builder()
             .max_size(size)
+            // Connections are opened as calls need them, not all at
+            // start: an idle instance holds two (and PostgreSQL two
+            // backends for it), and ones idle for ten minutes are closed.
+            .min_idle(Some(IDLE_CONNECTIONS.min(size)))
+            // r2d2 opens connections and closes idle ones on a pool of
+            // its own; one thread does (it starts with three).
+            .thread_pool(std::sync::Arc::new(
+                scheduled_thread_pool::ScheduledThreadPool::builder()
+                    .num_threads(1)
+                    .thread_name_pattern("r2d2-worker-{}")
+                    .build(),
+            ))
             .test_on_check_out(true)
             .connection_timeout(options.connection_timeout)
             .event_handler(Box::new(PoolWaits(meter)))

@@ -20,7 +20,7 @@ use crate::state::WebState;
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
 pub(crate) async fn page(state: web::Data<WebState>) -> Result<HttpResponse, PageError> {
-    let doc = state
+    let document = state
         .api_document
         .ok_or_else(|| PageError::NotFound("This server publishes no API reference".into()))?;
     // The document is fixed for the life of the process, and rendering it
@@ -28,7 +28,7 @@ pub(crate) async fn page(state: web::Data<WebState>) -> Result<HttpResponse, Pag
     // needs no sign-in, so it shows no one's navigation.
     static PAGE: OnceLock<String> = OnceLock::new();
     let page = PAGE.get_or_init(|| {
-        layout::page("API reference", None, Nav::None, reference(doc)).into_string()
+        layout::page("API reference", None, Nav::None, reference(document())).into_string()
     });
     Ok(layout::ok(PreEscaped(page.clone())))
 }

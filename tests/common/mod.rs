@@ -222,22 +222,7 @@ impl Server {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect();
-        let (child, base, stderr) = launch_at(&dir, &db_url, &env, bind);
-        let client = Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .expect("client");
-        let mut server = Server {
-            child,
-            base,
-            admin_key: String::new(),
-            db_url,
-            stderr,
-            env,
-            postgres,
-            client,
-            dir,
-        };
+        let mut server = Server::launched(dir, db_url, env, postgres, bind);
         // With JSON logs the key is written to a file, not the log.
         server.admin_key = server
             .wait_for_line("reviewloop: bootstrap API key: ")
@@ -257,22 +242,7 @@ impl Server {
     /// bootstrap key if this start made it, else empty.
     pub fn start_on(db_url: &str) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
-        let (child, base, stderr) = launch(&dir, db_url, &[]);
-        let client = Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .expect("client");
-        let mut server = Server {
-            child,
-            base,
-            admin_key: String::new(),
-            db_url: db_url.to_owned(),
-            stderr,
-            env: Vec::new(),
-            postgres: None,
-            client,
-            dir,
-        };
+        let mut server = Server::launched(dir, db_url.to_owned(), Vec::new(), None, "127.0.0.1:0");
         // Said before "listening on", so already read.
         server.admin_key = server
             .wait_for_line("reviewloop: bootstrap API key: ")
@@ -287,7 +257,19 @@ impl Server {
         let dir = tempfile::tempdir().expect("temp dir");
         let (db_url, postgres) = fresh_database(&dir);
         load(&db_url);
-        let (child, base, stderr) = launch(&dir, &db_url, &[]);
+        Server::launched(dir, db_url, Vec::new(), postgres, "127.0.0.1:0")
+    }
+
+    /// A server started in `dir` on `db_url` at `bind`, whose bootstrap
+    /// key (if any) is not read yet; it drops `postgres` when dropped.
+    fn launched(
+        dir: TempDir,
+        db_url: String,
+        env: Vec<(String, String)>,
+        postgres: Option<(String, String)>,
+        bind: &str,
+    ) -> Self {
+        let (child, base, stderr) = launch_at(&dir, &db_url, &env, bind);
         let client = Client::builder()
             .timeout(Duration::from_secs(30))
             .build()
@@ -298,7 +280,7 @@ impl Server {
             admin_key: String::new(),
             db_url,
             stderr,
-            env: Vec::new(),
+            env,
             postgres,
             client,
             dir,
@@ -344,7 +326,9 @@ impl Server {
         let output = self.cli_raw(args);
         assert!(
             output.status.success(),
-            "cli {args:?} failed: {}",
+            "cli {args:?} failed ({}): {}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         );
         serde_json::from_slice(&output.stdout).expect("cli JSON output")

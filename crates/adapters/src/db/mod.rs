@@ -102,8 +102,6 @@ impl Default for PoolOptions {
 
 const SQLITE_POOL_SIZE: u32 = 8;
 const POSTGRES_POOL_SIZE: u32 = 16;
-/// Connections a pool keeps open while nothing uses them.
-const IDLE_CONNECTIONS: u32 = 2;
 /// Settings every SQLite connection needs; Diesel sets none of them itself.
 /// `temp_store = MEMORY` keeps the statement journals of the group
 /// writer's savepoints in memory instead of a temporary file created and
@@ -455,9 +453,13 @@ impl Database {
         let pool = Pool::builder()
             .max_size(size)
             // Connections are opened as calls need them, not all at
-            // start: an idle instance holds two (and PostgreSQL two
-            // backends for it), and ones idle for ten minutes are closed.
-            .min_idle(Some(IDLE_CONNECTIONS.min(size)))
+            // start, and ones idle for ten minutes are closed. None is
+            // kept open in reserve: r2d2 refills a reserve on its own
+            // thread, and a PostgreSQL connection still being opened
+            // there when the process exits meets OpenSSL's exit-time
+            // clean-up (libpq's TLS) and crashes it: a CLI command that
+            // had done its work ended with SIGSEGV.
+            .min_idle(Some(0))
             // r2d2 opens connections and closes idle ones on a pool of
             // its own; one thread does (it starts with three).
             .thread_pool(std::sync::Arc::new(

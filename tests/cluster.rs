@@ -335,29 +335,17 @@ fn restarting_each_instance_in_turn_fails_no_call() {
                 loop_id.clone(),
                 stop.clone(),
             );
-            std::thread::spawn(move || {
-                let http = reqwest::blocking::Client::new();
-                let (mut calls, mut failed) = (0u32, Vec::new());
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    let reply = if n == 0 {
-                        http.post(format!("{base}/v1/loops/{loop_id}/requests"))
-                            .bearer_auth(&key)
-                            .json(&request_body())
-                            .send()
-                    } else {
-                        http.get(format!("{base}/v1/api/loops"))
-                            .bearer_auth(&key)
-                            .send()
-                    };
-                    calls += 1;
-                    match reply {
-                        Ok(r) if r.status().is_success() => {}
-                        Ok(r) => failed.push(format!("{}", r.status())),
-                        Err(e) => failed.push(e.to_string()),
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
+            common::load::until_stopped(stop, move |http, _| {
+                if n == 0 {
+                    http.post(format!("{base}/v1/loops/{loop_id}/requests"))
+                        .bearer_auth(&key)
+                        .json(&request_body())
+                        .send()
+                } else {
+                    http.get(format!("{base}/v1/api/loops"))
+                        .bearer_auth(&key)
+                        .send()
                 }
-                (calls, failed)
             })
         })
         .collect();

@@ -2,6 +2,7 @@
 //! port with its own temporary SQLite database, and speaks HTTP to it.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod load;
 pub mod people;
 pub mod proxy;
 pub mod push;

@@ -32,10 +32,11 @@ struct AuditRow {
     hash: Option<String>,
 }
 
-#[derive(Insertable)]
+#[derive(Insertable, serde::Serialize)]
 #[diesel(table_name = audit_entries, treat_none_as_default_value = false)]
 struct NewAuditRow {
     account_id: String,
+    #[serde(serialize_with = "super::convert::serialize_db_time")]
     at: chrono::NaiveDateTime,
     action: String,
     loop_id: Option<String>,
@@ -120,6 +121,16 @@ pub(crate) fn append(conn: &mut Conn, entries: &NewEntries) -> Result<(), DbErro
             .execute(c)?;
     });
     Ok(())
+}
+
+/// Writes the entries of many changes in one statement on PostgreSQL
+/// (see [`append`]).
+pub(crate) fn append_all<'a>(
+    pg: &mut diesel::PgConnection,
+    entries: impl Iterator<Item = &'a NewEntries>,
+) -> Result<(), DbError> {
+    let rows: Vec<&NewAuditRow> = entries.flat_map(|e| &e.0).collect();
+    super::set_based::insert(pg, "audit_entries", &rows)
 }
 
 #[async_trait]

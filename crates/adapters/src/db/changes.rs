@@ -64,6 +64,12 @@ pub(super) fn request_changed(conn: &mut Conn, id: &str) -> Result<(), DbError> 
     }
 }
 
+/// Announces, on PostgreSQL, that each of the requests `ids` changed, in
+/// one statement (the caller is on PostgreSQL: see `set_based`).
+pub(super) fn requests_changed(pg: &mut PgConnection, ids: &[&str]) -> Result<(), DbError> {
+    super::set_based::notify_each(pg, CHANNEL, ids)
+}
+
 /// A part of request `id` that no waiter waits for changed (whether its
 /// reviewers were notified, when they were reminded): its in-memory copy
 /// (SQLite) is dropped after the commit, and nobody is woken.

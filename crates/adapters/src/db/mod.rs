@@ -27,6 +27,7 @@ mod receipts;
 mod requests;
 mod reviews;
 pub mod schema;
+mod set_based;
 mod slack;
 mod statements;
 mod templates;

@@ -178,7 +178,9 @@ impl MemberRow {
     }
 }
 
-#[derive(Queryable, Selectable, Insertable)]
+/// Also read as JSON, where a request is read in one statement with its
+/// entries aggregated (PostgreSQL's `json_agg` of the rows).
+#[derive(Queryable, Selectable, Insertable, serde::Deserialize)]
 #[diesel(table_name = request_broadcasts, treat_none_as_default_value = false)]
 pub(crate) struct BroadcastRow {
     pub request_id: String,
@@ -237,7 +239,7 @@ impl BroadcastRow {
 
 /// A request's row. A change writes only the columns it changed
 /// ([`RequestDiff`]).
-#[derive(Queryable, Selectable, Insertable)]
+#[derive(Queryable, QueryableByName, Selectable, Insertable)]
 #[diesel(table_name = requests, treat_none_as_default_value = false)]
 pub(crate) struct RequestRow {
     pub id: String,
@@ -329,6 +331,20 @@ macro_rules! request_diff {
                 Self {
                     $($column: (stored.$column != new.$column).then(|| new.$column.clone()),)*
                 }
+            }
+
+            /// The columns a change may write, by name.
+            pub const COLUMNS: &'static [&'static str] = &[$(stringify!($column)),*];
+
+            /// `new`'s id, the version it was read at and every column a
+            /// change may write, as one JSON object of a set-based write.
+            pub fn json_of(new: &RequestRow) -> Value {
+                use super::convert::JsonColumn;
+                let mut object = serde_json::Map::new();
+                object.insert("id".into(), new.id.to_json_column());
+                object.insert("version".into(), new.version.to_json_column());
+                $(object.insert(stringify!($column).into(), new.$column.to_json_column());)*
+                Value::Object(object)
             }
         }
     };

@@ -8,7 +8,7 @@ use super::convert::{to_db_time, to_json_text};
 use super::schema::outbox_events;
 use super::{native, Conn, DbError};
 
-#[derive(Insertable)]
+#[derive(Insertable, serde::Serialize)]
 #[diesel(table_name = outbox_events, treat_none_as_default_value = false)]
 struct EventRow {
     id: String,
@@ -17,6 +17,7 @@ struct EventRow {
     request_id: Option<String>,
     loop_id: Option<String>,
     payload: String,
+    #[serde(serialize_with = "super::convert::serialize_db_time")]
     created_at: chrono::NaiveDateTime,
     test: bool,
 }
@@ -77,4 +78,21 @@ pub(crate) fn append(conn: &mut Conn, events: &NewEvents) -> Result<(), DbError>
             .execute(c)?;
     });
     super::audit::append(conn, &events.entries)
+}
+
+/// Appends the events of many changes, and the audit entries of changes
+/// without events (`silent`), on PostgreSQL: one statement for all events
+/// and one for all entries, where [`append`] is one per row.
+pub(crate) fn append_all(
+    pg: &mut diesel::PgConnection,
+    events: &[&NewEvents],
+    silent: &[&super::audit::NewEntries],
+) -> Result<(), DbError> {
+    let rows: Vec<&EventRow> = events.iter().flat_map(|e| &e.rows).collect();
+    super::set_based::insert(pg, "outbox_events", &rows)?;
+    let entries = events
+        .iter()
+        .map(|e| &e.entries)
+        .chain(silent.iter().copied());
+    super::audit::append_all(pg, entries)
 }

@@ -16,12 +16,11 @@ use reviewloop_ports::{
     InboxView, RequestFacts, RequestPage, RequestQuery, RequestSort, RequestStore, StoreError,
 };
 
-use super::audit::NewEntries;
 use super::convert::{corrupt, from_db_time, parse, parse_opt, to_db_time};
 use super::models::{BroadcastRow, RequestRow};
 use super::outbox::NewEvents;
 use super::schema::{loop_members, request_broadcasts, requests, test_clocks};
-use super::{native, outbox, Conn, DbError, SqlStore};
+use super::{native, outbox, Conn, DbConnection, DbError, SqlStore};
 
 pub(super) type Backend = <Conn as diesel::Connection>::Backend;
 
@@ -38,7 +37,10 @@ pub(super) use rows::with_broadcasts;
 
 use lease::lease_all;
 use queries::{answered_query, due_query, escalation_query, filtered, inbox_query};
-use rows::{one_request, open_requests, rows_of, silent_change_of, write_if_unchanged};
+use rows::{
+    one_request, one_request_for_viewer, open_requests, rows_of, silent_change_of, write_all,
+    write_if_unchanged, Change,
+};
 
 impl SqlStore {
     /// Request `id`: its in-memory copy on SQLite, else read (and, on
@@ -128,6 +130,10 @@ impl RequestStore for SqlStore {
         let (id, viewer) = (id.to_string(), viewer.to_string());
         self.db
             .run(move |conn| {
+                if let DbConnection::Postgres(pg) = conn {
+                    return Ok(one_request_for_viewer(pg, &id, &viewer)?
+                        .map(|(request, active)| (Arc::new(request), active)));
+                }
                 let Some(request) = one_request(conn, &id)? else {
                     return Ok(None);
                 };
@@ -177,11 +183,7 @@ impl RequestStore for SqlStore {
         &self,
         changes: &[(ReviewRequest, Vec<Event>)],
     ) -> Result<Vec<bool>, StoreError> {
-        let changes: Vec<(
-            (RequestRow, Vec<BroadcastRow>),
-            NewEvents,
-            Option<NewEntries>,
-        )> = changes
+        let changes: Vec<Change> = changes
             .iter()
             .map(|(request, events)| {
                 (
@@ -191,14 +193,7 @@ impl RequestStore for SqlStore {
                 )
             })
             .collect();
-        self.db
-            .write(move |conn| {
-                changes
-                    .iter()
-                    .map(|(row, events, record)| write_if_unchanged(conn, row, events, record))
-                    .collect()
-            })
-            .await
+        self.db.write(move |conn| write_all(conn, &changes)).await
     }
 
     async fn test_clock_offset(&self, account: &UserId) -> Result<i64, StoreError> {

@@ -1,22 +1,23 @@
 //! A request's rows: read with its broadcast entries, written back only
 //! if nobody changed it since it was read.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::Bool;
+use diesel::sql_types::{Bool, Nullable, Text};
 use reviewloop_domain::{AuditRecord, BroadcastEntry, ReviewRequest};
 
 use super::queries::OPEN_CONDITION;
 use super::Backend;
 use crate::db::audit::NewEntries;
+use crate::db::convert::corrupt;
 use crate::db::fixed::update;
 use crate::db::models::RequestDiff;
 use crate::db::models::{BroadcastRow, RequestRow};
 use crate::db::outbox::NewEvents;
 use crate::db::schema::{request_broadcasts, requests};
-use crate::db::{changes, native, outbox, Conn, DbError};
+use crate::db::{changes, native, outbox, set_based, Conn, DbConnection, DbError};
 
 /// One request with its broadcast entries.
 pub(super) fn one_request(conn: &mut Conn, id: &str) -> Result<Option<ReviewRequest>, DbError> {
@@ -26,6 +27,55 @@ pub(super) fn one_request(conn: &mut Conn, id: &str) -> Result<Option<ReviewRequ
         .select(RequestRow::as_select())
         .load(c)?);
     Ok(with_broadcasts(conn, rows)?.pop())
+}
+
+/// A request's row, its broadcast entries as a JSON array, and whether
+/// the viewer is an active member of its loop or of the loop it was
+/// escalated to.
+#[derive(QueryableByName)]
+struct ViewedRow {
+    #[diesel(embed)]
+    request: RequestRow,
+    #[diesel(sql_type = Nullable<Text>)]
+    broadcasts: Option<String>,
+    #[diesel(sql_type = Bool)]
+    viewer_active: bool,
+}
+
+/// Request `id` with whether `viewer` is an active member of a loop it
+/// reached, in one statement: on PostgreSQL each statement is a round
+/// trip, and a requester polling for the answer reads this more than
+/// anything else.
+pub(super) fn one_request_for_viewer(
+    pg: &mut diesel::PgConnection,
+    id: &str,
+    viewer: &str,
+) -> Result<Option<(ReviewRequest, bool)>, DbError> {
+    let rows: Vec<ViewedRow> = diesel::sql_query(
+        "SELECT r.*,
+           (SELECT json_agg(b ORDER BY b.position)::text
+            FROM request_broadcasts b WHERE b.request_id = r.id) AS broadcasts,
+           EXISTS (SELECT 1 FROM loop_members m
+                   WHERE m.user_id = $2 AND m.status = 'active'
+                     AND (m.loop_id = r.loop_id OR m.loop_id = r.escalated_to))
+             AS viewer_active
+         FROM requests r WHERE r.id = $1",
+    )
+    .bind::<Text, _>(id)
+    .bind::<Text, _>(viewer)
+    .load(pg)?;
+    let Some(row) = rows.into_iter().next() else {
+        return Ok(None);
+    };
+    let entries: Vec<BroadcastRow> = match &row.broadcasts {
+        Some(json) => serde_json::from_str(json).map_err(|_| corrupt("broadcast entries", json))?,
+        None => Vec::new(),
+    };
+    let entries = entries
+        .into_iter()
+        .map(BroadcastRow::into_domain)
+        .collect::<Result<_, _>>()?;
+    Ok(Some((row.request.into_domain(entries)?, row.viewer_active)))
 }
 
 /// Writes a changed request, with its events and its change announcement,
@@ -64,8 +114,81 @@ pub(super) fn write_if_unchanged(
     if changed == 0 {
         return Ok(false);
     }
-    // A reviewer's answer is written once; the version check above already
-    // makes sure it was given to the state now stored.
+    write_answers(conn, answers)?;
+    changes::request_changed(conn, &row.id)?;
+    outbox::append(conn, events)?;
+    // A change without an event (a release, an edit, feedback) is logged
+    // all the same; one with events is logged by the outbox.
+    if let (true, Some(entry)) = (events.is_empty(), silent_change) {
+        crate::db::audit::append(conn, entry)?;
+    }
+    Ok(true)
+}
+
+/// A change to one request as the store writes it: its row and quorum
+/// answers, its events, and its audit entry if it has no event.
+pub(super) type Change = (
+    (RequestRow, Vec<BroadcastRow>),
+    NewEvents,
+    Option<NewEntries>,
+);
+
+/// Writes each change whose request nobody changed since it was read, and
+/// says which did. On PostgreSQL a batch (a sweep's pass) is written with
+/// a few set-based statements, not five round trips per request: the rows
+/// under their version checks, the announcements, the events, the audit
+/// entries.
+pub(super) fn write_all(conn: &mut Conn, changes: &[Change]) -> Result<Vec<bool>, DbError> {
+    let ids: Vec<&str> = changes
+        .iter()
+        .map(|((row, _), _, _)| row.id.as_str())
+        .collect();
+    // Two changes to one request: the second must see the first's version,
+    // which only writing them one after the other does.
+    let distinct = ids.iter().collect::<HashSet<_>>().len() == ids.len();
+    let landed: HashSet<String> = match conn {
+        DbConnection::Postgres(pg) if distinct && changes.len() > 1 => {
+            let rows = changes
+                .iter()
+                .map(|((row, _), _, _)| RequestDiff::json_of(row))
+                .collect();
+            set_based::update_requests(pg, RequestDiff::COLUMNS, rows)?
+        }
+        _ => {
+            return changes
+                .iter()
+                .map(|(row, events, silent)| write_if_unchanged(conn, row, events, silent))
+                .collect()
+        }
+    };
+    let written: Vec<&Change> = changes
+        .iter()
+        .filter(|((row, _), _, _)| landed.contains(&row.id))
+        .collect();
+    for ((_, answers), _, _) in &written {
+        write_answers(conn, answers)?;
+    }
+    if let DbConnection::Postgres(pg) = conn {
+        let ids: Vec<&str> = written
+            .iter()
+            .map(|((row, _), _, _)| row.id.as_str())
+            .collect();
+        changes::requests_changed(pg, &ids)?;
+        let events: Vec<&NewEvents> = written.iter().map(|(_, events, _)| events).collect();
+        let silent: Vec<&NewEntries> = written
+            .iter()
+            .filter(|(_, events, _)| events.is_empty())
+            .filter_map(|(_, _, silent)| silent.as_ref())
+            .collect();
+        outbox::append_all(pg, &events, &silent)?;
+    }
+    Ok(ids.iter().map(|id| landed.contains(*id)).collect())
+}
+
+/// Writes reviewers' quorum answers of a change that landed.
+fn write_answers(conn: &mut Conn, answers: &[BroadcastRow]) -> Result<(), DbError> {
+    // A reviewer's answer is written once; the version check of the change
+    // already makes sure it was given to the state now stored.
     for answer in answers {
         native!(conn, |c| update(
             request_broadcasts::table,
@@ -81,14 +204,7 @@ pub(super) fn write_if_unchanged(
         )
         .execute(c)?);
     }
-    changes::request_changed(conn, &row.id)?;
-    outbox::append(conn, events)?;
-    // A change without an event (a release, an edit, feedback) is logged
-    // all the same; one with events is logged by the outbox.
-    if let (true, Some(entry)) = (events.is_empty(), silent_change) {
-        crate::db::audit::append(conn, entry)?;
-    }
-    Ok(true)
+    Ok(())
 }
 
 /// The audit entry of a change to `request` that emits no event; none for

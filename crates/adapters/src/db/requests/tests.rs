@@ -30,6 +30,17 @@ async fn outbox_count(db: &TestDb) -> i64 {
         .unwrap()
 }
 
+async fn audit_count(db: &TestDb) -> i64 {
+    db.db
+        .run(|c| {
+            Ok(crate::db::schema::audit_entries::table
+                .count()
+                .get_result(c)?)
+        })
+        .await
+        .unwrap()
+}
+
 async fn a_request_round_trips_with_every_field(db: TestDb) {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
@@ -69,6 +80,13 @@ async fn a_request_round_trips_with_every_field(db: TestDb) {
     assert_eq!(loaded.version, 1);
     request.written();
     assert_eq!(loaded, request);
+    // Read for a viewer (one statement on PostgreSQL), it is the same.
+    let (viewed, _) = store
+        .request_for_viewer(&request.id, &UserId::new(fixtures::oid(2)))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(*viewed, request);
 }
 
 async fn a_request_is_read_with_whether_the_viewer_is_an_active_member(db: TestDb) {
@@ -111,37 +129,91 @@ async fn a_request_is_read_with_whether_the_viewer_is_an_active_member(db: TestD
 async fn a_batch_of_changes_lands_except_where_someone_else_got_there_first(db: TestDb) {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
-    let first = fixtures::request(&lp, 20, "high", 0);
-    let second = fixtures::request(&lp, 21, "high", 0);
-    for r in [&first, &second] {
+    let (first, second, third, twin) = (
+        fixtures::request(&lp, 20, "high", 0),
+        fixtures::request(&lp, 21, "high", 0),
+        fixtures::request(&lp, 22, "high", 0),
+        fixtures::request(&lp, 23, "high", 0),
+    );
+    for r in [&first, &second, &third, &twin] {
         store.insert_request(r, &[]).await.unwrap();
     }
+    // On PostgreSQL (a sweep's pass is written set-based there), each
+    // landed change is announced to the other instances.
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = heard.clone();
+    let _listener = db
+        .db
+        .listen_for_changes(move |change| sink.lock().unwrap().push(change));
     // The second is claimed by a reviewer before the batch writes.
     let mut claimed = second.clone();
     claimed
         .claim(UserId::new(fixtures::oid(2)), fixtures::at(1))
         .unwrap();
     store.update_request(&claimed, &[]).await.unwrap();
-    let batch: Vec<(ReviewRequest, Vec<Event>)> = [first.clone(), second.clone()]
+    // A time finer than the database keeps: a batch stores it as a single
+    // change would.
+    let fine = fixtures::at(100) + chrono::Duration::nanoseconds(123_456_789);
+    let mut batch: Vec<(ReviewRequest, Vec<Event>)> = [first.clone(), second.clone()]
         .into_iter()
         .zip(90u8..)
         .map(|(mut r, n)| {
-            r.time_out(fixtures::at(100)).unwrap();
+            r.time_out(fine).unwrap();
             let event = fixtures::event_for(&r, &lp, n, EventType::RequestTimeout);
             (r, vec![event])
         })
         .collect();
-    let before = outbox_count(&db).await;
-    assert_eq!(store.update_requests(&batch).await.unwrap(), [true, false]);
+    // A change without an event is logged in the audit trail all the same.
+    let mut silently = third.clone();
+    silently
+        .claim(UserId::new(fixtures::oid(3)), fixtures::at(2))
+        .unwrap();
+    batch.push((silently.clone(), Vec::new()));
+    let (events_before, audit_before) = (outbox_count(&db).await, audit_count(&db).await);
+    assert_eq!(
+        store.update_requests(&batch).await.unwrap(),
+        [true, false, true]
+    );
     assert_eq!(
         outbox_count(&db).await,
-        before + 1,
+        events_before + 1,
         "only the landed change's event"
+    );
+    assert_eq!(
+        audit_count(&db).await,
+        audit_before + 2,
+        "the landed event's entry and the silent change's"
     );
     let stored = store.request_by_id(&first.id).await.unwrap().unwrap();
     assert_eq!((stored.status, stored.version), (RequestStatus::Timeout, 1));
     let kept = store.request_by_id(&second.id).await.unwrap().unwrap();
     assert_eq!(kept.status, RequestStatus::Claimed);
+    silently.written();
+    assert_eq!(
+        store.request_by_id(&third.id).await.unwrap().unwrap(),
+        silently
+    );
+    let mut single = twin.clone();
+    single.time_out(fine).unwrap();
+    store.update_request(&single, &[]).await.unwrap();
+    let single = store.request_by_id(&twin.id).await.unwrap().unwrap();
+    assert_eq!(stored.response_at, single.response_at);
+    assert_eq!(stored.updated_at, single.updated_at);
+    if db.db.is_postgres() {
+        for _ in 0..200 {
+            if heard.lock().unwrap().len() >= 5 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let heard = heard.lock().unwrap().clone();
+        for id in [first.id, third.id] {
+            assert!(
+                heard.contains(&crate::db::changes::Change::Request(id)),
+                "{id} announced: {heard:?}"
+            );
+        }
+    }
 }
 
 async fn a_stale_write_is_a_conflict_and_changes_nothing(db: TestDb) {
@@ -610,6 +682,16 @@ async fn quorum_answers_are_kept_per_reviewer_and_leave_their_inbox(db: TestDb) 
     request.written();
     let loaded = store.request_by_id(&request.id).await.unwrap().unwrap();
     assert_eq!(loaded, request, "the answer is kept on u2's entry");
+    let (viewed, active) = store
+        .request_for_viewer(&request.id, &u3)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (&*viewed, active),
+        (&request, true),
+        "answers, times and comments read back for a viewer too"
+    );
     assert_eq!(loaded.responses()[0].comment, Some("seven, surely"));
     assert!(loaded.has_answered(&u2) && !loaded.has_answered(&u3));
 

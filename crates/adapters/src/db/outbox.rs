@@ -80,19 +80,22 @@ pub(crate) fn append(conn: &mut Conn, events: &NewEvents) -> Result<(), DbError>
     super::audit::append(conn, &events.entries)
 }
 
-/// Appends the events of many changes, and the audit entries of changes
-/// without events (`silent`), on PostgreSQL: one statement for all events
+/// Appends the events of many changes on PostgreSQL, with the audit
+/// entries of each in change order: its events' entries, or for a change
+/// without events its own entry (`silent`). One statement for all events
 /// and one for all entries, where [`append`] is one per row.
 pub(crate) fn append_all(
     pg: &mut diesel::PgConnection,
-    events: &[&NewEvents],
-    silent: &[&super::audit::NewEntries],
+    changes: &[(&NewEvents, Option<&super::audit::NewEntries>)],
 ) -> Result<(), DbError> {
-    let rows: Vec<&EventRow> = events.iter().flat_map(|e| &e.rows).collect();
+    let rows: Vec<&EventRow> = changes.iter().flat_map(|(e, _)| &e.rows).collect();
     super::set_based::insert(pg, "outbox_events", &rows)?;
-    let entries = events
-        .iter()
-        .map(|e| &e.entries)
-        .chain(silent.iter().copied());
+    let entries = changes.iter().filter_map(|(events, silent)| {
+        if events.is_empty() {
+            *silent
+        } else {
+            Some(&events.entries)
+        }
+    });
     super::audit::append_all(pg, entries)
 }

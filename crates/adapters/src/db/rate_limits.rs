@@ -191,13 +191,19 @@ impl SharedRateLimiter {
     async fn flush_kind(&self, kind: RateWindow, now: DateTime<Utc>) -> Result<(), StoreError> {
         let (window, _) = kind.at(now)?;
         // Calls admitted late in a window that just ended are still added
-        // to it: the next window weighs that count.
+        // to it: the next window weighs that count. They are taken out of
+        // the slot as they are sent, so no other path sends them again.
+        // (A slot newer than `now`, opened by a call that came after this
+        // flush began, is not ended: it is left for the next flush.)
         let ended: Vec<(i64, String, u32)> = {
-            let slots = self.slots()?;
+            let mut slots = self.slots()?;
             slots
-                .iter()
-                .filter(|((_, k), slot)| *k == kind && slot.window != window && slot.pending > 0)
-                .map(|((key, _), slot)| (slot.window, row_key(key, kind), slot.pending))
+                .iter_mut()
+                .filter(|((_, k), slot)| *k == kind && slot.window < window && slot.pending > 0)
+                .map(|((key, _), slot)| {
+                    let calls = std::mem::take(&mut slot.pending);
+                    (slot.window, row_key(key, kind), calls)
+                })
                 .collect()
         };
         for (old, name, calls) in ended {
@@ -207,10 +213,10 @@ impl SharedRateLimiter {
         }
         let calls: Vec<(ApiKeyId, u32)> = {
             let mut slots = self.slots()?;
-            slots.retain(|(_, k), slot| *k != kind || slot.window == window);
+            slots.retain(|(_, k), slot| *k != kind || slot.window >= window);
             slots
                 .iter_mut()
-                .filter(|((_, k), _)| *k == kind)
+                .filter(|((_, k), slot)| *k == kind && slot.window == window)
                 .map(|((key, _), slot)| {
                     let calls = std::mem::take(&mut slot.pending);
                     slot.in_flight = slot.in_flight.saturating_add(calls);
@@ -308,15 +314,30 @@ impl RateLimiter for SharedRateLimiter {
     ) -> Result<RateLimitStatus, StoreError> {
         let (window, _) = kind.at(now)?;
         let counter = (*key, kind);
-        // A window ended with calls not shared yet: share them before the
-        // slot moves on (counting twice if a flush races this is safe).
-        let ended = self
+        // A call whose `now` was read just before another opened the next
+        // window counts in that window: a slot never goes back, or the
+        // newer window's calls would be forgotten.
+        let window = self
             .slots()?
             .get(&counter)
-            .filter(|s| s.window != window && s.pending > 0)
-            .map(|s| (s.window, s.pending));
+            .map_or(window, |s| s.window.max(window));
+        // A window ended with calls not shared yet: share them before the
+        // slot moves on, taking them out of the slot so that no
+        // concurrent call or flush shares them again.
+        let ended = self
+            .slots()?
+            .get_mut(&counter)
+            .filter(|s| s.window < window && s.pending > 0)
+            .map(|s| (s.window, std::mem::take(&mut s.pending)));
         if let Some((old, calls)) = ended {
-            self.add(old, vec![(row_key(key, kind), calls)]).await?;
+            if let Err(error) = self.add(old, vec![(row_key(key, kind), calls)]).await {
+                if let Some(slot) = self.slots()?.get_mut(&counter) {
+                    if slot.window == old {
+                        slot.pending = slot.pending.saturating_add(calls);
+                    }
+                }
+                return Err(error);
+            }
         }
         let seen = || -> Result<bool, StoreError> {
             Ok(self
@@ -353,7 +374,7 @@ impl RateLimiter for SharedRateLimiter {
         };
         let mut slots = self.slots()?;
         let slot = slots.entry(counter).or_insert(Slot::new(window, 0, 0));
-        if slot.window != window {
+        if slot.window < window {
             *slot = Slot::new(window, 0, 0);
         }
         match first {
@@ -497,6 +518,58 @@ mod tests {
             }
             assert_eq!(admitted, 50, "round {round}");
         }
+    }
+
+    /// At the turn of a window the calls not yet shared are added to the
+    /// window that ended exactly once, however many calls race into the
+    /// next one; and a call whose time was read just before the turn
+    /// counts in the new window rather than taking the slot back (which
+    /// forgot the new window's calls).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn calls_at_the_turn_of_a_window_are_shared_once_and_none_go_back() {
+        let Some(db) = TestDb::postgres() else { return };
+        let limiter = std::sync::Arc::new(SharedRateLimiter::new(db.store()));
+        let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let (window, _) = RateWindow::Minute.at(at).unwrap();
+        let k = key(60);
+        for _ in 0..5 {
+            assert!(
+                limiter
+                    .hit(&k, RateWindow::Minute, 1000, at)
+                    .await
+                    .unwrap()
+                    .allowed
+            );
+        }
+        let next = at + chrono::Duration::seconds(60);
+        let racing: Vec<_> = (0..20)
+            .map(|_| {
+                let limiter = limiter.clone();
+                tokio::spawn(async move {
+                    limiter
+                        .hit(&k, RateWindow::Minute, 1000, next)
+                        .await
+                        .unwrap()
+                        .allowed
+                })
+            })
+            .collect();
+        for call in racing {
+            assert!(call.await.unwrap());
+        }
+        limiter.flush(next).await.unwrap();
+        let late = at + chrono::Duration::seconds(59);
+        assert!(
+            limiter
+                .hit(&k, RateWindow::Minute, 1000, late)
+                .await
+                .unwrap()
+                .allowed
+        );
+        limiter.flush(next).await.unwrap();
+        let name = row_key(&k, RateWindow::Minute);
+        assert_eq!(limiter.total(name.clone(), window).await.unwrap(), 5);
+        assert_eq!(limiter.total(name, window + 1).await.unwrap(), 21);
     }
 
     /// The documented bound: between flushes each instance admits against

@@ -12,7 +12,7 @@ use super::queries::OPEN_CONDITION;
 use super::Backend;
 use crate::db::audit::NewEntries;
 use crate::db::convert::corrupt;
-use crate::db::fixed::update;
+use crate::db::fixed::{text_query, update};
 use crate::db::models::RequestDiff;
 use crate::db::models::{BroadcastRow, RequestRow};
 use crate::db::outbox::NewEvents;
@@ -51,18 +51,21 @@ pub(super) fn one_request_for_viewer(
     id: &str,
     viewer: &str,
 ) -> Result<Option<(ReviewRequest, bool)>, DbError> {
-    let rows: Vec<ViewedRow> = diesel::sql_query(
-        "SELECT r.*,
-           (SELECT json_agg(b ORDER BY b.position)::text
-            FROM request_broadcasts b WHERE b.request_id = r.id) AS broadcasts,
-           EXISTS (SELECT 1 FROM loop_members m
-                   WHERE m.user_id = $2 AND m.status = 'active'
-                     AND (m.loop_id = r.loop_id OR m.loop_id = r.escalated_to))
-             AS viewer_active
-         FROM requests r WHERE r.id = $1",
+    let rows: Vec<ViewedRow> = text_query(
+        [
+            "SELECT r.*,
+               (SELECT json_agg(b ORDER BY b.position)::text
+                FROM request_broadcasts b WHERE b.request_id = r.id) AS broadcasts,
+               EXISTS (SELECT 1 FROM loop_members m
+                       WHERE m.user_id = ",
+            " AND m.status = 'active'
+                         AND (m.loop_id = r.loop_id OR m.loop_id = r.escalated_to))
+                 AS viewer_active
+             FROM requests r WHERE r.id = ",
+            "",
+        ],
+        vec![viewer, id],
     )
-    .bind::<Text, _>(id)
-    .bind::<Text, _>(viewer)
     .load(pg)?;
     let Some(row) = rows.into_iter().next() else {
         return Ok(None);
@@ -174,13 +177,11 @@ pub(super) fn write_all(conn: &mut Conn, changes: &[Change]) -> Result<Vec<bool>
             .map(|((row, _), _, _)| row.id.as_str())
             .collect();
         changes::requests_changed(pg, &ids)?;
-        let events: Vec<&NewEvents> = written.iter().map(|(_, events, _)| events).collect();
-        let silent: Vec<&NewEntries> = written
+        let logged: Vec<_> = written
             .iter()
-            .filter(|(_, events, _)| events.is_empty())
-            .filter_map(|(_, _, silent)| silent.as_ref())
+            .map(|(_, events, silent)| (events, silent.as_ref()))
             .collect();
-        outbox::append_all(pg, &events, &silent)?;
+        outbox::append_all(pg, &logged)?;
     }
     Ok(ids.iter().map(|id| landed.contains(*id)).collect())
 }

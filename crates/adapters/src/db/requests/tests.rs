@@ -142,9 +142,19 @@ async fn a_batch_of_changes_lands_except_where_someone_else_got_there_first(db: 
     // landed change is announced to the other instances.
     let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = heard.clone();
-    let _listener = db
+    let listener = db
         .db
         .listen_for_changes(move |change| sink.lock().unwrap().push(change));
+    if listener.is_some() {
+        // Listening once it says it (re)connected.
+        for _ in 0..1000 {
+            if !heard.lock().unwrap().is_empty() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert!(!heard.lock().unwrap().is_empty(), "the listener connected");
+    }
     // The second is claimed by a reviewer before the batch writes.
     let mut claimed = second.clone();
     claimed

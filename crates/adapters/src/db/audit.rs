@@ -167,12 +167,21 @@ impl AuditStore for SqlStore {
                     .load(conn)?;
                 let mut heads: std::collections::HashMap<String, Option<AuditEntry>> =
                     std::collections::HashMap::new();
+                // On PostgreSQL the links are written together at the end,
+                // in one statement where each is a round trip.
+                let mut links = Vec::new();
+                let on_postgres = matches!(conn, super::DbConnection::Postgres(_));
                 for row in &unlinked {
                     let previous = match heads.get(&row.account_id) {
                         Some(head) => head.clone(),
                         None => head(conn, &row.account_id)?,
                     };
                     let entry = AuditEntry::after(previous.as_ref(), row.record()?);
+                    if on_postgres {
+                        links.push((row.id, entry.clone()));
+                        heads.insert(row.account_id.clone(), Some(entry));
+                        continue;
+                    }
                     native!(conn, |c| update(
                         audit_entries::table,
                         audit_entries::id.eq(row.id),
@@ -184,6 +193,13 @@ impl AuditStore for SqlStore {
                     )
                     .execute(c)?);
                     heads.insert(row.account_id.clone(), Some(entry));
+                }
+                if let super::DbConnection::Postgres(pg) = conn {
+                    let links: Vec<_> = links
+                        .iter()
+                        .map(|(id, e)| (*id, e.seq, e.prev_hash.as_str(), e.hash.as_str()))
+                        .collect();
+                    super::set_based::link_audit_entries(pg, &links)?;
                 }
                 Ok(unlinked.len())
             })

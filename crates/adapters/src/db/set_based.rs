@@ -1,11 +1,11 @@
 //! Writes of many rows in one statement on PostgreSQL, where every
 //! statement is a round trip. The rows travel as one JSON document that
-//! `jsonb_populate_recordset` turns back into rows of the table's type, so
+//! `json_populate_recordset` turns back into rows of the table's type, so
 //! the statement's text is the same for any number of rows.
 
 use std::collections::HashSet;
 
-use diesel::sql_types::{Array, Text};
+use diesel::sql_types::{Array, BigInt, Text};
 use diesel::{PgConnection, QueryableByName, RunQueryDsl};
 use serde::Serialize;
 use serde_json::Value;
@@ -32,7 +32,7 @@ pub(crate) fn insert<T: Serialize>(
     // fields), never a caller's text.
     diesel::sql_query(format!(
         "INSERT INTO {table} ({columns})
-         SELECT {columns} FROM jsonb_populate_recordset(NULL::{table}, $1::jsonb)
+         SELECT {columns} FROM json_populate_recordset(NULL::{table}, $1::json)
            WITH ORDINALITY AS v
          ORDER BY v.ordinality"
     ))
@@ -58,7 +58,7 @@ pub(crate) fn update_requests(
     let set: Vec<String> = columns.iter().map(|c| format!("{c} = v.{c}")).collect();
     let rows: Vec<Id> = diesel::sql_query(format!(
         "UPDATE requests AS r SET {}, version = r.version + 1
-         FROM jsonb_populate_recordset(NULL::requests, $1::jsonb) AS v
+         FROM json_populate_recordset(NULL::requests, $1::json) AS v
          WHERE r.id = v.id AND r.version = v.version
          RETURNING r.id",
         set.join(", ")
@@ -87,4 +87,76 @@ pub(crate) fn notify_each(
 
 fn unserializable(table: &str) -> DbError {
     StoreError::Internal(format!("rows of {table} did not serialize as JSON objects")).into()
+}
+
+/// Gives the outbox events `seqs`, in their order, the stream positions
+/// from `first` on.
+pub(crate) fn number_events(
+    pg: &mut PgConnection,
+    seqs: &[i64],
+    first: i64,
+) -> Result<(), DbError> {
+    diesel::sql_query(
+        // Locked in `seq` order first (see `mark_dispatched`).
+        "WITH locked AS (SELECT seq FROM outbox_events WHERE seq = ANY($1::bigint[])
+                         ORDER BY seq FOR UPDATE)
+         UPDATE outbox_events AS o SET position = $2 + v.n - 1
+         FROM unnest($1::bigint[]) WITH ORDINALITY AS v(seq, n), locked
+         WHERE o.seq = v.seq AND locked.seq = v.seq",
+    )
+    .bind::<Array<BigInt>, _>(seqs)
+    .bind::<BigInt, _>(first)
+    .execute(pg)?;
+    Ok(())
+}
+
+/// Links audit entries into their chains: each `(id, seq, prev_hash,
+/// hash)` sets those columns of entry `id`.
+pub(crate) fn link_audit_entries(
+    pg: &mut PgConnection,
+    links: &[(i64, i64, &str, &str)],
+) -> Result<(), DbError> {
+    if links.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<i64> = links.iter().map(|l| l.0).collect();
+    let seqs: Vec<i64> = links.iter().map(|l| l.1).collect();
+    let previous: Vec<&str> = links.iter().map(|l| l.2).collect();
+    let hashes: Vec<&str> = links.iter().map(|l| l.3).collect();
+    diesel::sql_query(
+        "UPDATE audit_entries AS a SET seq = v.seq, prev_hash = v.prev_hash, hash = v.hash
+         FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[])
+           AS v(id, seq, prev_hash, hash)
+         WHERE a.id = v.id",
+    )
+    .bind::<Array<BigInt>, _>(ids)
+    .bind::<Array<BigInt>, _>(seqs)
+    .bind::<Array<Text>, _>(previous)
+    .bind::<Array<Text>, _>(hashes)
+    .execute(pg)?;
+    Ok(())
+}
+
+/// Marks the outbox events `ids` dispatched at `now`, those nobody marked
+/// yet, and returns which it marked.
+pub(crate) fn mark_dispatched(
+    pg: &mut PgConnection,
+    ids: &[&str],
+    now: chrono::NaiveDateTime,
+) -> Result<HashSet<String>, DbError> {
+    let rows: Vec<Id> = diesel::sql_query(
+        // Rows are locked in `seq` order, as the numbering pass locks
+        // them: two transactions that lock rows in different orders
+        // deadlock.
+        "UPDATE outbox_events AS o SET dispatched_at = $1
+         FROM (SELECT seq FROM outbox_events
+               WHERE id = ANY($2::text[]) AND dispatched_at IS NULL
+               ORDER BY seq FOR UPDATE) AS locked
+         WHERE o.seq = locked.seq
+         RETURNING o.id AS id",
+    )
+    .bind::<diesel::sql_types::Timestamp, _>(now)
+    .bind::<Array<Text>, _>(ids)
+    .load(pg)?;
+    Ok(rows.into_iter().map(|row| row.id).collect())
 }

@@ -77,6 +77,12 @@ impl EventFeed for SqlStore {
                         .first(conn)?;
                     let seqs: Vec<i64> = unnumbered().load(conn)?;
                     let mut position = last.unwrap_or(0);
+                    // One statement for the pass where each is a round trip.
+                    if let crate::db::DbConnection::Postgres(pg) = conn {
+                        crate::db::set_based::number_events(pg, &seqs, position + 1)?;
+                        crate::db::changes::events_numbered(conn)?;
+                        return Ok(seqs.len());
+                    }
                     for seq in &seqs {
                         position += 1;
                         native!(conn, |c| update(

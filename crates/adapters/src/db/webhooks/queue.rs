@@ -15,7 +15,7 @@ use super::{AttemptRow, DeliveryRow, EventRow, WebhookRow};
 use crate::db::convert::to_db_time;
 use crate::db::fixed::update;
 use crate::db::schema::{deliveries, delivery_attempts, outbox_events, webhooks};
-use crate::db::{native, DbConnection, DbError, SqlStore};
+use crate::db::{native, Conn, DbConnection, DbError, SqlStore};
 
 #[derive(QueryableByName)]
 struct Turn {
@@ -94,6 +94,24 @@ fn fair_turns(
     Ok(turns.into_iter().map(|t| t.id).collect())
 }
 
+/// Writes what dispatching one event made: its deliveries, notices and
+/// answer links. Only the dispatcher that marked the event writes them.
+fn write_dispatch(
+    conn: &mut Conn,
+    rows: &[DeliveryRow],
+    notices: &[Notice],
+    links: &[AnswerLink],
+) -> Result<(), DbError> {
+    // One row at a time: the multi-backend connection has no batch insert.
+    for row in rows {
+        diesel::insert_into(deliveries::table)
+            .values(row)
+            .execute(conn)?;
+    }
+    crate::db::notices::append(conn, notices)?;
+    crate::db::answer_links::append(conn, links)
+}
+
 #[async_trait]
 impl DeliveryQueue for SqlStore {
     async fn undispatched_events(&self, limit: u32) -> Result<Vec<Event>, StoreError> {
@@ -154,8 +172,29 @@ impl DeliveryQueue for SqlStore {
             .collect();
         self.db
             .write(move |conn| {
+                // On PostgreSQL the pass's events are marked in one
+                // statement, where each is a round trip.
+                let marked = match conn {
+                    DbConnection::Postgres(pg) => {
+                        let ids: Vec<&str> = events.iter().map(|(id, ..)| id.as_str()).collect();
+                        Some(crate::db::set_based::mark_dispatched(
+                            pg,
+                            &ids,
+                            to_db_time(now),
+                        )?)
+                    }
+                    DbConnection::Sqlite(_) => None,
+                };
                 let mut dispatched = 0;
                 for (event, rows, notices, links) in &events {
+                    if let Some(marked) = &marked {
+                        if !marked.contains(event) {
+                            continue;
+                        }
+                        write_dispatch(conn, rows, notices, links)?;
+                        dispatched += 1;
+                        continue;
+                    }
                     // Only the dispatcher that marks it writes its
                     // deliveries; a lost race changes no row and raises no
                     // error, so it cannot spoil the rest of the batch.
@@ -170,14 +209,7 @@ impl DeliveryQueue for SqlStore {
                     if claimed == 0 {
                         continue;
                     }
-                    // One row at a time: the multi-backend connection has no batch insert.
-                    for row in rows {
-                        diesel::insert_into(deliveries::table)
-                            .values(row)
-                            .execute(conn)?;
-                    }
-                    crate::db::notices::append(conn, notices)?;
-                    crate::db::answer_links::append(conn, links)?;
+                    write_dispatch(conn, rows, notices, links)?;
                     dispatched += 1;
                 }
                 Ok(dispatched)

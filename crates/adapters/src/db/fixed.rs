@@ -88,7 +88,8 @@ pub(crate) fn text_query<'a, const N: usize>(
     parts: [&'static str; N],
     params: Vec<&'a str>,
 ) -> TextQuery<'a, N> {
-    debug_assert_eq!(params.len() + 1, N, "one parameter between two parts");
+    // A mistake here would glue parts into other SQL: stop at once.
+    assert_eq!(params.len() + 1, N, "one parameter between two parts");
     TextQuery { parts, params }
 }
 

@@ -42,6 +42,30 @@ struct ViewedRow {
     viewer_active: bool,
 }
 
+/// The statement of [`one_request_for_viewer`] up to its first parameter.
+/// It names the row's columns rather than `r.*`: a connection keeps the
+/// statement prepared, and PostgreSQL refuses to run a kept statement
+/// whose result gained a column (a migration while instances run).
+static VIEWER_READ: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let columns: Vec<String> = ["id", "version", "reminded_at"]
+        .iter()
+        .chain(RequestDiff::COLUMNS)
+        .map(|column| format!("r.{column}"))
+        .collect();
+    format!(
+        "SELECT {},
+           (SELECT json_agg(b ORDER BY b.position)::text
+            FROM request_broadcasts b WHERE b.request_id = r.id) AS broadcasts,
+           EXISTS (SELECT 1 FROM loop_members m
+                   WHERE m.user_id = ",
+        columns.join(", ")
+    )
+});
+const VIEWER_READ_ID: &str = " AND m.status = 'active'
+                 AND (m.loop_id = r.loop_id OR m.loop_id = r.escalated_to))
+         AS viewer_active
+     FROM requests r WHERE r.id = ";
+
 /// Request `id` with whether `viewer` is an active member of a loop it
 /// reached, in one statement: on PostgreSQL each statement is a round
 /// trip, and a requester polling for the answer reads this more than
@@ -51,22 +75,8 @@ pub(super) fn one_request_for_viewer(
     id: &str,
     viewer: &str,
 ) -> Result<Option<(ReviewRequest, bool)>, DbError> {
-    let rows: Vec<ViewedRow> = text_query(
-        [
-            "SELECT r.*,
-               (SELECT json_agg(b ORDER BY b.position)::text
-                FROM request_broadcasts b WHERE b.request_id = r.id) AS broadcasts,
-               EXISTS (SELECT 1 FROM loop_members m
-                       WHERE m.user_id = ",
-            " AND m.status = 'active'
-                         AND (m.loop_id = r.loop_id OR m.loop_id = r.escalated_to))
-                 AS viewer_active
-             FROM requests r WHERE r.id = ",
-            "",
-        ],
-        vec![viewer, id],
-    )
-    .load(pg)?;
+    let rows: Vec<ViewedRow> =
+        text_query([VIEWER_READ.as_str(), VIEWER_READ_ID, ""], vec![viewer, id]).load(pg)?;
     let Some(row) = rows.into_iter().next() else {
         return Ok(None);
     };

@@ -572,6 +572,43 @@ where
     rows.into_iter().map(|r| r.detail).collect()
 }
 
+/// The viewer's read is kept prepared on each connection; a column added
+/// to `requests` while instances run (a migration of the next version)
+/// must not break it, as a kept `SELECT r.*` would ("cached plan must
+/// not change result type").
+#[tokio::test]
+async fn a_kept_read_survives_a_column_added_while_running() {
+    let Some(db) = TestDb::postgres() else {
+        return;
+    };
+    let store = db.store();
+    let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
+    let request = fixtures::request(&lp, 20, "high", 0);
+    store.insert_request(&request, &[]).await.unwrap();
+    let viewer = UserId::new(fixtures::oid(2));
+    // Every pooled connection that will serve the second read prepares
+    // the statement first: one connection, used throughout.
+    let (id, reader) = (request.id.to_string(), viewer.to_string());
+    let (first, second) = db
+        .db
+        .run(move |conn| {
+            let DbConnection::Postgres(pg) = conn else {
+                unreachable!("a PostgreSQL test database")
+            };
+            let first = rows::one_request_for_viewer(pg, &id, &reader)?;
+            diesel::sql_query("ALTER TABLE requests ADD COLUMN added_later TEXT").execute(pg)?;
+            let second = rows::one_request_for_viewer(pg, &id, &reader)?;
+            Ok((
+                first.map(|(r, a)| (r.id, a)),
+                second.map(|(r, a)| (r.id, a)),
+            ))
+        })
+        .await
+        .unwrap();
+    assert_eq!(first, Some((request.id, true)));
+    assert_eq!(second, first);
+}
+
 #[tokio::test]
 async fn the_timeout_sweep_reads_only_due_rows_through_its_index() {
     let db = TestDb::sqlite();

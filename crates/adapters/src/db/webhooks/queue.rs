@@ -174,7 +174,7 @@ impl DeliveryQueue for SqlStore {
             .write(move |conn| {
                 // On PostgreSQL the pass's events are marked in one
                 // statement, where each is a round trip.
-                let marked = match conn {
+                let mut marked = match conn {
                     DbConnection::Postgres(pg) => {
                         let ids: Vec<&str> = events.iter().map(|(id, ..)| id.as_str()).collect();
                         Some(crate::db::set_based::mark_dispatched(
@@ -187,8 +187,9 @@ impl DeliveryQueue for SqlStore {
                 };
                 let mut dispatched = 0;
                 for (event, rows, notices, links) in &events {
-                    if let Some(marked) = &marked {
-                        if !marked.contains(event) {
+                    if let Some(marked) = &mut marked {
+                        // Taken out, so an event listed twice is written once.
+                        if !marked.remove(event) {
                             continue;
                         }
                         write_dispatch(conn, rows, notices, links)?;

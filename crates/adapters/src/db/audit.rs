@@ -167,39 +167,39 @@ impl AuditStore for SqlStore {
                     .load(conn)?;
                 let mut heads: std::collections::HashMap<String, Option<AuditEntry>> =
                     std::collections::HashMap::new();
-                // On PostgreSQL the links are written together at the end,
-                // in one statement where each is a round trip.
-                let mut links = Vec::new();
-                let on_postgres = matches!(conn, super::DbConnection::Postgres(_));
+                let mut links = Vec::with_capacity(unlinked.len());
                 for row in &unlinked {
                     let previous = match heads.get(&row.account_id) {
                         Some(head) => head.clone(),
                         None => head(conn, &row.account_id)?,
                     };
                     let entry = AuditEntry::after(previous.as_ref(), row.record()?);
-                    if on_postgres {
-                        links.push((row.id, entry.clone()));
-                        heads.insert(row.account_id.clone(), Some(entry));
-                        continue;
-                    }
-                    native!(conn, |c| update(
-                        audit_entries::table,
-                        audit_entries::id.eq(row.id),
-                        (
-                            audit_entries::seq.eq(Some(entry.seq)),
-                            audit_entries::prev_hash.eq(Some(&entry.prev_hash)),
-                            audit_entries::hash.eq(Some(&entry.hash)),
-                        ),
-                    )
-                    .execute(c)?);
+                    links.push((row.id, entry.clone()));
                     heads.insert(row.account_id.clone(), Some(entry));
                 }
-                if let super::DbConnection::Postgres(pg) = conn {
-                    let links: Vec<_> = links
-                        .iter()
-                        .map(|(id, e)| (*id, e.seq, e.prev_hash.as_str(), e.hash.as_str()))
-                        .collect();
-                    super::set_based::link_audit_entries(pg, &links)?;
+                let links: Vec<_> = links
+                    .iter()
+                    .map(|(id, e)| (*id, e.seq, e.prev_hash.as_str(), e.hash.as_str()))
+                    .collect();
+                match conn {
+                    // One statement for the pass, where each is a round trip.
+                    super::DbConnection::Postgres(pg) => {
+                        super::set_based::link_audit_entries(pg, &links)?;
+                    }
+                    super::DbConnection::Sqlite(c) => {
+                        for (id, seq, prev_hash, hash) in links {
+                            update(
+                                audit_entries::table,
+                                audit_entries::id.eq(id),
+                                (
+                                    audit_entries::seq.eq(Some(seq)),
+                                    audit_entries::prev_hash.eq(Some(prev_hash)),
+                                    audit_entries::hash.eq(Some(hash)),
+                                ),
+                            )
+                            .execute(c)?;
+                        }
+                    }
                 }
                 Ok(unlinked.len())
             })

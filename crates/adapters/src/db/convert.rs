@@ -59,7 +59,7 @@ pub(crate) fn serialize_db_time<S: serde::Serializer>(
 }
 
 /// A column's value as JSON, for writes that send many rows as one JSON
-/// document (PostgreSQL's `jsonb_populate_recordset`).
+/// document (PostgreSQL's `json_populate_recordset`).
 pub(crate) trait JsonColumn {
     fn to_json_column(&self) -> Value;
 }

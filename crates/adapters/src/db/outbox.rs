@@ -67,9 +67,11 @@ impl NewEvents {
 
 /// Appends `events`; call it inside the transaction of the change they describe.
 pub(crate) fn append(conn: &mut Conn, events: &NewEvents) -> Result<(), DbError> {
-    if events.is_empty() {
-        return Ok(());
-    }
+    append_rows(conn, events)?;
+    super::audit::append(conn, &events.entries)
+}
+
+fn append_rows(conn: &mut Conn, events: &NewEvents) -> Result<(), DbError> {
     // One statement (cached once) per row: a batch insert's statement
     // differs with its number of rows.
     native!(conn, |c| for row in &events.rows {
@@ -77,25 +79,47 @@ pub(crate) fn append(conn: &mut Conn, events: &NewEvents) -> Result<(), DbError>
             .values(row)
             .execute(c)?;
     });
-    super::audit::append(conn, &events.entries)
+    Ok(())
 }
 
-/// Appends the events of many changes on PostgreSQL, with the audit
-/// entries of each in change order: its events' entries, or for a change
-/// without events its own entry (`silent`). One statement for all events
-/// and one for all entries, where [`append`] is one per row.
+/// What a change logs in its account's audit trail: its events' entries,
+/// or, for a change without events (a release, an edit, feedback), its
+/// own entry (`silent`), if it has one.
+fn logged<'a>(
+    events: &'a NewEvents,
+    silent: Option<&'a super::audit::NewEntries>,
+) -> Option<&'a super::audit::NewEntries> {
+    if events.is_empty() {
+        silent
+    } else {
+        Some(&events.entries)
+    }
+}
+
+/// Appends one change's events and what it logs (see [`logged`]).
+pub(crate) fn append_change(
+    conn: &mut Conn,
+    events: &NewEvents,
+    silent: Option<&super::audit::NewEntries>,
+) -> Result<(), DbError> {
+    append_rows(conn, events)?;
+    match logged(events, silent) {
+        Some(entries) => super::audit::append(conn, entries),
+        None => Ok(()),
+    }
+}
+
+/// Appends the events of many changes on PostgreSQL, with what each logs
+/// in change order (see [`logged`]). One statement for all events and one
+/// for all entries, where [`append_change`] is one per row.
 pub(crate) fn append_all(
     pg: &mut diesel::PgConnection,
     changes: &[(&NewEvents, Option<&super::audit::NewEntries>)],
 ) -> Result<(), DbError> {
     let rows: Vec<&EventRow> = changes.iter().flat_map(|(e, _)| &e.rows).collect();
     super::set_based::insert(pg, "outbox_events", &rows)?;
-    let entries = changes.iter().filter_map(|(events, silent)| {
-        if events.is_empty() {
-            *silent
-        } else {
-            Some(&events.entries)
-        }
-    });
+    let entries = changes
+        .iter()
+        .filter_map(|(events, silent)| logged(events, *silent));
     super::audit::append_all(pg, entries)
 }

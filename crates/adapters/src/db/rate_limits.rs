@@ -317,18 +317,18 @@ impl RateLimiter for SharedRateLimiter {
         // A call whose `now` was read just before another opened the next
         // window counts in that window: a slot never goes back, or the
         // newer window's calls would be forgotten.
-        let window = self
-            .slots()?
-            .get(&counter)
-            .map_or(window, |s| s.window.max(window));
         // A window ended with calls not shared yet: share them before the
         // slot moves on, taking them out of the slot so that no
         // concurrent call or flush shares them again.
-        let ended = self
-            .slots()?
-            .get_mut(&counter)
-            .filter(|s| s.window < window && s.pending > 0)
-            .map(|s| (s.window, std::mem::take(&mut s.pending)));
+        let (window, ended) = {
+            let mut slots = self.slots()?;
+            let slot = slots.get_mut(&counter);
+            let window = slot.as_ref().map_or(window, |s| s.window.max(window));
+            let ended = slot
+                .filter(|s| s.window < window && s.pending > 0)
+                .map(|s| (s.window, std::mem::take(&mut s.pending)));
+            (window, ended)
+        };
         if let Some((old, calls)) = ended {
             if let Err(error) = self.add(old, vec![(row_key(key, kind), calls)]).await {
                 if let Some(slot) = self.slots()?.get_mut(&counter) {

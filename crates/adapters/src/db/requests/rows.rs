@@ -129,12 +129,7 @@ pub(super) fn write_if_unchanged(
     }
     write_answers(conn, answers)?;
     changes::request_changed(conn, &row.id)?;
-    outbox::append(conn, events)?;
-    // A change without an event (a release, an edit, feedback) is logged
-    // all the same; one with events is logged by the outbox.
-    if let (true, Some(entry)) = (events.is_empty(), silent_change) {
-        crate::db::audit::append(conn, entry)?;
-    }
+    outbox::append_change(conn, events, silent_change.as_ref())?;
     Ok(true)
 }
 

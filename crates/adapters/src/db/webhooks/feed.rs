@@ -8,7 +8,7 @@ use reviewloop_ports::{EventFeed, StoreError};
 use super::EventRow;
 use crate::db::fixed::update;
 use crate::db::schema::outbox_events;
-use crate::db::{native, SqlStore};
+use crate::db::SqlStore;
 
 /// Any number; it only has to be the same on every instance.
 const NUMBERING_LOCK: i64 = 0x7265_7669_6577;
@@ -76,21 +76,22 @@ impl EventFeed for SqlStore {
                         .select(diesel::dsl::max(outbox_events::position))
                         .first(conn)?;
                     let seqs: Vec<i64> = unnumbered().load(conn)?;
-                    let mut position = last.unwrap_or(0);
-                    // One statement for the pass where each is a round trip.
-                    if let crate::db::DbConnection::Postgres(pg) = conn {
-                        crate::db::set_based::number_events(pg, &seqs, position + 1)?;
-                        crate::db::changes::events_numbered(conn)?;
-                        return Ok(seqs.len());
-                    }
-                    for seq in &seqs {
-                        position += 1;
-                        native!(conn, |c| update(
-                            outbox_events::table,
-                            outbox_events::seq.eq(seq),
-                            outbox_events::position.eq(position),
-                        )
-                        .execute(c)?);
+                    let first = last.unwrap_or(0) + 1;
+                    match conn {
+                        // One statement for the pass, where each is a round trip.
+                        crate::db::DbConnection::Postgres(pg) => {
+                            crate::db::set_based::number_events(pg, &seqs, first)?;
+                        }
+                        crate::db::DbConnection::Sqlite(c) => {
+                            for (seq, position) in seqs.iter().zip(first..) {
+                                update(
+                                    outbox_events::table,
+                                    outbox_events::seq.eq(seq),
+                                    outbox_events::position.eq(position),
+                                )
+                                .execute(c)?;
+                            }
+                        }
                     }
                     crate::db::changes::events_numbered(conn)?;
                     Ok(seqs.len())

@@ -187,27 +187,25 @@ impl DeliveryQueue for SqlStore {
                 };
                 let mut dispatched = 0;
                 for (event, rows, notices, links) in &events {
-                    if let Some(marked) = &mut marked {
-                        // Taken out, so an event listed twice is written once.
-                        if !marked.remove(event) {
-                            continue;
-                        }
-                        write_dispatch(conn, rows, notices, links)?;
-                        dispatched += 1;
-                        continue;
-                    }
                     // Only the dispatcher that marks it writes its
                     // deliveries; a lost race changes no row and raises no
                     // error, so it cannot spoil the rest of the batch.
-                    let claimed = native!(conn, |c| update(
-                        outbox_events::table,
-                        outbox_events::id
-                            .eq(event)
-                            .and(outbox_events::dispatched_at.is_null()),
-                        outbox_events::dispatched_at.eq(to_db_time(now)),
-                    )
-                    .execute(c)?);
-                    if claimed == 0 {
+                    let claimed = match &mut marked {
+                        // Taken out, so an event listed twice is written once.
+                        Some(marked) => marked.remove(event),
+                        None => {
+                            native!(conn, |c| update(
+                                outbox_events::table,
+                                outbox_events::id
+                                    .eq(event)
+                                    .and(outbox_events::dispatched_at.is_null()),
+                                outbox_events::dispatched_at.eq(to_db_time(now)),
+                            )
+                            .execute(c)?)
+                                > 0
+                        }
+                    };
+                    if !claimed {
                         continue;
                     }
                     write_dispatch(conn, rows, notices, links)?;

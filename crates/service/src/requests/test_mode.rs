@@ -1,7 +1,7 @@
 //! Test mode: an account's own clock, and the test requests it settles.
 
 use chrono::{DateTime, Utc};
-use reviewloop_domain::{EventType, Permission, RequestStatus};
+use reviewloop_domain::{EventType, Permission, RequestId, RequestStatus};
 use reviewloop_ports::StoreError;
 use serde_json::Value;
 
@@ -90,6 +90,18 @@ impl RequestService {
             .into());
         }
         let now = self.ports.clock.now();
+        // What this move will bring due, read before the clock moves: the
+        // timeout worker settles test requests too, and one it ends between
+        // the move and the settling below was still ended by this move.
+        let coming_due = self
+            .ports
+            .requests
+            .due_test_requests(
+                &caller.user_id,
+                now + chrono::Duration::seconds(before.saturating_add(seconds)),
+                TEST_BATCH,
+            )
+            .await?;
         let offset = match self
             .ports
             .requests
@@ -105,15 +117,32 @@ impl RequestService {
             }
             other => other?,
         };
-        let (mut answered, mut timed_out) = (0, 0);
+        let mut settled = std::collections::HashMap::new();
         loop {
-            let (a, t, full) = self.settle_account(&caller.user_id, TEST_BATCH).await?;
-            answered += a;
-            timed_out += t;
+            let (ended, full) = self.settle_account(&caller.user_id, TEST_BATCH).await?;
+            settled.extend(ended);
             if !full {
                 break;
             }
         }
+        for request in coming_due {
+            if settled.contains_key(&request.id) {
+                continue;
+            }
+            if let Some(now) = self.ports.requests.request_by_id(&request.id).await? {
+                if matches!(
+                    now.status,
+                    RequestStatus::Completed | RequestStatus::Timeout
+                ) {
+                    settled.insert(now.id, now.status);
+                }
+            }
+        }
+        let answered = settled
+            .values()
+            .filter(|s| **s == RequestStatus::Completed)
+            .count();
+        let timed_out = settled.len() - answered;
         Ok(TestClock {
             now: now + chrono::Duration::seconds(offset),
             offset_seconds: offset,
@@ -137,19 +166,18 @@ impl RequestService {
     pub async fn settle_test_requests(&self, batch: u32) -> Result<usize, StoreError> {
         let mut ended = 0;
         for account in self.ports.requests.accounts_with_open_tests().await? {
-            let (answered, timed_out, _) = self.settle_account(&account, batch).await?;
-            ended += answered + timed_out;
+            ended += self.settle_account(&account, batch).await?.0.len();
         }
         Ok(ended)
     }
 
-    /// One pass over `account`'s due test requests: (answered, timed out,
-    /// whether the pass was full).
+    /// One pass over `account`'s due test requests: the ones it ended, with
+    /// how each ended, and whether the pass was full.
     async fn settle_account(
         &self,
         account: &reviewloop_domain::UserId,
         batch: u32,
-    ) -> Result<(usize, usize, bool), StoreError> {
+    ) -> Result<(Vec<(RequestId, RequestStatus)>, bool), StoreError> {
         let now = self.now_for(account, true).await?;
         let due = self
             .ports
@@ -183,14 +211,10 @@ impl RequestService {
             changes.push((request, vec![event]));
         }
         if changes.is_empty() {
-            return Ok((0, 0, false));
+            return Ok((Vec::new(), false));
         }
         let landed = self.ports.requests.update_requests(&changes).await?;
         let ended = self.announce(&changes, &landed);
-        let answered = ended
-            .iter()
-            .filter(|r| r.status == RequestStatus::Completed)
-            .count();
-        Ok((answered, ended.len() - answered, full))
+        Ok((ended.iter().map(|r| (r.id, r.status)).collect(), full))
     }
 }

@@ -947,3 +947,50 @@ async fn a_test_key_makes_test_requests_answered_on_its_clock_by_nobody() {
         Err(ServiceError::Forbidden(_))
     ));
 }
+
+#[tokio::test]
+async fn a_request_the_worker_ends_during_a_clock_move_counts_as_the_moves() {
+    let mut kit = Kit::new();
+    let mut record = a_request(&kit).into_record();
+    record.test = true;
+    record.test_answer = Some(reviewloop_domain::TestAnswer {
+        response: json!("yes"),
+        at: kit.now + Duration::seconds(60),
+    });
+    let pending = ReviewRequest::restore(record);
+    let mut answered = pending.clone();
+    answered
+        .answer_as_test(kit.now + Duration::seconds(60))
+        .unwrap();
+    kit.requests()
+        .expect_test_clock_offset()
+        .returning(|_| Ok(0));
+    kit.requests()
+        .expect_advance_test_clock()
+        .times(1)
+        .returning(|_, seconds, _| Ok(seconds));
+    // Read once before the move (the request will fall due), then by the
+    // settling pass after it: the timeout worker got there in between.
+    let reads = Arc::new(AtomicUsize::new(0));
+    let seen = reads.clone();
+    kit.requests()
+        .expect_due_test_requests()
+        .returning(move |_, _, _| {
+            Ok(match seen.fetch_add(1, Ordering::SeqCst) {
+                0 => vec![pending.clone()],
+                _ => vec![],
+            })
+        });
+    kit.requests()
+        .expect_request_by_id()
+        .returning(move |_| Ok(Some(answered.clone())));
+    let mut tester = kit.principal(1);
+    tester.test = true;
+    let clock = service(kit)
+        .advance_test_clock(&tester, Some(json!(60)))
+        .await
+        .unwrap();
+    assert_eq!((clock.answered, clock.timed_out), (1, 0));
+    assert_eq!(clock.offset_seconds, 60);
+    assert_eq!(reads.load(Ordering::SeqCst), 2);
+}

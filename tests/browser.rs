@@ -914,6 +914,23 @@ fn the_main_pages_pass_axe_core_and_fit_a_phone() {
     ))
     .unwrap();
     assert!(crumbs.as_f64().unwrap() >= 44.0, "{crumbs}");
+    // The pager's links and the buttons drawn as links, too.
+    for path in ["/app/requests?page=2", "/app/keys"] {
+        goto(&c, &base, path);
+        let targets = b(c.execute(
+            "return [...document.querySelectorAll('main .pager a, main button.link')]
+               .filter(e => e.checkVisibility()).map(e => e.getBoundingClientRect().height)",
+            vec![],
+        ))
+        .unwrap();
+        let heights: Vec<f64> = serde_json::from_value(targets).unwrap();
+        assert!(
+            !heights.is_empty(),
+            "{path} has a pager link or a link button"
+        );
+        assert!(heights.iter().all(|h| *h >= 44.0), "{path}: {heights:?}");
+    }
+    goto(&c, &base, &format!("/app/requests/{request}"));
     click(&c, "details.menu summary");
     let menu = text_of(&c, "details.menu nav");
     assert!(
@@ -1035,4 +1052,152 @@ fn rules_are_built_in_the_form_in_a_real_browser() {
                 "then": {"answer": true}}])
     );
     let _ = b(c.close());
+}
+
+/// The rough edges a day of use found (issue 31), walked through as a
+/// reviewer and an owner would in a browser: a join box for someone
+/// already signed in, list rows that read Markdown as words, answers
+/// shown by their labels with a comment, how long before its deadline a
+/// request was answered, a confirmation before a key is revoked, and a
+/// template built in the page and listing the review sent with it.
+#[test]
+fn a_reviewer_and_an_owner_get_through_their_day_in_a_real_browser() {
+    let server = Server::start_with(&[("REVIEWLOOP_SIGNUP", "open")]);
+    server.set_password("admin@localhost", PASSWORD);
+    let base = server.base.clone();
+    let owner_key = &server.admin_key;
+    let refunds = server.create_loop(owner_key, "Refunds");
+    let refunds_id = id_of(&refunds["loop"]);
+    let escalations = server.create_loop(owner_key, "Escalations");
+    let driver = Driver::start();
+
+    // A reviewer signs up into one loop, then joins another from the inbox.
+    let rita = driver.browser();
+    let code = refunds["invite_code"].as_str().unwrap();
+    goto(&rita, &base, &format!("/signup?code={code}"));
+    fill(&rita, "input[name=email]", "rita@example.com");
+    fill(&rita, "input[name=password]", PASSWORD);
+    click_through(&rita, "form button.primary");
+    assert_eq!(path_of(&rita), "/app");
+    click(&rita, "details.join-more summary");
+    fill(
+        &rita,
+        "#join-code",
+        escalations["invite_code"].as_str().unwrap(),
+    );
+    click_through(&rita, "form.join-box button");
+    assert!(
+        text_of(&rita, "p.notice").contains("You joined Escalations"),
+        "{}",
+        text_of(&rita, "main")
+    );
+
+    // A row reads its Markdown as words.
+    let request = server.create_request_with(
+        owner_key,
+        &refunds_id,
+        json!({
+            "request_text": "**$200** back for [order 7](https://shop.example/7)\n\nMore below.",
+            "response_type": "single_select",
+            "response_config": {"options": [
+                {"value": "hold", "label": "Hold it"},
+                {"value": "pay", "label": "Pay it"}
+            ]},
+            "default_response": "hold",
+            "timeout_seconds": 3600
+        }),
+    );
+    goto(&rita, &base, "/app");
+    let row = text_of(&rita, &format!("a[href='/app/requests/{request}']"));
+    assert!(
+        row.contains("$200 back for order 7") && !row.contains("**") && !row.contains("]("),
+        "{row}"
+    );
+
+    // The answer goes with a comment, and is shown by its label.
+    click_through(&rita, &format!("a[href='/app/requests/{request}']"));
+    fill(&rita, "#answer-comment", "Paid <b>twice</b> before");
+    click(&rita, "button.choice[value=hold]");
+    wait_for(&rita, "p.answer-value");
+    assert_eq!(text_of(&rita, "p.answer-value"), "Hold it");
+    assert_eq!(
+        text_of(&rita, "#answer-box blockquote.comment"),
+        "Paid <b>twice</b> before"
+    );
+    let deadline = text_of(&rita, "p.deadline");
+    assert!(
+        deadline.starts_with("Answered") && deadline.contains("59 min before its deadline"),
+        "{deadline}"
+    );
+    let given = server.get(owner_key, &format!("/v1/api/requests/{request}"));
+    assert_eq!(given.data(200)["request"]["response_data"], "hold");
+    screenshot(&rita, "answered-with-label");
+
+    // The owner revokes a key: asked first, then told.
+    let owner = driver.browser();
+    sign_in(&owner, &base, "admin@localhost");
+    let spare = server.key("admin@localhost");
+    goto(&owner, &base, "/app/keys");
+    let found = b(owner.execute(
+        "const row = [...document.querySelectorAll('table.keys tbody tr')]
+           .find(r => arguments[0].startsWith(r.querySelector('code').textContent.replace('…', '')));
+         if (!row) return false;
+         row.querySelector('button').click();
+         return true;",
+        vec![json!(spare)],
+    ))
+    .unwrap();
+    assert_eq!(found, json!(true), "the new key has a row");
+    wait_for(&owner, "section.danger-zone button.danger");
+    assert_eq!(
+        server.get(&spare, "/v1/api/loops").status,
+        200,
+        "nothing happens before the answer"
+    );
+    screenshot(&owner, "revoke-confirm");
+    click_through(&owner, "section.danger-zone button.danger");
+    assert_eq!(path_of(&owner), "/app/keys");
+    assert!(
+        text_of(&owner, "p.notice")
+            .to_lowercase()
+            .contains("revoked"),
+        "{}",
+        text_of(&owner, "main")
+    );
+    assert_eq!(server.get(&spare, "/v1/api/loops").status, 401);
+
+    // A template built in the page, then the review sent with it.
+    goto(&owner, &base, "/app/templates/new");
+    fill(&owner, "input[name=name]", "Payout check");
+    fill(&owner, "input[name='f0.name']", "decision");
+    fill(&owner, "input[name='f0.label']", "Decision");
+    b(b(owner.find(Locator::Css("select[name='f0.type']")))
+        .unwrap()
+        .select_by_value("single_select"))
+    .unwrap();
+    fill(
+        &owner,
+        "textarea[name='f0.options']",
+        "hold | Hold it\npay | Pay it",
+    );
+    click_through(&owner, "button.primary[name=do][value=save]");
+    let template = path_of(&owner)
+        .strip_prefix("/app/templates/")
+        .expect("the new template's page")
+        .to_owned();
+    let review = server.post(
+        owner_key,
+        "/v1/reviews",
+        json!({"template_id": template, "content": {"text": "Week 48 payouts"},
+               "assignees": ["rita@example.com"]}),
+    );
+    let review_id = id_of(review.data_b(201));
+    goto(&owner, &base, &format!("/app/templates/{template}"));
+    let listed = text_of(&owner, "#reviews");
+    assert!(listed.contains("Week 48 payouts"), "{listed}");
+    let link = format!("#reviews a[href='/app/reviews/{review_id}']");
+    wait_for(&owner, &link);
+    screenshot(&owner, "template-with-review");
+    let _ = b(rita.close());
+    let _ = b(owner.close());
 }

@@ -401,7 +401,7 @@ fn the_owner_edits_rules_in_the_browser_with_the_test_beside_them() {
     assert_eq!(wrong.status(), 400);
     let html = wrong.text().unwrap();
     assert!(
-        html.contains("rules[0].then must be exactly one of"),
+        html.contains("Rule 1: “Then” must be exactly one of"),
         "{html}"
     );
     assert!(!html.contains("<b>now</b>"), "what was typed is escaped");
@@ -421,9 +421,11 @@ fn the_owner_edits_rules_in_the_browser_with_the_test_beside_them() {
     );
     assert_eq!(many.status(), 400);
     let html = many.text().unwrap();
+    // In the form's words, with the API's name for the JSON's editor.
     let said = html
-        .find("rules[0].then.quorum.count is 50")
-        .expect("named");
+        .find("Rule 1: “Answers needed” is 50")
+        .expect("named as the form labels it");
+    assert!(html.contains("(rules[0].then.quorum.count)"), "{html}");
     let sample_at = html.find("A sample request (JSON)").unwrap();
     let button_at = html.find(r#"value="test""#).unwrap();
     assert!(

@@ -260,6 +260,10 @@ fn a_new_reviewer_signs_up_from_the_join_link_and_answers_in_the_browser() {
         shown.contains("Answered <time") && !shown.contains("Deadline was"),
         "an answered request says when it was answered, not a past deadline"
     );
+    assert!(
+        shown.contains(" before its deadline"),
+        "and how long before its deadline"
+    );
     let (_, done) = reviewer.page("/app?tab=done");
     assert!(done.contains(&format!("/app/requests/{id}")));
 

@@ -174,6 +174,19 @@ pub(crate) fn relative(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
     }
 }
 
+/// The last six characters of an id: enough to tell apart the pages of
+/// two requests that read the same, short enough for a tab's title.
+pub(crate) fn short_id(id: &str) -> &str {
+    id.get(id.len().saturating_sub(6)..).unwrap_or(id)
+}
+
+/// How long before `deadline` something ended ("12 min before its
+/// deadline"), when it was more than a moment.
+pub(crate) fn before_deadline(at: DateTime<Utc>, deadline: DateTime<Utc>) -> Option<String> {
+    let secs = (deadline - at).num_seconds();
+    (secs >= 5).then(|| format!("{} before its deadline", short_span(secs.unsigned_abs())))
+}
+
 fn short_span(secs: u64) -> String {
     let (d, h, m) = (secs / 86_400, secs % 86_400 / 3600, secs % 3600 / 60);
     match (d, h, m) {
@@ -210,5 +223,16 @@ mod tests {
         assert_eq!(relative(now - Duration::minutes(2), now), "2 min ago");
         assert_eq!(relative(now + Duration::hours(50), now), "in 2 d 2 h");
         assert_eq!(relative(now - Duration::milliseconds(300), now), "just now");
+    }
+
+    #[test]
+    fn an_end_before_the_deadline_says_how_long_before() {
+        let now = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        assert_eq!(
+            before_deadline(now, now + Duration::minutes(12)).as_deref(),
+            Some("12 min before its deadline")
+        );
+        assert_eq!(before_deadline(now, now + Duration::seconds(2)), None);
+        assert_eq!(before_deadline(now + Duration::minutes(1), now), None);
     }
 }

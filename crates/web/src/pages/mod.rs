@@ -99,18 +99,25 @@ impl Problems {
     /// in the words the form labels them with (“Answers needed”), so a
     /// person reads about the field they see. `labels` pairs API names
     /// with labels; the longest name that starts a message wins.
-    pub fn in_words_of(mut self, labels: &[(&str, &str)]) -> Self {
-        for message in &mut self.messages {
-            let named = labels
+    pub fn in_words_of(self, labels: &[(&str, &str)]) -> Self {
+        self.reworded(|message| {
+            let (name, label) = labels
                 .iter()
                 .filter(|(name, _)| {
                     message
                         .strip_prefix(name)
                         .is_some_and(|rest| rest.starts_with(' '))
                 })
-                .max_by_key(|(name, _)| name.len());
-            if let Some((name, label)) = named {
-                *message = format!("“{label}”{}", &message[name.len()..]);
+                .max_by_key(|(name, _)| name.len())?;
+            Some(format!("“{label}”{}", &message[name.len()..]))
+        })
+    }
+
+    /// Each message `words` has other words for, in those.
+    pub fn reworded(mut self, words: impl Fn(&str) -> Option<String>) -> Self {
+        for message in &mut self.messages {
+            if let Some(said) = words(message) {
+                *message = said;
             }
         }
         self

@@ -100,7 +100,7 @@ pub(crate) async fn list(
     let body = html! {
         h1 { "Reviews" }
         (crate::pages::inbox::tabs("reviews"))
-        div #live-list data-stream="/app/stream" data-source={ "/app/reviews?page=" (page) } {
+        div #live-list aria-live="polite" data-stream="/app/stream" data-source={ "/app/reviews?page=" (page) } {
             (lists)
         }
     };
@@ -242,7 +242,12 @@ async fn render(
     Ok(layout::respond(
         view.problems.status,
         layout::page(
-            &format!("{} · review", markdown::shorten(heading.clone(), 60)),
+            // Two with the same first line still get their own titles.
+            &format!(
+                "{} · review {}",
+                markdown::shorten(heading.clone(), 60),
+                layout::short_id(&r.id.to_string())
+            ),
             Some(person),
             Nav::Inbox,
             body,

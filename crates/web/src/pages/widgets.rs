@@ -568,6 +568,10 @@ mod tests {
         prefill.insert("reply".into(), json!("AI draft"));
         let fresh = form_fields(&form_def, &FormData::default(), &prefill).into_string();
         assert!(fresh.contains(">AI draft</textarea>"), "{fresh}");
+        let hint = "A draft to check and correct";
+        assert!(fresh.contains(hint), "a draft says it is one: {fresh}");
+        let empty = form_fields(&form_def, &FormData::default(), &Map::new()).into_string();
+        assert!(!empty.contains(hint), "an empty field is no draft: {empty}");
         let retyped = form_fields(&form_def, &form("reply=%3Cb%3Emine"), &prefill).into_string();
         assert!(
             retyped.contains(">&lt;b&gt;mine</textarea>"),

@@ -314,7 +314,10 @@ async fn rerender(
 ) -> Result<HttpResponse, PageError> {
     let lp = state.loops.get(person.principal(), id).await?;
     let shown = Shown {
-        problems: shown.problems.in_words_of(form.labels()),
+        problems: match form {
+            LoopForm::Rules => shown.problems.reworded(super::rules_form::in_rule_words),
+            _ => shown.problems.in_words_of(form.labels()),
+        },
         form: Some(form),
         ..shown
     };

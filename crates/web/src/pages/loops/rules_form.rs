@@ -334,6 +334,60 @@ pub(super) fn render(rows: &[RuleRow], others: &[Loop]) -> Markup {
     }
 }
 
+/// What the form calls each part of a rule, by the part's name in the
+/// API (list indices left out).
+const RULE_LABELS: &[(&str, &str)] = &[
+    ("id", "Id"),
+    ("when", "When"),
+    ("when.priority", "Priority"),
+    ("when.platform", "Platform"),
+    ("when.response_type", "Response type"),
+    ("when.context", "Context tests"),
+    ("when.context.pointer", "Pointer"),
+    ("then", "Then"),
+    ("then.answer", "The answer"),
+    ("then.route_to_loop_id", "The loop"),
+    ("then.quorum", "Ask for a quorum"),
+    ("then.quorum.count", "Answers needed"),
+    ("then.quorum.rule", "Decided when"),
+    ("then.quorum.exclude_requester", "Its sender may not answer"),
+];
+
+/// A message about `rules[i].…` in the words of the form beside it:
+/// "Rule 1: “Answers needed” is 50 but … (rules[0].then.quorum.count)".
+/// The API's name stays at the end for whoever edits the JSON.
+/// (`None`: not about one rule.)
+pub(crate) fn in_rule_words(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("rules[")?;
+    let close = rest.find(']')?;
+    let index: usize = rest[..close].parse().ok()?;
+    let after = &rest[close + 1..];
+    let (path, said) = match after.strip_prefix('.') {
+        Some(dotted) => dotted.split_at(dotted.find(' ').unwrap_or(dotted.len())),
+        None => ("", after),
+    };
+    let api_name = &message[..message.len() - said.len()];
+    // `when.context[1].pointer` is labelled as `when.context.pointer`.
+    let mut plain = String::new();
+    let mut in_index = false;
+    for c in path.chars() {
+        match c {
+            '[' => in_index = true,
+            ']' => in_index = false,
+            c if !in_index => plain.push(c),
+            _ => {}
+        }
+    }
+    let rule = index + 1;
+    Some(match RULE_LABELS.iter().find(|(name, _)| plain == *name) {
+        Some((_, label)) => format!("Rule {rule}: “{label}”{said} ({api_name})"),
+        // A part the form has no field for (a key it does not know) keeps
+        // its API name.
+        None if path.is_empty() => format!("Rule {rule}{said}"),
+        None => format!("Rule {rule}: {path}{said}"),
+    })
+}
+
 /// One rule's controls, named `r{i}.…`.
 fn rule_fieldset(
     i: usize,
@@ -418,6 +472,28 @@ fn operator_words(op: Operator) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn problems_with_a_rule_read_in_the_forms_words() {
+        assert_eq!(
+            in_rule_words("rules[0].then.quorum.count is 50 but the loop has 1").as_deref(),
+            Some("Rule 1: “Answers needed” is 50 but the loop has 1 (rules[0].then.quorum.count)")
+        );
+        assert_eq!(
+            in_rule_words("rules[2].when.context[1].pointer must be a JSON pointer").as_deref(),
+            Some("Rule 3: “Pointer” must be a JSON pointer (rules[2].when.context[1].pointer)")
+        );
+        assert_eq!(
+            in_rule_words("rules[0].when.colour is not a condition").as_deref(),
+            Some("Rule 1: when.colour is not a condition")
+        );
+        assert_eq!(
+            in_rule_words("rules[1] must be an object with id, when and then").as_deref(),
+            Some("Rule 2 must be an object with id, when and then")
+        );
+        assert_eq!(in_rule_words("rules must be a list"), None);
+        assert_eq!(in_rule_words("rules[x].id is bad"), None);
+    }
 
     #[test]
     fn rules_read_into_rows_and_back_unchanged() {

@@ -137,6 +137,29 @@ pub(crate) fn link_audit_entries(
     Ok(())
 }
 
+/// Deletes up to `limit` dispatched outbox events older than `before`
+/// and before position `newest`, oldest first; returns how many. Rows
+/// are locked in `seq` order, as the numbering and dispatch passes lock
+/// them, and rows another transaction holds are left for a later purge
+/// rather than waited for.
+pub(crate) fn purge_events(
+    pg: &mut PgConnection,
+    before: chrono::NaiveDateTime,
+    newest: i64,
+    limit: i64,
+) -> Result<usize, DbError> {
+    Ok(diesel::sql_query(
+        "DELETE FROM outbox_events WHERE seq IN (
+           SELECT seq FROM outbox_events
+           WHERE created_at < $1 AND dispatched_at IS NOT NULL AND position < $2
+           ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)",
+    )
+    .bind::<diesel::sql_types::Timestamp, _>(before)
+    .bind::<BigInt, _>(newest)
+    .bind::<BigInt, _>(limit)
+    .execute(pg)?)
+}
+
 /// Marks the outbox events `ids` dispatched at `now`, those nobody marked
 /// yet, and returns which it marked.
 pub(crate) fn mark_dispatched(

@@ -331,6 +331,13 @@ impl DeliveryQueue for SqlStore {
                 let Some(newest) = newest else {
                     return Ok(deleted as u64);
                 };
+                if let DbConnection::Postgres(pg) = conn {
+                    // Other instances lock outbox rows in `seq` order while
+                    // they number and dispatch; a purge deleting in another
+                    // order could deadlock with them.
+                    deleted += crate::db::set_based::purge_events(pg, before, newest, limit)?;
+                    return Ok(deleted as u64);
+                }
                 let old: Vec<i64> = outbox_events::table
                     .filter(outbox_events::created_at.lt(before))
                     .filter(outbox_events::dispatched_at.is_not_null())

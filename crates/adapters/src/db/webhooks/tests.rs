@@ -797,3 +797,58 @@ on_every_backend!(
     redelivery_puts_a_delivery_back_in_the_queue,
     the_feed_gives_an_accounts_events_in_commit_order_from_a_position,
 );
+
+/// Numbering and dispatch lock outbox rows in `seq` order; a purge that
+/// deleted in another order could deadlock with them. It takes rows in
+/// that order too, and leaves one another transaction holds for a later
+/// purge instead of waiting for it.
+#[tokio::test]
+async fn a_purge_passes_over_an_outbox_row_another_instance_holds_on_postgres() {
+    let Some(db) = TestDb::postgres() else {
+        return;
+    };
+    let store = db.store();
+    let (event, hook) = setup(&store).await;
+    let lp = store
+        .loop_by_id(&LoopId::new(fixtures::oid(10)))
+        .await
+        .unwrap()
+        .unwrap();
+    let later = fixtures::request(&lp, 21, "high", 0);
+    let newest = fixtures::event_for(&later, &lp, 91, EventType::RequestCreated);
+    store
+        .insert_request(&later, std::slice::from_ref(&newest))
+        .await
+        .unwrap();
+    let (done, done_body) = delivery(40, &event, &hook, 0);
+    dispatch_one(&store, &event.id, &[(done, done_body)], fixtures::at(0))
+        .await
+        .unwrap();
+    assert_eq!(store.number_new_events(10).await.unwrap(), 2);
+    let creator = lp.creator_id;
+    let kept = || async {
+        store
+            .events_after(&creator, 0, 10)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|(_, e)| e.id)
+            .collect::<Vec<_>>()
+    };
+
+    let held = db.hold_row("outbox_events", event.id.to_string());
+    let purged = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        store.purge_history(fixtures::at(10), 100),
+    )
+    .await;
+    let still = kept().await;
+    held.release(None);
+    purged
+        .expect("the purge did not wait for the held row")
+        .unwrap();
+    assert_eq!(still, [event.id, newest.id], "the held event is left");
+
+    store.purge_history(fixtures::at(10), 100).await.unwrap();
+    assert_eq!(kept().await, [newest.id], "and purged later");
+}

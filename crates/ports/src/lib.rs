@@ -37,7 +37,7 @@ pub use system::{Clock, IdSource, QrError, QrRenderer, RateLimitStatus, RateLimi
 pub use templates::TemplateStore;
 pub use webhooks::{
     DeliveryQueue, Dispatch, EventFeed, LeasedDelivery, Outgoing, SendOutcome, TargetGuard,
-    WebhookHealth, WebhookSender, WebhookStore,
+    TargetShares, WebhookHealth, WebhookSender, WebhookStore,
 };
 
 #[cfg(feature = "mock")]

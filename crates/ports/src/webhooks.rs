@@ -51,6 +51,42 @@ pub struct Dispatch {
     pub answer_links: Vec<reviewloop_domain::AnswerLink>,
 }
 
+/// How many deliveries to each URL one worker may have in flight: a
+/// receiver that is slow or down holds a few slots, never all of them,
+/// while one that answers quickly may be sent more at once.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TargetShares {
+    /// Each URL's share, unless `per_url` names it.
+    pub per_target: u32,
+    /// URLs with a share of their own.
+    pub per_url: std::collections::HashMap<String, u32>,
+    /// What the worker already has in flight, per URL.
+    pub in_flight: std::collections::HashMap<String, u32>,
+}
+
+impl TargetShares {
+    /// `per_target` for every URL, nothing in flight.
+    pub fn each(per_target: u32) -> Self {
+        Self {
+            per_target,
+            ..Self::default()
+        }
+    }
+
+    /// `url`'s share.
+    pub fn share(&self, url: &str) -> u32 {
+        self.per_url.get(url).copied().unwrap_or(self.per_target)
+    }
+
+    /// The largest share of any URL.
+    pub fn most(&self) -> u32 {
+        self.per_url
+            .values()
+            .copied()
+            .fold(self.per_target, u32::max)
+    }
+}
+
 /// A delivery handed to one worker until `leased_until`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeasedDelivery {
@@ -96,16 +132,14 @@ pub trait DeliveryQueue: Send + Sync {
     ) -> Result<usize, StoreError>;
     /// Takes up to `limit` due deliveries (pending, due, not leased, and
     /// not for a disabled subscription), leasing them until `lease_until`.
-    /// `in_flight` counts what the caller already has in flight per URL; no
-    /// URL gets more than `per_target` in all, so a receiver that is slow or
-    /// down cannot take every slot.
+    /// No URL gets more than its share of `shares` in flight in all,
+    /// counting what the caller already has.
     async fn lease_due(
         &self,
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
         limit: u32,
-        per_target: u32,
-        in_flight: &std::collections::HashMap<String, u32>,
+        shares: &TargetShares,
     ) -> Result<Vec<LeasedDelivery>, StoreError>;
     /// Records an attempt and the delivery's new state (lease released),
     /// and the subscription's health, in one transaction; `Conflict` when

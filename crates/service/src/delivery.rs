@@ -12,7 +12,8 @@ use reviewloop_domain::{
     AttemptOutcome, Delivery, DeliveryId, DeliveryStatus, DeliveryTarget, Event, EventType, UserId,
 };
 use reviewloop_ports::{
-    AttemptResult, Dispatch, LeasedDelivery, Outgoing, SendOutcome, StoreError, WebhookHealth,
+    AttemptResult, Dispatch, LeasedDelivery, Outgoing, SendOutcome, StoreError, TargetShares,
+    WebhookHealth,
 };
 
 use crate::notices::NoticeService;
@@ -33,6 +34,12 @@ const SEND_WINDOW_SECONDS: i64 = 15;
 /// Deliveries in flight to one URL at most, so a receiver that is slow or
 /// down holds a few slots, never all of them.
 const PER_TARGET: u32 = 4;
+/// Deliveries in flight to a URL whose last attempt succeeded quickly: a
+/// fast receiver with a backlog is not held to four at a time, and half of
+/// the worker's slots stay for everyone else if it turns slow.
+const PER_QUICK_TARGET: u32 = 16;
+/// An answer within this long counts as quick.
+const QUICK_MS: u64 = 500;
 /// A subscription failing this long is turned off.
 const DISABLE_AFTER_DAYS: i64 = 5;
 
@@ -41,10 +48,32 @@ const DISABLE_AFTER_DAYS: i64 = 5;
 pub struct DeliveryService {
     ports: DeliveryPorts,
     schedule: Vec<i64>,
-    /// This worker's deliveries in flight, per URL.
-    in_flight: Arc<Mutex<HashMap<String, u32>>>,
+    /// This worker's deliveries in flight per URL, and the URLs that
+    /// answered its last attempt quickly.
+    targets: Arc<Mutex<Targets>>,
     /// Plans the emails and Slack messages of events, when set.
     notices: Option<NoticeService>,
+}
+
+/// What one worker knows of the URLs it delivers to.
+#[derive(Debug, Default)]
+struct Targets {
+    in_flight: HashMap<String, u32>,
+    quick: std::collections::HashSet<String>,
+}
+
+impl Targets {
+    fn shares(&self) -> TargetShares {
+        TargetShares {
+            per_target: PER_TARGET,
+            per_url: self
+                .quick
+                .iter()
+                .map(|url| (url.clone(), PER_QUICK_TARGET))
+                .collect(),
+            in_flight: self.in_flight.clone(),
+        }
+    }
 }
 
 /// Where the event's own callback goes: a request's when it completes or
@@ -87,7 +116,7 @@ impl DeliveryService {
         Self {
             ports,
             schedule,
-            in_flight: Arc::default(),
+            targets: Arc::default(),
             notices: None,
         }
     }
@@ -170,27 +199,37 @@ impl DeliveryService {
     pub async fn lease(&self, batch: u32) -> Result<Vec<LeasedDelivery>, StoreError> {
         let now = self.ports.clock.now();
         let until = now + Duration::seconds(LEASE_SECONDS);
-        let mine = self.in_flight.lock().map(|m| m.clone()).unwrap_or_default();
+        let shares = self
+            .targets
+            .lock()
+            .map(|t| t.shares())
+            .unwrap_or_else(|_| TargetShares::each(PER_TARGET));
         let leased = self
             .ports
             .deliveries
-            .lease_due(now, until, batch, PER_TARGET, &mine)
+            .lease_due(now, until, batch, &shares)
             .await?;
-        if let Ok(mut in_flight) = self.in_flight.lock() {
+        if let Ok(mut targets) = self.targets.lock() {
             for l in &leased {
-                *in_flight.entry(l.delivery.url.clone()).or_default() += 1;
+                *targets.in_flight.entry(l.delivery.url.clone()).or_default() += 1;
             }
         }
         Ok(leased)
     }
 
-    fn done_with(&self, url: &str) {
-        if let Ok(mut in_flight) = self.in_flight.lock() {
-            if let Some(count) = in_flight.get_mut(url) {
+    /// An attempt at `url` ended, `quick` when it succeeded quickly.
+    fn done_with(&self, url: &str, quick: bool) {
+        if let Ok(mut targets) = self.targets.lock() {
+            if let Some(count) = targets.in_flight.get_mut(url) {
                 *count = count.saturating_sub(1);
                 if *count == 0 {
-                    in_flight.remove(url);
+                    targets.in_flight.remove(url);
                 }
+            }
+            if quick {
+                targets.quick.insert(url.to_owned());
+            } else {
+                targets.quick.remove(url);
             }
         }
     }
@@ -201,8 +240,9 @@ impl DeliveryService {
     pub async fn attempt(&self, leased: LeasedDelivery) -> Result<DeliveryStatus, StoreError> {
         let url = leased.delivery.url.clone();
         let outcome = self.attempt_leased(leased).await;
-        self.done_with(&url);
-        outcome
+        let quick = matches!(outcome, Ok((_, true)));
+        self.done_with(&url, quick);
+        outcome.map(|(status, _)| status)
     }
 
     /// Where a delivery goes now and what signs it: a subscription's current
@@ -226,7 +266,12 @@ impl DeliveryService {
         })
     }
 
-    async fn attempt_leased(&self, leased: LeasedDelivery) -> Result<DeliveryStatus, StoreError> {
+    /// The delivery's state after the attempt, and whether the receiver
+    /// answered it quickly.
+    async fn attempt_leased(
+        &self,
+        leased: LeasedDelivery,
+    ) -> Result<(DeliveryStatus, bool), StoreError> {
         let LeasedDelivery {
             mut delivery,
             payload,
@@ -239,7 +284,7 @@ impl DeliveryService {
                 delivery = %delivery.id,
                 "the lease is nearly over before the attempt; left to the next lease"
             );
-            return Ok(DeliveryStatus::Pending);
+            return Ok((DeliveryStatus::Pending, false));
         }
         let outcome = match &receiver {
             Some((url, secret)) => {
@@ -268,6 +313,7 @@ impl DeliveryService {
             },
         };
         let success = outcome.succeeded();
+        let quick = success && outcome.latency_ms < QUICK_MS;
         let attempt = delivery.record_attempt(
             started,
             AttemptOutcome {
@@ -302,12 +348,12 @@ impl DeliveryService {
                     DeliveryStatus::Pending => AttemptResult::Retrying,
                     DeliveryStatus::Failed => AttemptResult::GaveUp,
                 });
-                Ok(delivery.status)
+                Ok((delivery.status, quick))
             }
             Err(StoreError::Conflict(why)) => {
                 // Another worker took the delivery over; its record stands.
                 tracing::warn!(delivery = %delivery.id, %why, "attempt not recorded");
-                Ok(DeliveryStatus::Pending)
+                Ok((DeliveryStatus::Pending, quick))
             }
             Err(e) => Err(e),
         }

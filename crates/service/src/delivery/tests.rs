@@ -387,3 +387,63 @@ async fn history_is_purged_in_batches_until_nothing_is_left() {
         .unwrap();
     assert_eq!(purged, 1003);
 }
+
+/// A receiver that answered quickly may be sent more at once; one that
+/// failed or answered slowly is back to the few every receiver gets.
+#[tokio::test]
+async fn a_quick_receiver_gets_a_larger_share_until_it_slows() {
+    let mut kit = Kit::new();
+    let hook = hook(&kit, 71, 1, EventFilter::All);
+    kit.webhooks()
+        .expect_webhook_by_id()
+        .returning(move |_| Ok(Some(hook.clone())));
+    // Quick, then slow, then quick but refused.
+    let answers = Arc::new(Mutex::new(vec![
+        (Some(500), 20),
+        (Some(204), 2_000),
+        (Some(204), 20),
+    ]));
+    kit.sender().expect_send().returning(move |_| {
+        let (status, latency_ms) = answers.lock().unwrap().pop().unwrap();
+        SendOutcome {
+            status,
+            latency_ms,
+            error: status.filter(|s| *s >= 300).map(|s| format!("HTTP {s}")),
+        }
+    });
+    kit.deliveries()
+        .expect_record_attempt()
+        .returning(|_, _, _, _| Ok(()));
+    let shares = Arc::new(Mutex::new(Vec::new()));
+    let seen = shares.clone();
+    let lease = leased(&kit, 0);
+    kit.deliveries()
+        .expect_lease_due()
+        .returning(move |_, _, _, shares| {
+            seen.lock().unwrap().push(shares.clone());
+            Ok(vec![lease.clone()])
+        });
+    let url = "https://hooks.example.com/71";
+    let service = DeliveryService::new(kit.ports());
+    let mut shares_of_url = Vec::new();
+    for _ in 0..4 {
+        let leased = service.lease(10).await.unwrap().remove(0);
+        let asked = shares.lock().unwrap().last().unwrap().clone();
+        shares_of_url.push(asked.share(url));
+        if shares_of_url.len() < 4 {
+            service.attempt(leased).await.unwrap();
+        }
+    }
+    assert_eq!(
+        shares_of_url,
+        [PER_TARGET, PER_QUICK_TARGET, PER_TARGET, PER_TARGET],
+        "first unknown, then quick, then slow, then failed"
+    );
+    service.lease(10).await.unwrap();
+    let last = shares.lock().unwrap().last().unwrap().clone();
+    assert_eq!(
+        last.in_flight.get(url),
+        Some(&1),
+        "the one leased and not attempted is counted"
+    );
+}

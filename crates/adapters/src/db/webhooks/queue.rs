@@ -9,7 +9,9 @@ use diesel::prelude::*;
 use reviewloop_domain::{
     AnswerLink, Delivery, DeliveryAttempt, DeliveryStatus, Event, Notice, UserId, Webhook,
 };
-use reviewloop_ports::{DeliveryQueue, Dispatch, LeasedDelivery, StoreError, WebhookHealth};
+use reviewloop_ports::{
+    DeliveryQueue, Dispatch, LeasedDelivery, StoreError, TargetShares, WebhookHealth,
+};
 
 use super::{AttemptRow, DeliveryRow, EventRow, WebhookRow};
 use crate::db::convert::to_db_time;
@@ -221,17 +223,17 @@ impl DeliveryQueue for SqlStore {
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
         limit: u32,
-        per_target: u32,
-        in_flight: &HashMap<String, u32>,
+        shares: &TargetShares,
     ) -> Result<Vec<LeasedDelivery>, StoreError> {
         let (now_db, until) = (to_db_time(now), to_db_time(lease_until));
-        let mut in_flight = in_flight.clone();
+        let shares = shares.clone();
+        let mut in_flight = shares.in_flight.clone();
         self.db
             .write(move |conn| {
                 let turns = fair_turns(
                     conn,
                     now_db,
-                    i64::from(per_target),
+                    i64::from(shares.most()),
                     i64::from(limit.saturating_mul(8).min(1000)),
                 )?;
                 let mut rows: HashMap<String, DeliveryRow> = deliveries::table
@@ -247,8 +249,9 @@ impl DeliveryQueue for SqlStore {
                     if leased.len() >= limit as usize {
                         break;
                     }
+                    let share = shares.share(&row.url);
                     let count = in_flight.entry(row.url.clone()).or_default();
-                    if *count >= per_target {
+                    if *count >= share {
                         continue;
                     }
                     // Taken only if it is still as it was read. Between

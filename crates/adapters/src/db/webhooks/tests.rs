@@ -4,7 +4,8 @@ use reviewloop_domain::{
     WebhookRecord,
 };
 use reviewloop_ports::{
-    DeliveryQueue, Dispatch, EventFeed, LoopStore, RequestStore, WebhookHealth, WebhookStore,
+    DeliveryQueue, Dispatch, EventFeed, LoopStore, RequestStore, TargetShares, WebhookHealth,
+    WebhookStore,
 };
 
 use super::super::testdb::{fixtures, on_every_backend, TestDb};
@@ -221,21 +222,36 @@ async fn due_deliveries_are_leased_once_until_the_lease_runs_out(db: TestDb) {
         .unwrap();
 
     let leased = store
-        .lease_due(fixtures::at(5), fixtures::at(65), 10, 10, &HashMap::new())
+        .lease_due(
+            fixtures::at(5),
+            fixtures::at(65),
+            10,
+            &TargetShares::each(10),
+        )
         .await
         .unwrap();
     assert_eq!(leased.len(), 1, "the one due at 100 is not due yet");
     assert_eq!(leased[0].payload, "{\"n\":40}");
     assert!(
         store
-            .lease_due(fixtures::at(6), fixtures::at(66), 10, 10, &HashMap::new())
+            .lease_due(
+                fixtures::at(6),
+                fixtures::at(66),
+                10,
+                &TargetShares::each(10)
+            )
             .await
             .unwrap()
             .is_empty(),
         "leased to the first worker"
     );
     let again = store
-        .lease_due(fixtures::at(70), fixtures::at(130), 10, 10, &HashMap::new())
+        .lease_due(
+            fixtures::at(70),
+            fixtures::at(130),
+            10,
+            &TargetShares::each(10),
+        )
         .await
         .unwrap();
     assert_eq!(again.len(), 1, "the first worker died: its lease ran out");
@@ -255,7 +271,12 @@ async fn deliveries_of_a_disabled_subscription_wait(db: TestDb) {
     hook = edited(&hook, |w| w.active = false);
     store.update_webhook(&hook).await.unwrap();
     assert!(store
-        .lease_due(fixtures::at(5), fixtures::at(65), 10, 10, &HashMap::new())
+        .lease_due(
+            fixtures::at(5),
+            fixtures::at(65),
+            10,
+            &TargetShares::each(10)
+        )
         .await
         .unwrap()
         .is_empty());
@@ -263,7 +284,12 @@ async fn deliveries_of_a_disabled_subscription_wait(db: TestDb) {
     store.update_webhook(&hook).await.unwrap();
     assert_eq!(
         store
-            .lease_due(fixtures::at(5), fixtures::at(65), 10, 10, &HashMap::new())
+            .lease_due(
+                fixtures::at(5),
+                fixtures::at(65),
+                10,
+                &TargetShares::each(10)
+            )
             .await
             .unwrap()
             .len(),
@@ -332,8 +358,7 @@ async fn record(
             fixtures::at(at),
             fixtures::at(at + 60),
             10,
-            10,
-            &HashMap::new(),
+            &TargetShares::each(10),
         )
         .await
         .unwrap();
@@ -412,11 +437,21 @@ async fn a_worker_whose_lease_ran_out_cannot_record(db: TestDb) {
     let store = db.store();
     let (_, d) = one_dispatched(&store).await;
     let first = store
-        .lease_due(fixtures::at(0), fixtures::at(60), 10, 10, &HashMap::new())
+        .lease_due(
+            fixtures::at(0),
+            fixtures::at(60),
+            10,
+            &TargetShares::each(10),
+        )
         .await
         .unwrap();
     let second = store
-        .lease_due(fixtures::at(61), fixtures::at(121), 10, 10, &HashMap::new())
+        .lease_due(
+            fixtures::at(61),
+            fixtures::at(121),
+            10,
+            &TargetShares::each(10),
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -457,7 +492,12 @@ async fn one_receiver_gets_only_a_few_slots(db: TestDb) {
         .await
         .unwrap();
     let leased = store
-        .lease_due(fixtures::at(5), fixtures::at(65), 10, 2, &HashMap::new())
+        .lease_due(
+            fixtures::at(5),
+            fixtures::at(65),
+            10,
+            &TargetShares::each(2),
+        )
         .await
         .unwrap();
     let urls: Vec<&str> = leased.iter().map(|l| l.delivery.url.as_str()).collect();
@@ -472,7 +512,15 @@ async fn one_receiver_gets_only_a_few_slots(db: TestDb) {
     );
     let mine: HashMap<String, u32> = [(hook.url.clone(), 2)].into();
     let more = store
-        .lease_due(fixtures::at(6), fixtures::at(66), 10, 2, &mine)
+        .lease_due(
+            fixtures::at(6),
+            fixtures::at(66),
+            10,
+            &TargetShares {
+                in_flight: mine,
+                ..TargetShares::each(2)
+            },
+        )
         .await
         .unwrap();
     assert!(
@@ -480,7 +528,12 @@ async fn one_receiver_gets_only_a_few_slots(db: TestDb) {
         "this worker already has two in flight to the busy receiver"
     );
     let elsewhere = store
-        .lease_due(fixtures::at(6), fixtures::at(66), 10, 2, &HashMap::new())
+        .lease_due(
+            fixtures::at(6),
+            fixtures::at(66),
+            10,
+            &TargetShares::each(2),
+        )
         .await
         .unwrap();
     assert_eq!(elsewhere.len(), 2, "another worker has its own share");
@@ -511,18 +564,46 @@ async fn a_backlog_at_one_receiver_does_not_starve_another(db: TestDb) {
         .unwrap();
     let busy: HashMap<String, u32> = [(slow.url.clone(), 4)].into();
     let leased = store
-        .lease_due(fixtures::at(5), fixtures::at(65), 28, 4, &busy)
+        .lease_due(
+            fixtures::at(5),
+            fixtures::at(65),
+            28,
+            &TargetShares {
+                in_flight: busy.clone(),
+                ..TargetShares::each(4)
+            },
+        )
         .await
         .unwrap();
     let urls: Vec<&str> = leased.iter().map(|l| l.delivery.url.as_str()).collect();
     assert_eq!(urls, ["https://fast.example.com/in"]);
     // Another worker, with nothing in flight, takes four of the backlog.
     let other = store
-        .lease_due(fixtures::at(5), fixtures::at(65), 28, 4, &HashMap::new())
+        .lease_due(
+            fixtures::at(5),
+            fixtures::at(65),
+            28,
+            &TargetShares::each(4),
+        )
         .await
         .unwrap();
     assert_eq!(other.len(), 4);
     assert!(other.iter().all(|l| l.delivery.url == slow.url));
+    // A worker whose receiver answers quickly has a larger share of it.
+    let quick = store
+        .lease_due(
+            fixtures::at(5),
+            fixtures::at(65),
+            28,
+            &TargetShares {
+                per_url: [(slow.url.clone(), 16)].into(),
+                in_flight: busy,
+                ..TargetShares::each(4)
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(quick.len(), 12, "16 in flight with the 4 it had");
 }
 
 async fn redelivery_puts_a_delivery_back_in_the_queue(db: TestDb) {
@@ -534,7 +615,12 @@ async fn redelivery_puts_a_delivery_back_in_the_queue(db: TestDb) {
     );
 
     let leased = store
-        .lease_due(fixtures::at(1), fixtures::at(61), 10, 10, &HashMap::new())
+        .lease_due(
+            fixtures::at(1),
+            fixtures::at(61),
+            10,
+            &TargetShares::each(10),
+        )
         .await
         .unwrap();
     let attempt = DeliveryAttempt {
@@ -555,7 +641,12 @@ async fn redelivery_puts_a_delivery_back_in_the_queue(db: TestDb) {
         .await
         .unwrap();
     assert!(store
-        .lease_due(fixtures::at(5), fixtures::at(65), 10, 10, &HashMap::new())
+        .lease_due(
+            fixtures::at(5),
+            fixtures::at(65),
+            10,
+            &TargetShares::each(10)
+        )
         .await
         .unwrap()
         .is_empty());
@@ -574,7 +665,12 @@ async fn redelivery_puts_a_delivery_back_in_the_queue(db: TestDb) {
         d.status = DeliveryStatus::Succeeded;
     });
     let lease = store
-        .lease_due(fixtures::at(10), fixtures::at(70), 10, 10, &HashMap::new())
+        .lease_due(
+            fixtures::at(10),
+            fixtures::at(70),
+            10,
+            &TargetShares::each(10),
+        )
         .await
         .unwrap();
     let second = DeliveryAttempt {
@@ -766,7 +862,12 @@ async fn a_delivery_answered_since_it_was_read_is_not_leased_again_on_postgres()
             "status = 'succeeded', attempts = 1, leased_until = NULL",
             async move {
                 store2
-                    .lease_due(fixtures::at(5), fixtures::at(65), 10, 10, &HashMap::new())
+                    .lease_due(
+                        fixtures::at(5),
+                        fixtures::at(65),
+                        10,
+                        &TargetShares::each(10),
+                    )
                     .await
             },
         )

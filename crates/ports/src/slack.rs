@@ -91,8 +91,8 @@ pub trait SlackStore: Send + Sync {
     /// Records a post (a second record of the same request and loop is
     /// ignored).
     async fn record_slack_post(&self, post: &SlackPost) -> Result<(), StoreError>;
-    /// The posts about a request.
-    async fn slack_posts_of(&self, request: &RequestId) -> Result<Vec<SlackPost>, StoreError>;
+    /// The posts about any of `requests` (one read for a dispatch pass).
+    async fn slack_posts_of(&self, requests: &[RequestId]) -> Result<Vec<SlackPost>, StoreError>;
     /// Every loop's Slack app, for checking who signed a click.
     async fn slack_apps(&self) -> Result<Vec<(LoopId, SlackApp)>, StoreError>;
 }

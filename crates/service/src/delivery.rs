@@ -159,6 +159,11 @@ impl DeliveryService {
         accounts.dedup();
         let webhooks = self.ports.deliveries.active_webhooks_of(&accounts).await?;
         let now = self.ports.clock.now();
+        let mut plans = match &self.notices {
+            Some(planner) => planner.plan_all(&events).await?,
+            None => Vec::new(),
+        }
+        .into_iter();
         let mut batch = Vec::with_capacity(events.len());
         for event in &events {
             let body = serde_json::to_string(&reviewloop_wire::events::EventBody::of(event))
@@ -179,10 +184,7 @@ impl DeliveryService {
                     body.clone(),
                 ));
             }
-            let planned = match &self.notices {
-                Some(planner) => planner.plan(event).await?,
-                None => crate::notices::Planned::default(),
-            };
+            let planned = plans.next().unwrap_or_default();
             batch.push(Dispatch {
                 event: event.id,
                 deliveries: list,

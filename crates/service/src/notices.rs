@@ -5,7 +5,7 @@ mod compose;
 use chrono::Duration;
 use reviewloop_domain::{
     AnswerLink, Channel, Email, Event, EventType, Loop, Member, Message, NewNotice, Notice,
-    NoticeId, NoticeKind, NoticeStatus, ReviewId, ReviewRequest, User, UserId,
+    NoticeId, NoticeKind, NoticeStatus, RequestId, ReviewId, ReviewRequest, User, UserId,
 };
 use reviewloop_ports::{
     AttemptResult, Clock, IdSource, LeasedNotice, Mail, Outgoing, PushFailure, SlackPost,
@@ -86,10 +86,12 @@ impl NoticeService {
         let escalated = match event.event_type {
             EventType::RequestCreated => false,
             EventType::RequestEscalated => true,
-            EventType::RequestCompleted
-            | EventType::RequestTimeout
-            | EventType::RequestCancelled => {
-                return self.plan_ended(event).await;
+            kind if ends_a_request(kind) => {
+                let Some(request_id) = event.request_id else {
+                    return Ok(Planned::default());
+                };
+                let posts = self.ports.slack_posts.slack_posts_of(&[request_id]).await?;
+                return Ok(self.plan_ended(event, &posts));
             }
             _ => return Ok(Planned::default()),
         };
@@ -248,13 +250,15 @@ impl NoticeService {
 
     /// For a request that ended: a change of each message a loop's Slack
     /// app posted about it, to say how it ended.
-    async fn plan_ended(&self, event: &Event) -> Result<Planned, StoreError> {
+    /// `posts` may hold other requests' posts too: the ones about this
+    /// event's request are taken.
+    fn plan_ended(&self, event: &Event, posts: &[SlackPost]) -> Planned {
         let Some(request_id) = event.request_id else {
-            return Ok(Planned::default());
+            return Planned::default();
         };
-        let posts = self.ports.slack_posts.slack_posts_of(&request_id).await?;
         let notices = posts
-            .into_iter()
+            .iter()
+            .filter(|post| post.request_id == request_id)
             .map(|post| {
                 self.notice(NewNotice {
                     kind: NoticeKind::RequestEnded,
@@ -276,7 +280,28 @@ impl NoticeService {
                 })
             })
             .collect();
-        Ok(Planned::notices(notices))
+        Planned::notices(notices)
+    }
+
+    /// What [`Self::plan`] gives each of a dispatch pass's events, in
+    /// their order, with one read of the Slack posts of every request that
+    /// ended in the pass rather than one per request.
+    pub async fn plan_all(&self, events: &[Event]) -> Result<Vec<Planned>, StoreError> {
+        let ended: Vec<RequestId> = events
+            .iter()
+            .filter(|e| ends_a_request(e.event_type))
+            .filter_map(|e| e.request_id)
+            .collect();
+        let posts = self.ports.slack_posts.slack_posts_of(&ended).await?;
+        let mut planned = Vec::with_capacity(events.len());
+        for event in events {
+            planned.push(if ends_a_request(event.event_type) {
+                self.plan_ended(event, &posts)
+            } else {
+                self.plan(event).await?
+            });
+        }
+        Ok(planned)
     }
 
     /// The emails of a review still open: on `review.assigned`, to each
@@ -506,7 +531,7 @@ impl NoticeService {
                 let posts = self
                     .ports
                     .slack_posts
-                    .slack_posts_of(&request.id)
+                    .slack_posts_of(std::slice::from_ref(&request.id))
                     .await
                     .map_err(failed)?;
                 let Some(post) = posts.into_iter().find(|p| p.loop_id == lp.id) else {
@@ -795,6 +820,14 @@ fn slack_attempt(failure: reviewloop_ports::SlackFailure) -> Attempt {
     } else {
         Attempt::Hopeless(failure.to_string())
     }
+}
+
+/// Whether an event of `kind` says a request ended.
+fn ends_a_request(kind: EventType) -> bool {
+    matches!(
+        kind,
+        EventType::RequestCompleted | EventType::RequestTimeout | EventType::RequestCancelled
+    )
 }
 
 #[cfg(test)]

@@ -57,12 +57,15 @@ impl SlackStore for SqlStore {
         }
     }
 
-    async fn slack_posts_of(&self, request: &RequestId) -> Result<Vec<SlackPost>, StoreError> {
-        let id = request.to_string();
+    async fn slack_posts_of(&self, requests: &[RequestId]) -> Result<Vec<SlackPost>, StoreError> {
+        if requests.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<String> = requests.iter().map(ToString::to_string).collect();
         self.db
             .run(move |conn| {
                 slack_posts::table
-                    .filter(slack_posts::request_id.eq(&id))
+                    .filter(slack_posts::request_id.eq_any(&ids))
                     .select(SlackPostRow::as_select())
                     .load(conn)?
                     .into_iter()
@@ -97,4 +100,53 @@ impl SlackStore for SqlStore {
             })
             .await
     }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use reviewloop_domain::{EventType, LoopId, RequestId};
+    use reviewloop_ports::{RequestStore, SlackPost, SlackStore};
+
+    use crate::db::testdb::{fixtures, on_every_backend, TestDb};
+
+    async fn posts_are_read_for_many_requests_at_once(db: TestDb) {
+        let store = db.store();
+        let (first, _) = fixtures::created_request(&store).await;
+        let lp = fixtures::loop_with_members(&store, 11, "MNPQRS").await;
+        let second = fixtures::request(&lp, 21, "high", 0);
+        let event = fixtures::event_for(&second, &lp, 91, EventType::RequestCreated);
+        store
+            .insert_request(&second, std::slice::from_ref(&event))
+            .await
+            .unwrap();
+        let post = |request: RequestId, loop_id: LoopId, channel: &str| SlackPost {
+            request_id: request,
+            loop_id,
+            channel: channel.into(),
+            ts: "1700000000.0001".into(),
+        };
+        let posted = [
+            post(first.id, first.loop_id, "C1"),
+            post(first.id, lp.id, "C2"),
+            post(second.id, lp.id, "C3"),
+        ];
+        for p in &posted {
+            store.record_slack_post(p).await.unwrap();
+        }
+        // A retried post keeps the first.
+        store
+            .record_slack_post(&post(first.id, first.loop_id, "C9"))
+            .await
+            .unwrap();
+        let mut both = store.slack_posts_of(&[first.id, second.id]).await.unwrap();
+        both.sort_by(|a, b| a.channel.cmp(&b.channel));
+        assert_eq!(both, posted);
+        let one = store.slack_posts_of(&[second.id]).await.unwrap();
+        assert_eq!(one, [posted[2].clone()]);
+        assert!(store.slack_posts_of(&[]).await.unwrap().is_empty());
+    }
+
+    on_every_backend!(posts_are_read_for_many_requests_at_once);
 }

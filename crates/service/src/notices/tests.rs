@@ -701,3 +701,55 @@ async fn a_member_who_turned_notifications_off_since_is_not_pushed() {
         "not pushed: the member no longer hears of this request"
     );
 }
+
+/// A dispatch pass reads the Slack posts of all its ended requests at
+/// once, and each ended request gets a change of its own posts only.
+#[tokio::test]
+async fn a_pass_reads_the_slack_posts_of_its_ended_requests_once() {
+    let mut kit = Kit::new();
+    let lp = kit.a_loop(&[2, 3], &[]);
+    let first = request(&kit, &lp);
+    let mut record = first.clone().into_record();
+    record.id = RequestId::new(kit.oid(61));
+    let second = ReviewRequest::restore(record);
+    let event_of = |kind, r: &ReviewRequest, n| {
+        Event::for_request(
+            reviewloop_domain::EventId::new(kit.oid(n)),
+            kind,
+            r,
+            serde_json::Value::Null,
+            kit.now,
+        )
+    };
+    let events = [
+        event_of(EventType::RequestCompleted, &first, 90),
+        event_of(EventType::RequestClaimed, &second, 91),
+        event_of(EventType::RequestCancelled, &second, 92),
+    ];
+    let post = |r: &ReviewRequest, channel: &str| SlackPost {
+        request_id: r.id,
+        loop_id: lp.id,
+        channel: channel.into(),
+        ts: "1.2".into(),
+    };
+    let posts = vec![post(&first, "C-first"), post(&second, "C-second")];
+    let (a, b) = (first.id, second.id);
+    kit.slack_posts()
+        .expect_slack_posts_of()
+        .withf(move |ids| ids == [a, b])
+        .times(1)
+        .returning(move |_| Ok(posts.clone()));
+    let planned = service(kit).plan_all(&events).await.unwrap();
+    let said: Vec<Vec<String>> = planned
+        .iter()
+        .map(|p| p.notices.iter().map(|n| n.message.text.clone()).collect())
+        .collect();
+    assert_eq!(
+        said,
+        [
+            vec!["request.completed in Slack channel C-first".to_owned()],
+            vec![],
+            vec!["request.cancelled in Slack channel C-second".to_owned()],
+        ]
+    );
+}

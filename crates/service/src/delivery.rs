@@ -34,9 +34,10 @@ const SEND_WINDOW_SECONDS: i64 = 15;
 /// Deliveries in flight to one URL at most, so a receiver that is slow or
 /// down holds a few slots, never all of them.
 const PER_TARGET: u32 = 4;
-/// Deliveries in flight to a URL whose last attempt succeeded quickly: a
-/// fast receiver with a backlog is not held to four at a time, and half of
-/// the worker's slots stay for everyone else if it turns slow.
+/// Deliveries in flight to the one URL favoured for answering quickly: a
+/// fast receiver with a backlog is not held to four at a time. Only one
+/// URL holds it at a time, so if it turns slow, half of the worker's 32
+/// slots stay for everyone else.
 const PER_QUICK_TARGET: u32 = 16;
 /// An answer within this long counts as quick.
 const QUICK_MS: u64 = 500;
@@ -63,13 +64,18 @@ struct Targets {
 }
 
 impl Targets {
+    /// Every URL's share: the larger one goes to one quick URL only, the
+    /// one with the most in flight (so it keeps it while it stays quick).
     fn shares(&self) -> TargetShares {
+        let favoured = self.quick.iter().max_by(|a, b| {
+            let load = |url: &String| self.in_flight.get(url).copied().unwrap_or(0);
+            load(a).cmp(&load(b)).then_with(|| b.cmp(a))
+        });
         TargetShares {
             per_target: PER_TARGET,
-            per_url: self
-                .quick
-                .iter()
+            per_url: favoured
                 .map(|url| (url.clone(), PER_QUICK_TARGET))
+                .into_iter()
                 .collect(),
             in_flight: self.in_flight.clone(),
         }
@@ -219,8 +225,10 @@ impl DeliveryService {
         Ok(leased)
     }
 
-    /// An attempt at `url` ended, `quick` when it succeeded quickly.
-    fn done_with(&self, url: &str, quick: bool) {
+    /// An attempt at `url` ended: `Some(quick)` when it reached the
+    /// receiver (quick: a success within `QUICK_MS`), `None` when nothing
+    /// was learnt of the receiver.
+    fn done_with(&self, url: &str, quick: Option<bool>) {
         if let Ok(mut targets) = self.targets.lock() {
             if let Some(count) = targets.in_flight.get_mut(url) {
                 *count = count.saturating_sub(1);
@@ -228,10 +236,14 @@ impl DeliveryService {
                     targets.in_flight.remove(url);
                 }
             }
-            if quick {
-                targets.quick.insert(url.to_owned());
-            } else {
-                targets.quick.remove(url);
+            match quick {
+                Some(true) => {
+                    targets.quick.insert(url.to_owned());
+                }
+                Some(false) => {
+                    targets.quick.remove(url);
+                }
+                None => {}
             }
         }
     }
@@ -242,7 +254,7 @@ impl DeliveryService {
     pub async fn attempt(&self, leased: LeasedDelivery) -> Result<DeliveryStatus, StoreError> {
         let url = leased.delivery.url.clone();
         let outcome = self.attempt_leased(leased).await;
-        let quick = matches!(outcome, Ok((_, true)));
+        let quick = outcome.as_ref().ok().and_then(|(_, quick)| *quick);
         self.done_with(&url, quick);
         outcome.map(|(status, _)| status)
     }
@@ -269,11 +281,11 @@ impl DeliveryService {
     }
 
     /// The delivery's state after the attempt, and whether the receiver
-    /// answered it quickly.
+    /// answered it quickly (`None`: nothing was sent).
     async fn attempt_leased(
         &self,
         leased: LeasedDelivery,
-    ) -> Result<(DeliveryStatus, bool), StoreError> {
+    ) -> Result<(DeliveryStatus, Option<bool>), StoreError> {
         let LeasedDelivery {
             mut delivery,
             payload,
@@ -286,7 +298,7 @@ impl DeliveryService {
                 delivery = %delivery.id,
                 "the lease is nearly over before the attempt; left to the next lease"
             );
-            return Ok((DeliveryStatus::Pending, false));
+            return Ok((DeliveryStatus::Pending, None));
         }
         let outcome = match &receiver {
             Some((url, secret)) => {
@@ -315,7 +327,10 @@ impl DeliveryService {
             },
         };
         let success = outcome.succeeded();
-        let quick = success && outcome.latency_ms < QUICK_MS;
+        // A receiver that no longer exists was not asked.
+        let quick = receiver
+            .is_some()
+            .then_some(success && outcome.latency_ms < QUICK_MS);
         let attempt = delivery.record_attempt(
             started,
             AttemptOutcome {

@@ -292,7 +292,11 @@ impl NoticeService {
             .filter(|e| ends_a_request(e.event_type))
             .filter_map(|e| e.request_id)
             .collect();
-        let posts = self.ports.slack_posts.slack_posts_of(&ended).await?;
+        let posts = if ended.is_empty() {
+            Vec::new()
+        } else {
+            self.ports.slack_posts.slack_posts_of(&ended).await?
+        };
         let mut planned = Vec::with_capacity(events.len());
         for event in events {
             planned.push(if ends_a_request(event.event_type) {

@@ -137,6 +137,39 @@ pub(crate) fn link_audit_entries(
     Ok(())
 }
 
+/// Leases the deliveries `ids` (each with the `attempts` it was read
+/// with) until `until`, those still pending, due at `now`, unleased and
+/// unattempted since; returns which it leased. Rows another transaction
+/// holds are passed over: that one is leasing or recording them.
+pub(crate) fn lease_deliveries(
+    pg: &mut PgConnection,
+    ids: &[(&str, i32)],
+    now: chrono::NaiveDateTime,
+    until: chrono::NaiveDateTime,
+) -> Result<HashSet<String>, DbError> {
+    if ids.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let (names, attempts): (Vec<&str>, Vec<i32>) = ids.iter().copied().unzip();
+    let rows: Vec<Id> = diesel::sql_query(
+        // Locked in `id` order, whichever instance leases.
+        "UPDATE deliveries AS d SET leased_until = $1
+         FROM (SELECT id FROM deliveries WHERE id = ANY($2::text[])
+               ORDER BY id FOR UPDATE SKIP LOCKED) AS locked,
+              unnest($2::text[], $3::int[]) AS v(id, attempts)
+         WHERE d.id = locked.id AND d.id = v.id AND d.attempts = v.attempts
+           AND d.status = 'pending' AND d.next_attempt_at <= $4
+           AND (d.leased_until IS NULL OR d.leased_until < $4)
+         RETURNING d.id AS id",
+    )
+    .bind::<diesel::sql_types::Timestamp, _>(until)
+    .bind::<Array<Text>, _>(names)
+    .bind::<Array<diesel::sql_types::Integer>, _>(attempts)
+    .bind::<diesel::sql_types::Timestamp, _>(now)
+    .load(pg)?;
+    Ok(rows.into_iter().map(|row| row.id).collect())
+}
+
 /// Deletes up to `limit` dispatched outbox events older than `before`
 /// and before position `newest`, oldest first; returns how many. Rows
 /// are locked in `seq` order, as the numbering and dispatch passes lock

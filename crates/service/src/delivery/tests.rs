@@ -447,3 +447,23 @@ async fn a_quick_receiver_gets_a_larger_share_until_it_slows() {
         "the one leased and not attempted is counted"
     );
 }
+
+/// Two quick receivers do not both get the larger share: if both hung,
+/// they would hold every slot.
+#[test]
+fn one_quick_receiver_at_a_time_holds_the_larger_share() {
+    let (a, b) = ("https://a.example.com/in", "https://b.example.com/in");
+    let targets = Targets {
+        in_flight: [(a.to_owned(), 3), (b.to_owned(), 9)].into(),
+        quick: [a.to_owned(), b.to_owned()].into(),
+    };
+    let shares = targets.shares();
+    assert_eq!(
+        shares.share(b),
+        PER_QUICK_TARGET,
+        "the one with most in flight"
+    );
+    assert_eq!(shares.share(a), PER_TARGET);
+    assert_eq!(shares.share("https://c.example.com/in"), PER_TARGET);
+    assert_eq!(Targets::default().shares(), TargetShares::each(PER_TARGET));
+}

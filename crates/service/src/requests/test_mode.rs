@@ -93,6 +93,8 @@ impl RequestService {
         // What this move will bring due, read before the clock moves: the
         // timeout worker settles test requests too, and one it ends between
         // the move and the settling below was still ended by this move.
+        // (Two moves of one account at once may both count one request;
+        // beyond the first batch, only what this call settles is counted.)
         let coming_due = self
             .ports
             .requests

@@ -243,39 +243,60 @@ impl DeliveryQueue for SqlStore {
                     .into_iter()
                     .map(|row| (row.id.clone(), row))
                     .collect();
-                let candidates = turns.iter().filter_map(|id| rows.remove(id));
-                let mut leased = Vec::new();
-                for row in candidates {
-                    if leased.len() >= limit as usize {
+                // Each URL's share, counting what is in flight, then the
+                // rows' own turns up to `limit`.
+                let mut chosen = Vec::new();
+                for row in turns.iter().filter_map(|id| rows.remove(id)) {
+                    if chosen.len() >= limit as usize {
                         break;
                     }
                     let share = shares.share(&row.url);
                     let count = in_flight.entry(row.url.clone()).or_default();
-                    if *count >= share {
-                        continue;
-                    }
-                    // Taken only if it is still as it was read. Between
-                    // the read and this update another instance may have
-                    // leased it, attempted it and recorded the attempt,
-                    // which frees the lease again: a free lease alone would
-                    // let this instance send an answered delivery twice. Any
-                    // recorded attempt moves `attempts`.
-                    let taken = diesel::update(
-                        deliveries::table
-                            .find(&row.id)
-                            .filter(deliveries::status.eq(DeliveryStatus::Pending.as_str()))
-                            .filter(deliveries::attempts.eq(row.attempts))
-                            .filter(deliveries::next_attempt_at.le(now_db))
-                            .filter(
-                                deliveries::leased_until
-                                    .is_null()
-                                    .or(deliveries::leased_until.lt(now_db)),
-                            ),
-                    )
-                    .set(deliveries::leased_until.eq(until))
-                    .execute(conn)?;
-                    if taken == 1 {
+                    if *count < share {
                         *count += 1;
+                        chosen.push(row);
+                    }
+                }
+                // Taken only if each is still as it was read. Between the
+                // read and this update another instance may have leased
+                // one, attempted it and recorded the attempt, which frees
+                // the lease again: a free lease alone would let this
+                // instance send an answered delivery twice. Any recorded
+                // attempt moves `attempts`.
+                let taken: Vec<bool> = match conn {
+                    // One statement for the pass, where each is a round trip.
+                    DbConnection::Postgres(pg) => {
+                        let ids: Vec<(&str, i32)> =
+                            chosen.iter().map(|r| (r.id.as_str(), r.attempts)).collect();
+                        let taken =
+                            crate::db::set_based::lease_deliveries(pg, &ids, now_db, until)?;
+                        chosen.iter().map(|r| taken.contains(&r.id)).collect()
+                    }
+                    DbConnection::Sqlite(_) => {
+                        let mut taken = Vec::with_capacity(chosen.len());
+                        for row in &chosen {
+                            let updated = diesel::update(
+                                deliveries::table
+                                    .find(&row.id)
+                                    .filter(deliveries::status.eq(DeliveryStatus::Pending.as_str()))
+                                    .filter(deliveries::attempts.eq(row.attempts))
+                                    .filter(deliveries::next_attempt_at.le(now_db))
+                                    .filter(
+                                        deliveries::leased_until
+                                            .is_null()
+                                            .or(deliveries::leased_until.lt(now_db)),
+                                    ),
+                            )
+                            .set(deliveries::leased_until.eq(until))
+                            .execute(conn)?;
+                            taken.push(updated == 1);
+                        }
+                        taken
+                    }
+                };
+                let mut leased = Vec::new();
+                for (row, taken) in chosen.into_iter().zip(taken) {
+                    if taken {
                         let (delivery, payload) = row.into_domain()?;
                         leased.push(LeasedDelivery {
                             delivery,
@@ -335,9 +356,10 @@ impl DeliveryQueue for SqlStore {
                     return Ok(deleted as u64);
                 };
                 if let DbConnection::Postgres(pg) = conn {
-                    // Other instances lock outbox rows in `seq` order while
-                    // they number and dispatch; a purge deleting in another
-                    // order could deadlock with them.
+                    // Two instances purging at once deleted the same rows
+                    // in whatever order each read them, and could deadlock.
+                    // Rows are taken in `seq` order, the order every pass
+                    // locks outbox rows in, and a held one is left for later.
                     deleted += crate::db::set_based::purge_events(pg, before, newest, limit)?;
                     return Ok(deleted as u64);
                 }

@@ -840,11 +840,13 @@ async fn a_healthy_subscription_is_not_locked_by_its_deliveries_on_postgres() {
     );
 }
 
-/// An instance reads the due deliveries, then leases them one by one. If
-/// meanwhile another instance leased one, sent it and recorded the answer,
-/// the lease is free again but the delivery is done: leasing it would send
-/// it a second time (seen in the cluster test as an event delivered twice
-/// with no failed attempt).
+/// An instance reads the due deliveries, then leases them. If meanwhile
+/// another instance leased one, sent it and recorded the answer, the lease
+/// is free again but the delivery is done: leasing it would send it a
+/// second time (seen in the cluster test as an event delivered twice with
+/// no failed attempt). While the other instance still holds the row, the
+/// lease passes it over rather than wait; once the answer is recorded,
+/// `attempts` has moved and the lease leaves it too.
 #[tokio::test]
 async fn a_delivery_answered_since_it_was_read_is_not_leased_again_on_postgres() {
     let Some(db) = TestDb::postgres() else {
@@ -852,36 +854,52 @@ async fn a_delivery_answered_since_it_was_read_is_not_leased_again_on_postgres()
     };
     let store = db.store();
     let (_, d) = one_dispatched(&store).await;
+    let lease = || {
+        let store = store.clone();
+        async move {
+            tokio::time::timeout(
+                std::time::Duration::from_secs(10),
+                store.lease_due(
+                    fixtures::at(5),
+                    fixtures::at(65),
+                    10,
+                    &TargetShares::each(10),
+                ),
+            )
+            .await
+            .expect("the lease does not wait for a held row")
+            .unwrap()
+        }
+    };
 
-    let store2 = store.clone();
-    let leased = db
-        .changed_under(
-            "deliveries",
-            d.id.to_string(),
-            // Sent, answered and recorded: the lease is given back.
-            "status = 'succeeded', attempts = 1, leased_until = NULL",
-            async move {
-                store2
-                    .lease_due(
-                        fixtures::at(5),
-                        fixtures::at(65),
-                        10,
-                        &TargetShares::each(10),
-                    )
-                    .await
-            },
-        )
-        .await
-        .unwrap();
-    assert!(
-        leased.is_empty(),
-        "an answered delivery was leased again: {:?}",
-        leased.iter().map(|l| l.delivery.id).collect::<Vec<_>>()
-    );
+    let held = db.hold_row("deliveries", d.id.to_string());
+    let while_held = lease().await;
+    // Sent, answered and recorded: the lease is given back.
+    held.release(Some(
+        "status = 'succeeded', attempts = 1, leased_until = NULL",
+    ));
+    assert!(while_held.is_empty(), "a held delivery is passed over");
+    assert!(lease().await.is_empty(), "an answered delivery is left");
     assert_eq!(
         store.delivery_by_id(&d.id).await.unwrap().unwrap().status,
         DeliveryStatus::Succeeded
     );
+
+    // Answered between the read and the lease, then due again (a retry):
+    // a lease with the attempts it read is refused, a fresh one taken.
+    db.hold_row("deliveries", d.id.to_string()).release(Some(
+        "status = 'pending', attempts = 1, leased_until = NULL",
+    ));
+    let mut conn = db.db.pool.get().unwrap();
+    let crate::db::DbConnection::Postgres(pg) = &mut *conn else {
+        panic!("a PostgreSQL connection");
+    };
+    let (now, until) = (fixtures::at(5).naive_utc(), fixtures::at(65).naive_utc());
+    let id = d.id.to_string();
+    let stale = crate::db::set_based::lease_deliveries(pg, &[(&id, 0)], now, until).unwrap();
+    assert!(stale.is_empty(), "read before the answer: not leased");
+    let fresh = crate::db::set_based::lease_deliveries(pg, &[(&id, 1)], now, until).unwrap();
+    assert_eq!(fresh, [id.clone()].into());
 }
 
 on_every_backend!(

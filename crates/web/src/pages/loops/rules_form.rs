@@ -378,7 +378,8 @@ pub(crate) fn in_rule_words(message: &str) -> Option<String> {
             _ => {}
         }
     }
-    let rule = index + 1;
+    // The page shows the rules again in the order the API numbers them.
+    let rule = index.saturating_add(1);
     Some(match RULE_LABELS.iter().find(|(name, _)| plain == *name) {
         Some((_, label)) => format!("Rule {rule}: “{label}”{said} ({api_name})"),
         // A part the form has no field for (a key it does not know) keeps

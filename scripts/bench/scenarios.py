@@ -7,9 +7,14 @@ only. Each prints one line of `key=value` pairs for run to tabulate.
   longpoll BASE KEY REVIEWER LOOP PID N   N idle long-poll waiters: CPU, wake-up p99
   sweep BACKEND DB BASE KEY LOOP PID TOTAL DUE_PER_S DUE_SECONDS   timeout lag
   webhooks BASE KEY LOOP DB RATE SECONDS   delivery rate and commit-to-delivery p99
+  cycle reviewloop BASE KEY REVIEWER LOOP SECONDS CONCURRENCY
+  cycle awaithumans BASE TOKEN SECONDS CONCURRENCY
+                                   full cycles a second: create, a person answers, the
+                                   workflow reads the answer
 """
 import asyncio
 import datetime
+import http.client
 import http.server
 import json
 import os
@@ -364,6 +369,89 @@ def webhooks(base, key, loop_id, db, rate, seconds):
     server.shutdown()
 
 
+class Calls:
+    """One keep-alive connection's JSON calls."""
+
+    def __init__(self, base):
+        host, port = base.removeprefix("http://").split(":")
+        self.conn = http.client.HTTPConnection(host, int(port), timeout=60)
+
+    def call(self, method, path, token, body=None):
+        headers = {"Authorization": f"Bearer {token}"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        self.conn.request(method, path, body=data, headers=headers)
+        resp = self.conn.getresponse()
+        text = resp.read()
+        if resp.status >= 300:
+            raise RuntimeError(f"{method} {path}: {resp.status} {text[:200]!r}")
+        return json.loads(text)
+
+
+def reviewloop_cycle(base, key, reviewer, loop_id):
+    def one(calls, n):
+        made = calls.call("POST", f"/v1/api/loops/{loop_id}/requests", key, REQUEST)
+        rid = made["data"]["request"]["id"]
+        calls.call("POST", f"/v1/api/requests/{rid}/respond", reviewer, {"response_data": "approve"})
+        got = calls.call("GET", f"/v1/api/requests/{rid}", key)
+        assert got["data"]["request"]["response_data"] == "approve", got
+    return one
+
+
+def awaithumans_cycle(base, token):
+    prefix = uuid.uuid4().hex[:8]
+
+    def one(calls, n):
+        made = calls.call("POST", "/api/tasks", token, {
+            "task": "Publish this post?", "payload": {"post": "Publish this post?"},
+            "payload_schema": {"type": "object"},
+            "response_schema": {"type": "object", "properties": {"decision": {"type": "string"}}},
+            "timeout_seconds": 3600, "idempotency_key": f"cycle-{prefix}-{n}"})
+        tid = made["id"]
+        calls.call("POST", f"/api/tasks/{tid}/complete", token,
+                   {"response": {"decision": "approve"}, "completed_by_email": "op@example.com"})
+        got = calls.call("GET", f"/api/tasks/{tid}", token)
+        assert got["response"] == {"decision": "approve"}, got
+    return one
+
+
+def cycle(base, one, seconds, concurrency):
+    """CONCURRENCY workers, each on its own connection, run full cycles for
+    SECONDS; prints cycles a second and the cycle's p50 and p99."""
+    took, errors, counter = [], [], iter(range(10**9))
+    lock = threading.Lock()
+    end = time.monotonic() + seconds
+
+    def worker():
+        calls = Calls(base)
+        while time.monotonic() < end:
+            with lock:
+                n = next(counter)
+            start = time.monotonic()
+            try:
+                one(calls, n)
+            except Exception as e:  # the run goes on; the count says so
+                with lock:
+                    errors.append(str(e))
+                calls = Calls(base)
+                continue
+            with lock:
+                took.append(time.monotonic() - start)
+
+    started = time.monotonic()
+    workers = [threading.Thread(target=worker) for _ in range(concurrency)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    span = time.monotonic() - started
+    print(f"cycles_per_s={len(took) / span:.0f} p50_ms={percentile(took, 50) * 1000:.1f} "
+          f"p99_ms={percentile(took, 99) * 1000:.1f} errors={len(errors)}"
+          + (f" first_error={errors[0][:120]!r}" if errors else ""))
+
+
 def main():
     command, args = sys.argv[1], sys.argv[2:]
     if command == "raw-sqlite":
@@ -374,6 +462,12 @@ def main():
         longpoll(args[0], args[1], args[2], args[3], int(args[4]), int(args[5]))
     elif command == "sweep":
         sweep(args[0], args[1], args[2], args[3], args[4], int(args[5]), int(args[6]), int(args[7]), int(args[8]))
+    elif command == "cycle" and args[0] == "reviewloop":
+        base, key, reviewer, loop_id, seconds, concurrency = args[1:]
+        cycle(base, reviewloop_cycle(base, key, reviewer, loop_id), float(seconds), int(concurrency))
+    elif command == "cycle" and args[0] == "awaithumans":
+        base, token, seconds, concurrency = args[1:]
+        cycle(base, awaithumans_cycle(base, token), float(seconds), int(concurrency))
     elif command == "webhooks":
         webhooks(args[0], args[1], args[2], args[3], float(args[4]), float(args[5]))
     else:

@@ -135,9 +135,12 @@ async fn subscriptions_round_trip_and_belong_to_their_account(db: TestDb) {
     ));
 }
 
-async fn history_past_the_horizon_is_purged_and_open_work_is_kept(db: TestDb) {
-    let store = db.store();
-    let (event, hook) = setup(&store).await;
+/// [`setup`], then a newer request of the same loop with its event (the
+/// newest in the outbox, whose position a purge keeps).
+async fn setup_with_a_newer_event(
+    store: &SqlStore,
+) -> (Event, Webhook, reviewloop_domain::Loop, Event) {
+    let (event, hook) = setup(store).await;
     let lp = store
         .loop_by_id(&LoopId::new(fixtures::oid(10)))
         .await
@@ -149,6 +152,12 @@ async fn history_past_the_horizon_is_purged_and_open_work_is_kept(db: TestDb) {
         .insert_request(&later, std::slice::from_ref(&newest))
         .await
         .unwrap();
+    (event, hook, lp, newest)
+}
+
+async fn history_past_the_horizon_is_purged_and_open_work_is_kept(db: TestDb) {
+    let store = db.store();
+    let (event, hook, lp, newest) = setup_with_a_newer_event(&store).await;
     let (done, done_body) = delivery(40, &event, &hook, 0);
     let (open, open_body) = delivery(41, &event, &hook, 0);
     dispatch_one(
@@ -917,28 +926,17 @@ on_every_backend!(
     the_feed_gives_an_accounts_events_in_commit_order_from_a_position,
 );
 
-/// Numbering and dispatch lock outbox rows in `seq` order; a purge that
-/// deleted in another order could deadlock with them. It takes rows in
-/// that order too, and leaves one another transaction holds for a later
-/// purge instead of waiting for it.
+/// Two instances purging at once deleted the same rows in whatever order
+/// each read them, and could deadlock. A purge takes rows in `seq` order,
+/// and leaves one another transaction holds for a later purge instead of
+/// waiting for it.
 #[tokio::test]
 async fn a_purge_passes_over_an_outbox_row_another_instance_holds_on_postgres() {
     let Some(db) = TestDb::postgres() else {
         return;
     };
     let store = db.store();
-    let (event, hook) = setup(&store).await;
-    let lp = store
-        .loop_by_id(&LoopId::new(fixtures::oid(10)))
-        .await
-        .unwrap()
-        .unwrap();
-    let later = fixtures::request(&lp, 21, "high", 0);
-    let newest = fixtures::event_for(&later, &lp, 91, EventType::RequestCreated);
-    store
-        .insert_request(&later, std::slice::from_ref(&newest))
-        .await
-        .unwrap();
+    let (event, hook, lp, newest) = setup_with_a_newer_event(&store).await;
     let (done, done_body) = delivery(40, &event, &hook, 0);
     dispatch_one(&store, &event.id, &[(done, done_body)], fixtures::at(0))
         .await

@@ -297,7 +297,7 @@ impl RequestStore for SqlStore {
         &self,
         changes: &[(ReviewRequest, Vec<Event>)],
     ) -> Result<Vec<bool>, StoreError> {
-        let changes: Vec<_> = changes
+        let (writes, added): (Vec<Change>, Vec<Vec<BroadcastRow>>) = changes
             .iter()
             .map(|(request, events)| {
                 let added: Vec<BroadcastRow> = BroadcastRow::from_domain(request)
@@ -305,28 +305,45 @@ impl RequestStore for SqlStore {
                     .filter(|b| b.role == ESCALATION_ROLE)
                     .collect();
                 (
-                    rows_of(request),
+                    (
+                        rows_of(request),
+                        NewEvents::of(events),
+                        silent_change_of(request),
+                    ),
                     added,
-                    NewEvents::of(events),
-                    silent_change_of(request),
                 )
             })
-            .collect();
+            .unzip();
         self.db
             .write(move |conn| {
-                let mut landed = Vec::with_capacity(changes.len());
-                for (row, added, events, record) in &changes {
-                    // The version check lets one escalation of a request
-                    // land, so its new entries are inserted once.
-                    let written = write_if_unchanged(conn, row, events, record)?;
-                    if written {
-                        for entry in added {
+                // The version check lets one escalation of a request land,
+                // so its new entries are inserted once. A pass is written
+                // as a batch (set-based on PostgreSQL), then the entries of
+                // those that landed in a few multi-row inserts.
+                let landed = write_all(conn, &writes)?;
+                let entries: Vec<&BroadcastRow> = added
+                    .iter()
+                    .zip(&landed)
+                    .filter(|(_, landed)| **landed)
+                    .flat_map(|(entries, _)| entries)
+                    .collect();
+                match conn {
+                    // A few statements for the pass, where each is a round
+                    // trip (well under the limit of bound values each).
+                    DbConnection::Postgres(pg) => {
+                        for chunk in entries.chunks(500) {
+                            diesel::insert_into(request_broadcasts::table)
+                                .values(chunk.to_vec())
+                                .execute(pg)?;
+                        }
+                    }
+                    DbConnection::Sqlite(_) => {
+                        for entry in entries {
                             diesel::insert_into(request_broadcasts::table)
                                 .values(entry)
                                 .execute(conn)?;
                         }
                     }
-                    landed.push(written);
                 }
                 Ok(landed)
             })

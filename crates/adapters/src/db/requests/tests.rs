@@ -830,16 +830,20 @@ async fn an_escalated_request_reaches_the_other_loops_members(db: TestDb) {
     .validate()
     .unwrap();
     fields.priority = Priority::Low;
-    let mut request = ReviewRequest::create(
-        RequestId::new(fixtures::oid(20)),
-        home.id,
-        home.creator_id,
-        None,
-        fields,
-        home.broadcast_entries(Priority::Low, true),
-        fixtures::at(0),
-    );
+    // Two alike, escalated in one pass (set-based on PostgreSQL).
+    let [mut request, mut second] = [20, 21].map(|n| {
+        ReviewRequest::create(
+            RequestId::new(fixtures::oid(n)),
+            home.id,
+            home.creator_id,
+            None,
+            fields.clone(),
+            home.broadcast_entries(Priority::Low, true),
+            fixtures::at(0),
+        )
+    });
     store.insert_request(&request, &[]).await.unwrap();
+    store.insert_request(&second, &[]).await.unwrap();
     let u4 = UserId::new(fixtures::oid(4));
     assert!(store
         .due_escalations(fixtures::at(29), 10)
@@ -856,36 +860,48 @@ async fn an_escalated_request_reaches_the_other_loops_members(db: TestDb) {
     );
 
     let due = store.due_escalations(fixtures::at(30), 10).await.unwrap();
-    assert_eq!(due, [request.clone()]);
-    assert_eq!(
-        request.escalate(
-            other.broadcast_entries(Priority::Medium, true),
-            fixtures::at(30)
-        ),
-        Ok(1),
-        "user 2 had it already; user 4 is added"
-    );
+    assert_eq!(due, [request.clone(), second.clone()]);
+    let stale = [request.clone(), second.clone()];
+    for r in [&mut request, &mut second] {
+        assert_eq!(
+            r.escalate(
+                other.broadcast_entries(Priority::Medium, true),
+                fixtures::at(30)
+            ),
+            Ok(1),
+            "user 2 had it already; user 4 is added"
+        );
+    }
     let event = fixtures::event_for(&request, &home, 90, EventType::RequestEscalated);
-    let stale = request.clone();
+    let event2 = fixtures::event_for(&second, &home, 91, EventType::RequestEscalated);
     assert_eq!(
         store
-            .escalate_requests(&[(request.clone(), vec![event.clone()])])
+            .escalate_requests(&[
+                (request.clone(), vec![event.clone()]),
+                (second.clone(), vec![event2.clone()])
+            ])
             .await
             .unwrap(),
-        [true]
+        [true, true]
     );
+    let [stale, stale2] = stale;
     assert_eq!(
         store
-            .escalate_requests(&[(stale, vec![event])])
+            .escalate_requests(&[(stale, vec![event]), (stale2, vec![event2])])
             .await
             .unwrap(),
-        [false],
+        [false, false],
         "a second escalation from the same state does not land"
     );
-    request.written();
-    let loaded = store.request_by_id(&request.id).await.unwrap().unwrap();
-    assert_eq!(loaded, request);
-    assert_eq!(loaded.priority, Priority::Medium);
+    for r in [&mut request, &mut second] {
+        r.written();
+        let loaded = store.request_by_id(&r.id).await.unwrap().unwrap();
+        assert_eq!(&loaded, &*r, "with user 4's entry, once");
+        assert_eq!(loaded.priority, Priority::Medium);
+    }
+    // The second is cancelled, so the inboxes below hold the first alone.
+    second.cancel(fixtures::at(31)).unwrap();
+    store.update_request(&second, &[]).await.unwrap();
     assert!(store
         .due_escalations(fixtures::at(99), 10)
         .await

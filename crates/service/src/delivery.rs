@@ -66,17 +66,31 @@ struct Targets {
 impl Targets {
     /// Every URL's share: the larger one goes to one quick URL only, the
     /// one with the most in flight (so it keeps it while it stays quick).
+    /// What other URLs still hold beyond the usual share (a favoured one
+    /// that turned slow, with its attempts still out) comes off it, so the
+    /// slots above the usual shares never add up to more than one larger
+    /// share.
     fn shares(&self) -> TargetShares {
-        let favoured = self.quick.iter().max_by(|a, b| {
-            let load = |url: &String| self.in_flight.get(url).copied().unwrap_or(0);
-            load(a).cmp(&load(b)).then_with(|| b.cmp(a))
+        let load = |url: &String| self.in_flight.get(url).copied().unwrap_or(0);
+        let favoured = self
+            .quick
+            .iter()
+            .max_by(|a, b| load(a).cmp(&load(b)).then_with(|| b.cmp(a)));
+        let per_url = favoured.map(|url| {
+            let held_elsewhere: u32 = self
+                .in_flight
+                .iter()
+                .filter(|(other, _)| *other != url)
+                .map(|(_, n)| n.saturating_sub(PER_TARGET))
+                .sum();
+            let share = PER_QUICK_TARGET
+                .saturating_sub(held_elsewhere)
+                .max(PER_TARGET);
+            (url.clone(), share)
         });
         TargetShares {
             per_target: PER_TARGET,
-            per_url: favoured
-                .map(|url| (url.clone(), PER_QUICK_TARGET))
-                .into_iter()
-                .collect(),
+            per_url: per_url.into_iter().collect(),
             in_flight: self.in_flight.clone(),
         }
     }

@@ -56,14 +56,24 @@ pub(crate) fn update_requests(
     changes: Vec<Value>,
 ) -> Result<HashSet<String>, DbError> {
     let set: Vec<String> = columns.iter().map(|c| format!("{c} = v.{c}")).collect();
+    let ids: Vec<String> = changes
+        .iter()
+        .filter_map(|c| c["id"].as_str().map(str::to_owned))
+        .collect();
     let rows: Vec<Id> = diesel::sql_query(format!(
+        // Rows are locked in `id` order first: two passes (a timeout sweep
+        // and an escalation sweep, on two instances) that read overlapping
+        // requests in different orders would otherwise deadlock.
         "UPDATE requests AS r SET {}, version = r.version + 1
-         FROM json_populate_recordset(NULL::requests, $1::json) AS v
-         WHERE r.id = v.id AND r.version = v.version
+         FROM json_populate_recordset(NULL::requests, $1::json) AS v,
+              (SELECT id FROM requests WHERE id = ANY($2::text[])
+               ORDER BY id FOR UPDATE) AS locked
+         WHERE r.id = v.id AND r.id = locked.id AND r.version = v.version
          RETURNING r.id",
         set.join(", ")
     ))
     .bind::<Text, _>(to_json_text(&Value::Array(changes)))
+    .bind::<Array<Text>, _>(ids)
     .load(pg)?;
     Ok(rows.into_iter().map(|row| row.id).collect())
 }

@@ -466,4 +466,16 @@ fn one_quick_receiver_at_a_time_holds_the_larger_share() {
     assert_eq!(shares.share(a), PER_TARGET);
     assert_eq!(shares.share("https://c.example.com/in"), PER_TARGET);
     assert_eq!(Targets::default().shares(), TargetShares::each(PER_TARGET));
+    // The favoured one turned slow with 16 still out: the next quick one
+    // gets only what is left of the larger share.
+    let handed_on = Targets {
+        in_flight: [(a.to_owned(), 2), (b.to_owned(), 16)].into(),
+        quick: [a.to_owned()].into(),
+    };
+    assert_eq!(handed_on.shares().share(a), PER_TARGET);
+    let drained = Targets {
+        in_flight: [(a.to_owned(), 2), (b.to_owned(), 10)].into(),
+        quick: [a.to_owned()].into(),
+    };
+    assert_eq!(drained.shares().share(a), PER_QUICK_TARGET - 6);
 }

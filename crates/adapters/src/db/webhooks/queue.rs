@@ -25,6 +25,50 @@ struct Turn {
     id: String,
 }
 
+/// Leases `chosen` until `until`, each only if it is still as it was
+/// read: between the read and this update another instance may have
+/// leased one, attempted it and recorded the attempt, which frees the
+/// lease again, and a free lease alone would let this instance send an
+/// answered delivery twice. Any recorded attempt moves `attempts`.
+/// Returns, in order, whether each was taken.
+fn take_leases(
+    conn: &mut DbConnection,
+    chosen: &[DeliveryRow],
+    now: NaiveDateTime,
+    until: NaiveDateTime,
+) -> Result<Vec<bool>, DbError> {
+    match conn {
+        // One statement for the pass, where each is a round trip.
+        DbConnection::Postgres(pg) => {
+            let ids: Vec<(&str, i32)> =
+                chosen.iter().map(|r| (r.id.as_str(), r.attempts)).collect();
+            let taken = crate::db::set_based::lease_deliveries(pg, &ids, now, until)?;
+            Ok(chosen.iter().map(|r| taken.contains(&r.id)).collect())
+        }
+        DbConnection::Sqlite(_) => {
+            let mut taken = Vec::with_capacity(chosen.len());
+            for row in chosen {
+                let updated = diesel::update(
+                    deliveries::table
+                        .find(&row.id)
+                        .filter(deliveries::status.eq(DeliveryStatus::Pending.as_str()))
+                        .filter(deliveries::attempts.eq(row.attempts))
+                        .filter(deliveries::next_attempt_at.le(now))
+                        .filter(
+                            deliveries::leased_until
+                                .is_null()
+                                .or(deliveries::leased_until.lt(now)),
+                        ),
+                )
+                .set(deliveries::leased_until.eq(until))
+                .execute(conn)?;
+                taken.push(updated == 1);
+            }
+            Ok(taken)
+        }
+    }
+}
+
 /// Due, unleased deliveries in turns: every URL's oldest first, then every
 /// URL's second oldest, and so on, at most `per_target` turns per URL. Taking
 /// the oldest due deliveries instead would let one receiver's backlog fill
@@ -243,66 +287,49 @@ impl DeliveryQueue for SqlStore {
                     .into_iter()
                     .map(|row| (row.id.clone(), row))
                     .collect();
-                // Each URL's share, counting what is in flight, then the
-                // rows' own turns up to `limit`.
-                let mut chosen = Vec::new();
-                for row in turns.iter().filter_map(|id| rows.remove(id)) {
-                    if chosen.len() >= limit as usize {
+                let mut candidates: std::collections::VecDeque<DeliveryRow> =
+                    turns.iter().filter_map(|id| rows.remove(id)).collect();
+                let mut leased = Vec::new();
+                // A row another instance took in the meantime is passed
+                // over, and those behind it in the turns get another round.
+                for _ in 0..3 {
+                    // Each URL's share, counting what is in flight, then
+                    // the rows' own turns up to `limit`.
+                    let wanted = (limit as usize).saturating_sub(leased.len());
+                    let mut chosen = Vec::new();
+                    while chosen.len() < wanted {
+                        let Some(row) = candidates.pop_front() else {
+                            break;
+                        };
+                        let share = shares.share(&row.url);
+                        let count = in_flight.entry(row.url.clone()).or_default();
+                        if *count < share {
+                            *count += 1;
+                            chosen.push(row);
+                        }
+                    }
+                    if chosen.is_empty() {
                         break;
                     }
-                    let share = shares.share(&row.url);
-                    let count = in_flight.entry(row.url.clone()).or_default();
-                    if *count < share {
-                        *count += 1;
-                        chosen.push(row);
-                    }
-                }
-                // Taken only if each is still as it was read. Between the
-                // read and this update another instance may have leased
-                // one, attempted it and recorded the attempt, which frees
-                // the lease again: a free lease alone would let this
-                // instance send an answered delivery twice. Any recorded
-                // attempt moves `attempts`.
-                let taken: Vec<bool> = match conn {
-                    // One statement for the pass, where each is a round trip.
-                    DbConnection::Postgres(pg) => {
-                        let ids: Vec<(&str, i32)> =
-                            chosen.iter().map(|r| (r.id.as_str(), r.attempts)).collect();
-                        let taken =
-                            crate::db::set_based::lease_deliveries(pg, &ids, now_db, until)?;
-                        chosen.iter().map(|r| taken.contains(&r.id)).collect()
-                    }
-                    DbConnection::Sqlite(_) => {
-                        let mut taken = Vec::with_capacity(chosen.len());
-                        for row in &chosen {
-                            let updated = diesel::update(
-                                deliveries::table
-                                    .find(&row.id)
-                                    .filter(deliveries::status.eq(DeliveryStatus::Pending.as_str()))
-                                    .filter(deliveries::attempts.eq(row.attempts))
-                                    .filter(deliveries::next_attempt_at.le(now_db))
-                                    .filter(
-                                        deliveries::leased_until
-                                            .is_null()
-                                            .or(deliveries::leased_until.lt(now_db)),
-                                    ),
-                            )
-                            .set(deliveries::leased_until.eq(until))
-                            .execute(conn)?;
-                            taken.push(updated == 1);
+                    let taken = take_leases(conn, &chosen, now_db, until)?;
+                    let mut missed = false;
+                    for (row, taken) in chosen.into_iter().zip(taken) {
+                        if taken {
+                            let (delivery, payload) = row.into_domain()?;
+                            leased.push(LeasedDelivery {
+                                delivery,
+                                payload,
+                                leased_until: lease_until,
+                            });
+                        } else {
+                            missed = true;
+                            if let Some(count) = in_flight.get_mut(&row.url) {
+                                *count = count.saturating_sub(1);
+                            }
                         }
-                        taken
                     }
-                };
-                let mut leased = Vec::new();
-                for (row, taken) in chosen.into_iter().zip(taken) {
-                    if taken {
-                        let (delivery, payload) = row.into_domain()?;
-                        leased.push(LeasedDelivery {
-                            delivery,
-                            payload,
-                            leased_until: lease_until,
-                        });
+                    if !missed {
+                        break;
                     }
                 }
                 Ok(leased)

@@ -969,3 +969,36 @@ async fn a_purge_passes_over_an_outbox_row_another_instance_holds_on_postgres() 
     store.purge_history(fixtures::at(10), 100).await.unwrap();
     assert_eq!(kept().await, [newest.id], "and purged later");
 }
+
+/// A delivery another instance holds is passed over, and the one behind
+/// it in the turns is leased in its place, in the same pass.
+#[tokio::test]
+async fn a_lease_passes_over_a_held_delivery_to_the_next_on_postgres() {
+    let Some(db) = TestDb::postgres() else {
+        return;
+    };
+    let store = db.store();
+    let (event, hook) = setup(&store).await;
+    let (first, first_body) = delivery(40, &event, &hook, 0);
+    let (second, second_body) = delivery(41, &event, &hook, 1);
+    dispatch_one(
+        &store,
+        &event.id,
+        &[(first.clone(), first_body), (second.clone(), second_body)],
+        fixtures::at(0),
+    )
+    .await
+    .unwrap();
+    let held = db.hold_row("deliveries", first.id.to_string());
+    let leased = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        store.lease_due(fixtures::at(5), fixtures::at(65), 1, &TargetShares::each(4)),
+    )
+    .await;
+    held.release(None);
+    let leased = leased.expect("no wait for the held row").unwrap();
+    assert_eq!(
+        leased.iter().map(|l| l.delivery.id).collect::<Vec<_>>(),
+        [second.id]
+    );
+}

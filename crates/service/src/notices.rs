@@ -74,9 +74,16 @@ impl NoticeService {
     /// member whose broadcast entry is waiting for one, and a message to the
     /// loop's Slack channel if it has one; for an escalated request, the
     /// same for the reviewers and the Slack channel of the loop it
-    /// escalated to. A request a rule answered at once asks nobody. Other
+    /// escalated to; for an ended one, a change of each Slack app message
+    /// about it. A request a rule answered at once asks nobody. Other
     /// events cause none.
     pub async fn plan(&self, event: &Event) -> Result<Planned, StoreError> {
+        let mut planned = self.plan_all(std::slice::from_ref(event)).await?;
+        Ok(planned.pop().unwrap_or_default())
+    }
+
+    /// [`Self::plan`] of an event that does not end a request.
+    async fn plan_open(&self, event: &Event) -> Result<Planned, StoreError> {
         if matches!(
             event.event_type,
             EventType::ReviewCreated | EventType::ReviewAssigned
@@ -86,13 +93,6 @@ impl NoticeService {
         let escalated = match event.event_type {
             EventType::RequestCreated => false,
             EventType::RequestEscalated => true,
-            kind if ends_a_request(kind) => {
-                let Some(request_id) = event.request_id else {
-                    return Ok(Planned::default());
-                };
-                let posts = self.ports.slack_posts.slack_posts_of(&[request_id]).await?;
-                return Ok(self.plan_ended(event, &posts));
-            }
             _ => return Ok(Planned::default()),
         };
         let Some(request_id) = event.request_id else {
@@ -302,7 +302,7 @@ impl NoticeService {
             planned.push(if ends_a_request(event.event_type) {
                 self.plan_ended(event, &posts)
             } else {
-                self.plan(event).await?
+                self.plan_open(event).await?
             });
         }
         Ok(planned)

@@ -174,10 +174,12 @@ pub(crate) fn relative(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
     }
 }
 
-/// The last six characters of an id: enough to tell apart the pages of
-/// two requests that read the same, short enough for a tab's title.
-pub(crate) fn short_id(id: &str) -> &str {
-    id.get(id.len().saturating_sub(6)..).unwrap_or(id)
+/// The title of one request's or review's page: its first line, what it
+/// is, and the last six characters of its id, so two that read the same
+/// still get titles of their own.
+pub(crate) fn item_title(heading: String, kind: &str, id: &str) -> String {
+    let short = id.get(id.len().saturating_sub(6)..).unwrap_or(id);
+    format!("{} · {kind} {short}", crate::markdown::shorten(heading, 60))
 }
 
 /// How long before `deadline` something ended ("12 min before its
@@ -185,6 +187,19 @@ pub(crate) fn short_id(id: &str) -> &str {
 pub(crate) fn before_deadline(at: DateTime<Utc>, deadline: DateTime<Utc>) -> Option<String> {
     let secs = (deadline - at).num_seconds();
     (secs >= 5).then(|| format!("{} before its deadline", short_span(secs.unsigned_abs())))
+}
+
+/// "Answered 3 min ago, 12 min before its deadline".
+pub(crate) fn ended(
+    word: &str,
+    at: DateTime<Utc>,
+    deadline: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Markup {
+    html! {
+        (word) " " (time(at, now))
+        @if let Some(ahead) = before_deadline(at, deadline) { ", " (ahead) }
+    }
 }
 
 fn short_span(secs: u64) -> String {

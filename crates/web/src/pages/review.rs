@@ -178,14 +178,8 @@ async fn render(
                 p.deadline {
                     @match (r.status, r.response_at, r.cancelled_at) {
                         (s, _, _) if s.is_open() => { "Times out " (layout::time(r.timeout_at, now)) }
-                        (RequestStatus::Completed, Some(at), _) => {
-                            "Answered " (layout::time(at, now))
-                            @if let Some(ahead) = layout::before_deadline(at, r.timeout_at) { ", " (ahead) }
-                        }
-                        (RequestStatus::Cancelled, _, Some(at)) => {
-                            "Cancelled " (layout::time(at, now))
-                            @if let Some(ahead) = layout::before_deadline(at, r.timeout_at) { ", " (ahead) }
-                        }
+                        (RequestStatus::Completed, Some(at), _) => { (layout::ended("Answered", at, r.timeout_at, now)) }
+                        (RequestStatus::Cancelled, _, Some(at)) => { (layout::ended("Cancelled", at, r.timeout_at, now)) }
                         _ => { "Timed out " (layout::time(r.timeout_at, now)) }
                     }
                 }
@@ -320,12 +314,7 @@ async fn render(
     Ok(layout::respond(
         view.problems.status,
         layout::page(
-            // Two with the same first line still get their own titles.
-            &format!(
-                "{} · request {}",
-                markdown::shorten(heading.clone(), 60),
-                layout::short_id(&r.id.to_string())
-            ),
+            &layout::item_title(heading.clone(), "request", &r.id.to_string()),
             Some(person),
             Nav::Inbox,
             body,

@@ -242,12 +242,7 @@ async fn render(
     Ok(layout::respond(
         view.problems.status,
         layout::page(
-            // Two with the same first line still get their own titles.
-            &format!(
-                "{} · review {}",
-                markdown::shorten(heading.clone(), 60),
-                layout::short_id(&r.id.to_string())
-            ),
+            &layout::item_title(heading.clone(), "review", &r.id.to_string()),
             Some(person),
             Nav::Inbox,
             body,

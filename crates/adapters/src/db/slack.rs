@@ -106,8 +106,8 @@ impl SlackStore for SqlStore {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-    use reviewloop_domain::{EventType, LoopId, RequestId};
-    use reviewloop_ports::{RequestStore, SlackPost, SlackStore};
+    use reviewloop_domain::{LoopId, RequestId};
+    use reviewloop_ports::{SlackPost, SlackStore};
 
     use crate::db::testdb::{fixtures, on_every_backend, TestDb};
 
@@ -115,12 +115,7 @@ mod tests {
         let store = db.store();
         let (first, _) = fixtures::created_request(&store).await;
         let lp = fixtures::loop_with_members(&store, 11, "MNPQRS").await;
-        let second = fixtures::request(&lp, 21, "high", 0);
-        let event = fixtures::event_for(&second, &lp, 91, EventType::RequestCreated);
-        store
-            .insert_request(&second, std::slice::from_ref(&event))
-            .await
-            .unwrap();
+        let (second, _) = fixtures::stored_request(&store, &lp, 21, "high", 91).await;
         let post = |request: RequestId, loop_id: LoopId, channel: &str| SlackPost {
             request_id: request,
             loop_id,

@@ -328,8 +328,20 @@ pub(crate) mod fixtures {
     /// `request.created` event in the outbox.
     pub async fn created_request(store: &SqlStore) -> (ReviewRequest, Event) {
         let lp = loop_with_members(store, 10, "ABCDEF").await;
-        let request = request(&lp, 20, "high", 0);
-        let event = event_for(&request, &lp, 90, EventType::RequestCreated);
+        stored_request(store, &lp, 20, "high", 90).await
+    }
+
+    /// Request `n` of `lp` (see [`request`]), stored with its
+    /// `request.created` event `event`.
+    pub async fn stored_request(
+        store: &SqlStore,
+        lp: &Loop,
+        n: u8,
+        priority: &str,
+        event: u8,
+    ) -> (ReviewRequest, Event) {
+        let request = request(lp, n, priority, 0);
+        let event = event_for(&request, lp, event, EventType::RequestCreated);
         store
             .insert_request(&request, std::slice::from_ref(&event))
             .await

@@ -9,9 +9,7 @@ async fn every_change_is_chained_in_its_accounts_log(db: TestDb) {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
     let account = lp.creator_id;
-    let mut request = fixtures::request(&lp, 20, "high", 0);
-    let created = fixtures::event_for(&request, &lp, 90, EventType::RequestCreated);
-    store.insert_request(&request, &[created]).await.unwrap();
+    let (mut request, _) = fixtures::stored_request(&store, &lp, 20, "high", 90).await;
     // A change without an event is logged as well.
     let reviewer = UserId::new(fixtures::oid(2));
     request.claim(reviewer, fixtures::at(1)).unwrap();

@@ -257,12 +257,7 @@ async fn a_stale_write_is_a_conflict_and_changes_nothing(db: TestDb) {
 async fn a_change_and_its_events_commit_together_or_not_at_all(db: TestDb) {
     let store = db.store();
     let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
-    let request = fixtures::request(&lp, 20, "high", 0);
-    let created = fixtures::event_for(&request, &lp, 90, EventType::RequestCreated);
-    store
-        .insert_request(&request, std::slice::from_ref(&created))
-        .await
-        .unwrap();
+    let (request, created) = fixtures::stored_request(&store, &lp, 20, "high", 90).await;
 
     // Reusing the event id makes the outbox insert fail inside the transaction.
     let mut cancelled = request.clone();

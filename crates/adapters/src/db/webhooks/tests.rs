@@ -146,12 +146,7 @@ async fn setup_with_a_newer_event(
         .await
         .unwrap()
         .unwrap();
-    let later = fixtures::request(&lp, 21, "high", 0);
-    let newest = fixtures::event_for(&later, &lp, 91, EventType::RequestCreated);
-    store
-        .insert_request(&later, std::slice::from_ref(&newest))
-        .await
-        .unwrap();
+    let (_, newest) = fixtures::stored_request(store, &lp, 21, "high", 91).await;
     (event, hook, lp, newest)
 }
 
@@ -718,12 +713,7 @@ async fn the_feed_gives_an_accounts_events_in_commit_order_from_a_position(db: T
     assert_eq!(store.last_position().await.unwrap(), 0);
     let (first, _) = setup(&store).await;
     let lp = fixtures::loop_with_members(&store, 11, "WXYZ23").await;
-    let request = fixtures::request(&lp, 21, "low", 0);
-    let second = fixtures::event_for(&request, &lp, 91, EventType::RequestCreated);
-    store
-        .insert_request(&request, std::slice::from_ref(&second))
-        .await
-        .unwrap();
+    let (_, second) = fixtures::stored_request(&store, &lp, 21, "low", 91).await;
     assert!(
         store
             .events_after(&first.account_id, 0, 10)

@@ -335,7 +335,7 @@ fn restarting_each_instance_in_turn_fails_no_call() {
                 loop_id.clone(),
                 stop.clone(),
             );
-            common::load::until_stopped(stop, move |http, _| {
+            common::load::until_stopped(stop, reqwest::blocking::Client::new(), move |http, _| {
                 if n == 0 {
                     http.post(format!("{base}/v1/loops/{loop_id}/requests"))
                         .bearer_auth(&key)

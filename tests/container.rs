@@ -535,10 +535,19 @@ fn the_compose_file_runs_two_instances_on_postgres_behind_nginx() {
         .to_owned();
     let (loop_id, id) = a_request_through(&base, &key);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // `nginx -s reload` closes the old workers' idle client connections,
+    // and a call a client sends down one at that moment fails in any
+    // client (the client libraries send it again: reads, and creates with
+    // their Idempotency-Key). Each call here opens its own connection, so
+    // what fails is what the restarts broke, not that race.
+    let http = reqwest::blocking::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
     let load = {
         let (base, key, stop) = (base.clone(), key.clone(), stop.clone());
         let (id, loop_id) = (id.clone(), loop_id.clone());
-        common::load::until_stopped(stop, move |http, n| match n % 3 {
+        common::load::until_stopped(stop, http, move |http, n| match n % 3 {
             0 => http
                 .post(format!("{base}/v1/loops/{loop_id}/requests"))
                 .bearer_auth(&key)

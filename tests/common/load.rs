@@ -6,17 +6,17 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// Runs `call` (given a client and the call's number) on a thread until
+/// Runs `call` (given `http` and the call's number) on a thread until
 /// `stop` is set; joins to how many calls were made and what each failed
 /// one got (its status, or the error).
 pub fn until_stopped(
     stop: Arc<AtomicBool>,
+    http: reqwest::blocking::Client,
     call: impl Fn(&reqwest::blocking::Client, u32) -> reqwest::Result<reqwest::blocking::Response>
         + Send
         + 'static,
 ) -> JoinHandle<(u32, Vec<String>)> {
     std::thread::spawn(move || {
-        let http = reqwest::blocking::Client::new();
         let (mut calls, mut failed) = (0u32, Vec::new());
         while !stop.load(Ordering::Relaxed) {
             match call(&http, calls) {

@@ -4,6 +4,7 @@ only. Each prints one line of `key=value` pairs for run to tabulate.
 
   raw-sqlite DB SECONDS            the bench's own write rate of a create's rows
   pgbench-script URL REQUEST OUT   writes a pgbench script inserting the same rows
+  pgbench-read-script URL REQUEST OUT   ... and one reading a request as a GET does
   longpoll BASE KEY REVIEWER LOOP PID N   N idle long-poll waiters: CPU, wake-up p99
   sweep BACKEND DB BASE KEY LOOP PID TOTAL DUE_PER_S DUE_SECONDS   timeout lag
   webhooks BASE KEY LOOP DB RATE SECONDS   delivery rate and commit-to-delivery p99
@@ -50,6 +51,20 @@ def cpu_seconds(pid):
     """User plus system CPU time of a process so far, in seconds."""
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_ticks():
+    """(busy, all) CPU ticks of the whole machine so far, every core: what
+    the server, PostgreSQL and the load together used."""
+    fields = [int(f) for f in open("/proc/stat").readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle and iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def machine_busy(before):
+    """The share of the machine's cores busy since `before` (machine_ticks)."""
+    busy, total = machine_ticks()
+    return (busy - before[0]) / max(total - before[1], 1)
 
 
 def api(base, key, method, path, body=None):
@@ -136,6 +151,24 @@ def pgbench_script(url, request, out):
 INSERT INTO audit_entries (request_id, {entry})
 SELECT r.id, {entry}
 FROM r, (SELECT * FROM audit_entries WHERE request_id = '{request}' LIMIT 1) x;
+"""
+    open(out, "w").write(script.replace("\n", " ") + "\n")
+
+
+def pgbench_read_script(url, request, out):
+    """A pgbench script that reads what a GET of the request reads (its row,
+    its broadcast entries as JSON, whether the viewer may see it), in the
+    one statement the service runs, for its creator."""
+    creator = subprocess.run(
+        ["psql", url, "-Atc", f"SELECT creator_id FROM requests WHERE id = '{request}'"],
+        check=True, capture_output=True, text=True).stdout.strip()
+    script = f"""SELECT r.*,
+  (SELECT json_agg(b ORDER BY b.position)::text
+   FROM request_broadcasts b WHERE b.request_id = r.id) AS broadcasts,
+  EXISTS (SELECT 1 FROM loop_members m
+          WHERE m.user_id = '{creator}' AND m.status = 'active'
+            AND (m.loop_id = r.loop_id OR m.loop_id = r.escalated_to)) AS viewer_active
+FROM requests r WHERE r.id = '{request}';
 """
     open(out, "w").write(script.replace("\n", " ") + "\n")
 
@@ -276,7 +309,9 @@ def sweep(backend, db, base, key, loop_id, pid, total, due_per_s, due_seconds):
         return
     wait = (start - datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)).total_seconds()
     cpu_before = cpu_seconds(pid)
-    time.sleep(max(0, wait) + due_seconds + 5)
+    time.sleep(max(0, wait))
+    machine_before = machine_ticks()
+    time.sleep(due_seconds + 5)
     cpu = (cpu_seconds(pid) - cpu_before) / (max(0, wait) + due_seconds + 5)
     if backend == "sqlite":
         lags = [r[0] for r in sql(backend, db, "SELECT (julianday(response_at) - julianday(timeout_at)) * 86400 "
@@ -286,7 +321,7 @@ def sweep(backend, db, base, key, loop_id, pid, total, due_per_s, due_seconds):
                                                      "FROM requests WHERE status = 'timeout'")]
     print(f"pending={total} due={due} timed_out={len(lags)} lag_p50_s={percentile(lags, 50):.2f} "
           f"lag_p99_s={percentile(lags, 99):.2f} lag_max_s={max(lags, default=float('nan')):.2f} "
-          f"server_cpu={cpu:.0%} insert_s={inserted_in:.0f}")
+          f"server_cpu={cpu:.0%} machine_busy={machine_busy(machine_before):.0%} insert_s={inserted_in:.0f}")
 
 
 class Receiver(http.server.BaseHTTPRequestHandler):
@@ -335,10 +370,12 @@ def webhooks(base, key, loop_id, db, rate, seconds):
         counts = await asyncio.gather(*[paced() for _ in range(connections)])
         return sum(counts)
 
+    machine_before = machine_ticks()
     created = asyncio.run(many())
     deadline = time.time() + 60
     while len(Receiver.received) < created and time.time() < deadline:
         time.sleep(0.2)
+    busy = machine_busy(machine_before)
     # Commit to delivery, from the service's own records: (commit, delivery)
     # in seconds of some epoch per delivered event.
     if db.startswith("postgres"):
@@ -359,7 +396,7 @@ def webhooks(base, key, loop_id, db, rate, seconds):
     print(f"offered_per_s={rate:.0f} created={created} delivered={len(Receiver.received)} "
           f"deliveries_per_s={len(delays) / max(float(span or 0), 0.001):.0f} {drain}"
           f"commit_to_delivery_p50_ms={percentile(delays, 50):.0f} "
-          f"commit_to_delivery_p99_ms={percentile(delays, 99):.0f}", end="")
+          f"commit_to_delivery_p99_ms={percentile(delays, 99):.0f} machine_busy={busy:.0%}", end="")
     try:
         api(base, key, "DELETE", f"/v1/api/webhooks/{hook}")
         print()
@@ -458,6 +495,8 @@ def main():
         raw_sqlite(args[0], float(args[1]))
     elif command == "pgbench-script":
         pgbench_script(*args)
+    elif command == "pgbench-read-script":
+        pgbench_read_script(*args)
     elif command == "longpoll":
         longpoll(args[0], args[1], args[2], args[3], int(args[4]), int(args[5]))
     elif command == "sweep":

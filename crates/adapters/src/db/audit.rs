@@ -6,6 +6,7 @@
 
 use async_trait::async_trait;
 use diesel::prelude::*;
+use diesel::query_dsl::LoadQuery;
 use reviewloop_domain::{AuditEntry, AuditRecord, UserId};
 use reviewloop_ports::{AuditStore, StoreError};
 
@@ -133,6 +134,18 @@ pub(crate) fn append_all<'a>(
     super::set_based::insert(pg, "audit_entries", &rows)
 }
 
+/// The id of an entry not linked yet, if any: through
+/// `audit_entries_unlinked`, never a walk of the chain's index.
+fn first_unlinked() -> impl LoadQuery<'static, Conn, i64>
+       + diesel::query_builder::QueryFragment<diesel::sqlite::Sqlite>
+       + Send
+       + 'static {
+    audit_entries::table
+        .filter(audit_entries::seq.is_null())
+        .select(audit_entries::id)
+        .limit(1)
+}
+
 #[async_trait]
 impl AuditStore for SqlStore {
     async fn link_audit(&self, batch: u32) -> Result<usize, StoreError> {
@@ -141,14 +154,7 @@ impl AuditStore for SqlStore {
         // outbox's numbering pass does not.
         let quiet = self
             .db
-            .run(|conn| {
-                Ok(audit_entries::table
-                    .filter(audit_entries::seq.is_null())
-                    .select(audit_entries::id)
-                    .first::<i64>(conn)
-                    .optional()?
-                    .is_none())
-            })
+            .run(|conn| Ok(first_unlinked().load::<i64>(conn)?.is_empty()))
             .await?;
         if quiet {
             return Ok(0);

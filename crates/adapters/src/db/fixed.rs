@@ -16,7 +16,7 @@ use diesel::backend::Backend;
 use diesel::expression::{AppearsOnTable, Expression};
 use diesel::query_builder::{AsChangeset, AstPass, QueryFragment, QueryId};
 use diesel::query_source::Table;
-use diesel::sql_types::Bool;
+use diesel::sql_types::BoolOrNullableBool;
 use diesel::{QueryResult, RunQueryDsl};
 
 /// `UPDATE table SET values WHERE filter`.
@@ -37,7 +37,8 @@ pub(crate) fn update<T, V, W>(
 where
     T: Table,
     V: AsChangeset<Target = T>,
-    W: Expression<SqlType = Bool> + AppearsOnTable<T>,
+    W: Expression + AppearsOnTable<T>,
+    W::SqlType: BoolOrNullableBool,
 {
     Update {
         from: table.from_clause(),

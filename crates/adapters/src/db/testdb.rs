@@ -90,7 +90,34 @@ impl HeldRow {
     }
 }
 
+#[derive(diesel::QueryableByName)]
+struct PlanRow {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    detail: String,
+}
+
 impl TestDb {
+    /// The query plan SQLite picks for `query`, exactly as the store sends
+    /// it (on a fresh database: no statistics, as a service's file has).
+    pub async fn plan_of<Q>(&self, query: Q) -> Vec<String>
+    where
+        Q: diesel::query_builder::QueryFragment<diesel::sqlite::Sqlite> + Send + 'static,
+    {
+        use diesel::RunQueryDsl;
+        let sql = diesel::debug_query::<diesel::sqlite::Sqlite, _>(&query).to_string();
+        let sql = sql
+            .split(" -- binds:")
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        let rows: Vec<PlanRow> = self
+            .db
+            .run(move |c| Ok(diesel::sql_query(format!("EXPLAIN QUERY PLAN {sql}")).load(c)?))
+            .await
+            .expect("a plan");
+        rows.into_iter().map(|r| r.detail).collect()
+    }
+
     /// On PostgreSQL, row `id` of `table` locked by another connection's
     /// transaction until [`HeldRow::release`].
     pub fn hold_row(&self, table: &'static str, id: String) -> HeldRow {

@@ -108,3 +108,20 @@ on_every_backend!(
     every_change_is_chained_in_its_accounts_log,
     a_hand_edit_breaks_the_chain_at_that_entry,
 );
+
+/// The linker's idle check runs every 200 ms on every instance: it must
+/// not walk the chain's index (a scan that grows with the log) on a file
+/// without statistics, which is what a service's SQLite file has.
+#[tokio::test]
+async fn the_linkers_idle_check_reads_only_unlinked_entries() {
+    let db = TestDb::sqlite();
+    let plan = db.plan_of(first_unlinked()).await;
+    // A scan of the partial index reads unlinked entries alone.
+    assert!(
+        !plan.is_empty()
+            && plan
+                .iter()
+                .all(|d| d.contains("INDEX audit_entries_unlinked")),
+        "{plan:?}"
+    );
+}

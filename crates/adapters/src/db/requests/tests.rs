@@ -1,6 +1,4 @@
 use diesel::prelude::*;
-use diesel::query_builder::QueryFragment;
-use diesel::sql_types::Text;
 use reviewloop_domain::{EventType, Loop, Member, Priority, RequestInput, RequestStatus};
 use reviewloop_ports::LoopStore;
 use serde_json::json;
@@ -542,31 +540,6 @@ async fn sweepers_share_the_due_requests_and_take_over_a_dead_ones() {
     );
 }
 
-#[derive(QueryableByName)]
-struct PlanRow {
-    #[diesel(sql_type = Text)]
-    detail: String,
-}
-
-/// The query plan SQLite picks for `query`, exactly as the store sends it.
-async fn plan_of<Q>(db: &TestDb, query: Q) -> Vec<String>
-where
-    Q: QueryFragment<diesel::sqlite::Sqlite> + Send + 'static,
-{
-    let sql = diesel::debug_query::<diesel::sqlite::Sqlite, _>(&query).to_string();
-    let sql = sql
-        .split(" -- binds:")
-        .next()
-        .unwrap_or_default()
-        .to_owned();
-    let rows: Vec<PlanRow> = db
-        .db
-        .run(move |c| Ok(diesel::sql_query(format!("EXPLAIN QUERY PLAN {sql}")).load(c)?))
-        .await
-        .unwrap();
-    rows.into_iter().map(|r| r.detail).collect()
-}
-
 /// The viewer's read is kept prepared on each connection; a column added
 /// to `requests` while instances run (a migration of the next version)
 /// must not break it, as a kept `SELECT r.*` would ("cached plan must
@@ -607,7 +580,7 @@ async fn a_kept_read_survives_a_column_added_while_running() {
 #[tokio::test]
 async fn the_timeout_sweep_reads_only_due_rows_through_its_index() {
     let db = TestDb::sqlite();
-    let plan = plan_of(&db, due_query(fixtures::at(0), 10)).await;
+    let plan = db.plan_of(due_query(fixtures::at(0), 10)).await;
     assert!(
         plan.iter().any(|d| d.contains("USING INDEX requests_due")),
         "{plan:?}"
@@ -621,11 +594,14 @@ async fn the_timeout_sweep_reads_only_due_rows_through_its_index() {
 #[tokio::test]
 async fn the_inbox_starts_from_memberships_and_reads_open_requests_only() {
     let db = TestDb::sqlite();
-    let plan = plan_of(
-        &db,
-        inbox_query(fixtures::oid(2).to_string(), InboxView::Actionable, 50, 0),
-    )
-    .await;
+    let plan = db
+        .plan_of(inbox_query(
+            fixtures::oid(2).to_string(),
+            InboxView::Actionable,
+            50,
+            0,
+        ))
+        .await;
     assert!(
         plan.iter()
             .any(|d| d.contains("loop_members") && d.contains("loop_members_by_user")),
@@ -1044,7 +1020,9 @@ on_every_backend!(
 #[tokio::test]
 async fn the_done_tab_reads_what_the_reviewer_answered_through_its_index() {
     let db = TestDb::sqlite();
-    let plan = plan_of(&db, answered_query(fixtures::oid(2).to_string(), 50, 0)).await;
+    let plan = db
+        .plan_of(answered_query(fixtures::oid(2).to_string(), 50, 0))
+        .await;
     assert!(
         plan.iter().any(|d| d.contains("requests_by_responder")),
         "{plan:?}"
@@ -1058,7 +1036,7 @@ async fn the_done_tab_reads_what_the_reviewer_answered_through_its_index() {
 #[tokio::test]
 async fn the_escalation_sweep_reads_only_due_rows_through_its_index() {
     let db = TestDb::sqlite();
-    let plan = plan_of(&db, escalation_query(fixtures::at(0), 10)).await;
+    let plan = db.plan_of(escalation_query(fixtures::at(0), 10)).await;
     assert!(
         plan.iter()
             .any(|d| d.contains("USING INDEX requests_to_escalate")),

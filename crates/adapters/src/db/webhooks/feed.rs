@@ -13,6 +13,21 @@ use crate::db::SqlStore;
 /// Any number; it only has to be the same on every instance.
 const NUMBERING_LOCK: i64 = 0x7265_7669_6577;
 
+/// The first `limit` events not numbered yet, in the order they were
+/// written (on SQLite through the unique index on `position`).
+pub(super) fn unnumbered_seqs(
+    limit: u32,
+) -> impl diesel::query_dsl::LoadQuery<'static, crate::db::Conn, i64>
+       + diesel::query_builder::QueryFragment<diesel::sqlite::Sqlite>
+       + Send
+       + 'static {
+    outbox_events::table
+        .filter(outbox_events::position.is_null())
+        .order(outbox_events::seq.asc())
+        .limit(i64::from(limit))
+        .select(outbox_events::seq)
+}
+
 #[async_trait]
 impl EventFeed for SqlStore {
     async fn events_after(
@@ -50,17 +65,11 @@ impl EventFeed for SqlStore {
     }
 
     async fn number_new_events(&self, limit: u32) -> Result<usize, StoreError> {
-        let unnumbered = move || {
-            outbox_events::table
-                .filter(outbox_events::position.is_null())
-                .order(outbox_events::seq.asc())
-                .limit(i64::from(limit))
-                .select(outbox_events::seq)
-        };
+        let unnumbered = move || unnumbered_seqs(limit);
         // A quiet look first, so an idle stream costs no write.
         let quiet = self
             .db
-            .run(move |conn| Ok(unnumbered().first::<i64>(conn).optional()?.is_none()))
+            .run(move |conn| Ok(unnumbered_seqs(1).load::<i64>(conn)?.is_empty()))
             .await?;
         if quiet {
             return Ok(0);

@@ -45,23 +45,24 @@ fn take_leases(
             let taken = crate::db::set_based::lease_deliveries(pg, &ids, now, until)?;
             Ok(chosen.iter().map(|r| taken.contains(&r.id)).collect())
         }
-        DbConnection::Sqlite(_) => {
+        DbConnection::Sqlite(c) => {
             let mut taken = Vec::with_capacity(chosen.len());
             for row in chosen {
-                let updated = diesel::update(
-                    deliveries::table
-                        .find(&row.id)
-                        .filter(deliveries::status.eq(DeliveryStatus::Pending.as_str()))
-                        .filter(deliveries::attempts.eq(row.attempts))
-                        .filter(deliveries::next_attempt_at.le(now))
-                        .filter(
+                let updated = update(
+                    deliveries::table,
+                    deliveries::id
+                        .eq(&row.id)
+                        .and(deliveries::status.eq(DeliveryStatus::Pending.as_str()))
+                        .and(deliveries::attempts.eq(row.attempts))
+                        .and(deliveries::next_attempt_at.le(now))
+                        .and(
                             deliveries::leased_until
                                 .is_null()
                                 .or(deliveries::leased_until.lt(now)),
                         ),
+                    deliveries::leased_until.eq(until),
                 )
-                .set(deliveries::leased_until.eq(until))
-                .execute(conn)?;
+                .execute(c)?;
                 taken.push(updated == 1);
             }
             Ok(taken)
@@ -436,38 +437,47 @@ impl DeliveryQueue for SqlStore {
                 // change it makes, so a healthy subscription's row is not
                 // written (nor locked) by every successful attempt.
                 if let Some(health) = health {
-                    let webhook_id = health.webhook_id.to_string();
-                    let webhook = || webhooks::table.find(webhook_id.clone());
+                    let webhook = || webhooks::id.eq(health.webhook_id.to_string());
                     if health.success {
-                        diesel::update(webhook().filter(webhooks::failing_since.is_not_null()))
-                            .set(webhooks::failing_since.eq(None::<NaiveDateTime>))
-                            .execute(conn)?;
+                        native!(conn, |c| update(
+                            webhooks::table,
+                            webhook().and(webhooks::failing_since.is_not_null()),
+                            webhooks::failing_since.eq(None::<NaiveDateTime>),
+                        )
+                        .execute(c)?);
                     } else {
                         let at = to_db_time(health.at);
-                        diesel::update(webhook().filter(webhooks::failing_since.is_null()))
-                            .set(webhooks::failing_since.eq(at))
-                            .execute(conn)?;
-                        let since = to_db_time(health.disable_if_failing_since);
-                        diesel::update(
-                            webhook()
-                                .filter(webhooks::active.eq(true))
-                                .filter(webhooks::failing_since.le(since)),
+                        native!(conn, |c| update(
+                            webhooks::table,
+                            webhook().and(webhooks::failing_since.is_null()),
+                            webhooks::failing_since.eq(at),
                         )
-                        .set((
-                            webhooks::active.eq(false),
-                            webhooks::disabled_reason.eq(health.disable_reason),
-                            webhooks::updated_at.eq(at),
-                        ))
-                        .execute(conn)?;
+                        .execute(c)?);
+                        let since = to_db_time(health.disable_if_failing_since);
+                        native!(conn, |c| update(
+                            webhooks::table,
+                            webhook()
+                                .and(webhooks::active.eq(true))
+                                .and(webhooks::failing_since.le(since)),
+                            (
+                                webhooks::active.eq(false),
+                                webhooks::disabled_reason.eq(&health.disable_reason),
+                                webhooks::updated_at.eq(at),
+                            ),
+                        )
+                        .execute(c)?);
                     }
                 }
                 // Only the worker that still holds the lease records: one
                 // whose lease ran out was overtaken by another attempt (and
                 // what it wrote above is rolled back with it).
-                let mine = deliveries::table
-                    .find(&id)
-                    .filter(deliveries::leased_until.eq(lease));
-                if diesel::update(mine).set(state).execute(conn)? == 0 {
+                let mine = deliveries::id
+                    .eq(&id)
+                    .and(deliveries::leased_until.eq(lease));
+                if native!(conn, |c| update(deliveries::table, mine, state.clone())
+                    .execute(c)?)
+                    == 0
+                {
                     return Err(StoreError::Conflict(
                         "the lease ran out before the attempt was recorded".into(),
                     )

@@ -992,3 +992,20 @@ async fn a_lease_passes_over_a_held_delivery_to_the_next_on_postgres() {
         [second.id]
     );
 }
+
+/// The numbering pass's look for new events (every pass, on every
+/// instance) seeks them through an index rather than reading the outbox.
+#[tokio::test]
+async fn new_events_are_found_without_reading_the_outbox() {
+    let db = TestDb::sqlite();
+    let plan = db.plan_of(feed::unnumbered_seqs(100)).await;
+    assert!(
+        plan.iter()
+            .any(|d| d.starts_with("SEARCH") && d.contains("outbox_events_position")),
+        "{plan:?}"
+    );
+    assert!(
+        !plan.iter().any(|d| d.contains("TEMP B-TREE")),
+        "no sort: {plan:?}"
+    );
+}

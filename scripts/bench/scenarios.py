@@ -308,11 +308,11 @@ def sweep(backend, db, base, key, loop_id, pid, total, due_per_s, due_seconds):
         print(f"error=inserting took {inserted_in:.0f}s, longer than the lead of {lead}s")
         return
     wait = (start - datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)).total_seconds()
-    cpu_before = cpu_seconds(pid)
+    # CPU from the first deadline on: the lead before it is idle.
     time.sleep(max(0, wait))
-    machine_before = machine_ticks()
+    cpu_before, machine_before = cpu_seconds(pid), machine_ticks()
     time.sleep(due_seconds + 5)
-    cpu = (cpu_seconds(pid) - cpu_before) / (max(0, wait) + due_seconds + 5)
+    cpu = (cpu_seconds(pid) - cpu_before) / (due_seconds + 5)
     if backend == "sqlite":
         lags = [r[0] for r in sql(backend, db, "SELECT (julianday(response_at) - julianday(timeout_at)) * 86400 "
                                               "FROM requests WHERE status = 'timeout'")]

@@ -535,11 +535,13 @@ fn the_compose_file_runs_two_instances_on_postgres_behind_nginx() {
         .to_owned();
     let (loop_id, id) = a_request_through(&base, &key);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    // `nginx -s reload` closes the old workers' idle client connections,
-    // and a call a client sends down one at that moment fails in any
-    // client (the client libraries send it again: reads, and creates with
-    // their Idempotency-Key). Each call here opens its own connection, so
-    // what fails is what the restarts broke, not that race.
+    // `nginx -s reload` closes the old workers' idle client connections
+    // (and ones accepted but not read yet), and a call a client sends down
+    // one at that moment fails in any client. The client libraries send
+    // such a call again (reads, and creates with their Idempotency-Key);
+    // so does this load, once, and it opens a connection per call. A
+    // response that is not a success (a 502 from an instance going away)
+    // is never sent again: that is what the restarts must not cause.
     let http = reqwest::blocking::Client::builder()
         .pool_max_idle_per_host(0)
         .build()
@@ -547,20 +549,24 @@ fn the_compose_file_runs_two_instances_on_postgres_behind_nginx() {
     let load = {
         let (base, key, stop) = (base.clone(), key.clone(), stop.clone());
         let (id, loop_id) = (id.clone(), loop_id.clone());
-        common::load::until_stopped(stop, http, move |http, n| match n % 3 {
-            0 => http
-                .post(format!("{base}/v1/loops/{loop_id}/requests"))
-                .bearer_auth(&key)
-                .json(&request_body())
-                .send(),
-            1 => http
-                .get(format!("{base}/v1/api/loops"))
-                .bearer_auth(&key)
-                .send(),
-            _ => http
-                .get(format!("{base}/v1/requests/{id}"))
-                .bearer_auth(&key)
-                .send(),
+        common::load::until_stopped(stop, http, move |http, n| {
+            let call = || match n % 3 {
+                0 => http
+                    .post(format!("{base}/v1/loops/{loop_id}/requests"))
+                    .bearer_auth(&key)
+                    .header("Idempotency-Key", format!("load-{n}"))
+                    .json(&request_body())
+                    .send(),
+                1 => http
+                    .get(format!("{base}/v1/api/loops"))
+                    .bearer_auth(&key)
+                    .send(),
+                _ => http
+                    .get(format!("{base}/v1/requests/{id}"))
+                    .bearer_auth(&key)
+                    .send(),
+            };
+            call().or_else(|_| call())
         })
     };
     for n in [1, 2] {

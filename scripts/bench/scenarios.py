@@ -56,9 +56,11 @@ def cpu_seconds(pid):
 def machine_ticks():
     """(busy, all) CPU ticks of the whole machine so far, every core: what
     the server, PostgreSQL and the load together used."""
-    fields = [int(f) for f in open("/proc/stat").readline().split()[1:]]
-    idle = fields[3] + fields[4]  # idle and iowait
-    return sum(fields) - idle, sum(fields)
+    # user nice system idle iowait irq softirq steal (guest time is
+    # already in user and nice); time stolen by the host is not ours.
+    fields = [int(f) for f in open("/proc/stat").readline().split()[1:9]]
+    total = sum(fields)
+    return total - fields[3] - fields[4] - fields[7], total
 
 
 def machine_busy(before):

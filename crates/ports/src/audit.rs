@@ -23,6 +23,7 @@ pub trait AuditStore: Send + Sync {
     ) -> Result<Vec<AuditEntry>, StoreError>;
     /// The last linked entry of `account`'s log.
     async fn audit_head(&self, account: &UserId) -> Result<Option<AuditEntry>, StoreError>;
-    /// Every account that has a log.
+    /// Every account with a linked entry in its log (link first to
+    /// include entries still waiting).
     async fn audit_accounts(&self) -> Result<Vec<UserId>, StoreError>;
 }

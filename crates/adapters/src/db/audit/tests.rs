@@ -125,3 +125,17 @@ async fn the_linkers_idle_check_reads_only_unlinked_entries() {
         "{plan:?}"
     );
 }
+
+/// Verifying every account lists them from the chain's index, not by
+/// reading every entry's text.
+#[tokio::test]
+async fn the_accounts_to_verify_are_read_from_the_chains_index() {
+    let db = TestDb::sqlite();
+    let plan = db.plan_of(chained_accounts()).await;
+    assert!(
+        plan.iter()
+            .any(|d| d.contains("COVERING INDEX audit_entries_chain")),
+        "{plan:?}"
+    );
+    assert!(!plan.iter().any(|d| d.contains("TEMP B-TREE")), "{plan:?}");
+}

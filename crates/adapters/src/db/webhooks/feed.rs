@@ -65,7 +65,6 @@ impl EventFeed for SqlStore {
     }
 
     async fn number_new_events(&self, limit: u32) -> Result<usize, StoreError> {
-        let unnumbered = move || unnumbered_seqs(limit);
         // A quiet look first, so an idle stream costs no write.
         let quiet = self
             .db
@@ -84,7 +83,7 @@ impl EventFeed for SqlStore {
                     let last: Option<i64> = outbox_events::table
                         .select(diesel::dsl::max(outbox_events::position))
                         .first(conn)?;
-                    let seqs: Vec<i64> = unnumbered().load(conn)?;
+                    let seqs: Vec<i64> = unnumbered_seqs(limit).load(conn)?;
                     let first = last.unwrap_or(0) + 1;
                     match conn {
                         // One statement for the pass, where each is a round trip.

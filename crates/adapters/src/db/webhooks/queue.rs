@@ -474,7 +474,7 @@ impl DeliveryQueue for SqlStore {
                 let mine = deliveries::id
                     .eq(&id)
                     .and(deliveries::leased_until.eq(lease));
-                if native!(conn, |c| update(deliveries::table, mine, state.clone())
+                if native!(conn, |c| update(deliveries::table, mine, state)
                     .execute(c)?)
                     == 0
                 {

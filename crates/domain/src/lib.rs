@@ -63,9 +63,9 @@ pub use receipt::Receipt;
 pub use receipt::{sha256_hex, RECEIPT_ALG};
 pub use request::{
     Answer, Audience, BroadcastEntry, ChangeError, ContentType, Escalation, Feedback,
-    FeedbackInput, Platform, Priority, ProcessingType, Quorum, QuorumRule, RequestInput,
-    RequestPatch, RequestRecord, RequestStatus, Response, ReviewRequest, TestAnswer,
-    ESCALATION_ROLE,
+    FeedbackInput, Platform, Priority, ProcessingType, QuestionKey, Quorum, QuorumRule,
+    RequestInput, RequestPatch, RequestRecord, RequestStatus, Response, ReviewRequest, TestAnswer,
+    Window, ESCALATION_ROLE, MAX_COALESCE_KEY_CHARS,
 };
 pub use request::{ValidRequest, DEFAULT_TIMEOUT_SECONDS, MAX_QUORUM};
 pub use response::{

@@ -171,6 +171,12 @@ pub struct LoopRecord {
     pub escalation: Option<Escalation>,
     /// The rules tried on each new request, in order.
     pub rules: Rules,
+    /// How long an open request takes in new ones that ask the same
+    /// question; none: only requests that name a `coalesce_key` join.
+    pub coalesce: Option<crate::request::Window>,
+    /// How old a person's answer to the same question may be for a new
+    /// request to take it at once; none: answers are not reused.
+    pub reuse_answers: Option<crate::request::Window>,
 }
 
 /// A named group of human reviewers: its record, which only its methods
@@ -253,6 +259,8 @@ impl Loop {
             quorum: None,
             escalation: None,
             rules: Rules::default(),
+            coalesce: None,
+            reuse_answers: None,
         })
     }
 
@@ -287,6 +295,31 @@ impl Loop {
         self.record.escalation = escalation;
         self.record.updated_at = now;
         Ok(())
+    }
+
+    /// Sets (or clears) how the loop spares its people repeated
+    /// questions: joining them while one is open (`coalesce`) and taking
+    /// a recent answer (`reuse_answers`). `None` leaves a setting as it is.
+    pub fn set_repeats(
+        &mut self,
+        coalesce: Option<Option<crate::request::Window>>,
+        reuse_answers: Option<Option<crate::request::Window>>,
+        now: DateTime<Utc>,
+    ) {
+        if let Some(coalesce) = coalesce {
+            self.record.coalesce = coalesce;
+            self.record.updated_at = now;
+        }
+        if let Some(reuse) = reuse_answers {
+            self.record.reuse_answers = reuse;
+            self.record.updated_at = now;
+        }
+    }
+
+    /// Whether new requests here get the hash of their question as their
+    /// key, for joining open ones or reusing answers.
+    pub fn keys_questions(&self) -> bool {
+        self.coalesce.is_some() || self.reuse_answers.is_some()
     }
 
     /// Replaces the loop's rules. A rule may not route into this loop

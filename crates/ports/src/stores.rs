@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use reviewloop_domain::{
     ApiKey, ApiKeyId, Email, Event, InviteCode, Loop, LoopId, Member, MemberStatus, Notice,
-    Priority, RequestId, RequestStatus, ReviewRequest, User, UserId,
+    Priority, QuestionKey, RequestId, RequestStatus, ReviewRequest, User, UserId,
 };
 
 use crate::StoreError;
@@ -171,7 +171,10 @@ pub struct RequestPage {
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait RequestStore: Send + Sync {
-    /// Adds a request with its broadcast entries.
+    /// Adds a request with its broadcast entries. A request that joined
+    /// another (`coalesced_into`) is added only while that one still
+    /// takes others in; else `Conflict`, as when an open request with the
+    /// same key, account and loop that takes others in exists already.
     async fn insert_request(
         &self,
         request: &ReviewRequest,
@@ -273,6 +276,40 @@ pub trait RequestStore: Send + Sync {
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<ReviewRequest>, StoreError>;
+    /// The open request of `creator` in `loop_id` that takes in others
+    /// with `key` (test requests or live ones), if there is one.
+    async fn open_request_with_key(
+        &self,
+        creator: &UserId,
+        loop_id: &LoopId,
+        test: bool,
+        key: &QuestionKey,
+    ) -> Result<Option<ReviewRequest>, StoreError>;
+    /// The most recent live request of `creator` in `loop_id` with `key`
+    /// that a person completed at or after `since`, answered by itself
+    /// (not reused, not joined to another).
+    async fn answer_to_reuse(
+        &self,
+        creator: &UserId,
+        loop_id: &LoopId,
+        key: &QuestionKey,
+        since: DateTime<Utc>,
+    ) -> Result<Option<ReviewRequest>, StoreError>;
+    /// The open requests that joined `request`.
+    async fn open_followers(&self, request: &RequestId) -> Result<Vec<ReviewRequest>, StoreError>;
+    /// Up to `limit` open requests that joined one that has ended (left
+    /// over when an instance stopped between the two writes).
+    async fn stranded_followers(&self, limit: u32) -> Result<Vec<ReviewRequest>, StoreError>;
+    /// How many requests joined `request`.
+    async fn follower_count(&self, request: &RequestId) -> Result<u64, StoreError>;
+    /// Writes requests that ended with the one they joined, each with its
+    /// events and the broadcast entries it took from that one, in one
+    /// transaction, each only if its stored version is still
+    /// `request.version`. Returns, in order, whether each landed.
+    async fn settle_followers(
+        &self,
+        changes: &[(ReviewRequest, Vec<Event>)],
+    ) -> Result<Vec<bool>, StoreError>;
     /// Writes escalated requests, each with its events and the broadcast
     /// entries the escalation added, in one transaction, each only if its
     /// stored version is still `request.version`. Returns, in order,

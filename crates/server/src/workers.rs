@@ -86,7 +86,13 @@ pub(crate) async fn time_out_due_requests(requests: RequestService, stop: watch:
             if settled > 0 {
                 tracing::info!(settled, "test requests answered or timed out");
             }
-            Ok::<_, reviewloop_service::SweepError>(ended.max(settled))
+            // Requests left open when the one they joined ended (an
+            // instance stopped between the two writes).
+            let followed = requests.settle_stranded(TIMEOUT_BATCH).await?;
+            if followed > 0 {
+                tracing::info!(followed, "requests ended with the ones they joined");
+            }
+            Ok::<_, reviewloop_service::SweepError>(ended.max(settled).max(followed))
         },
     )
     .await;

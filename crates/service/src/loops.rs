@@ -267,7 +267,7 @@ impl LoopService {
         if patch == LoopPatch::default() {
             return Err(ValidationError::field(
                 "body",
-                "nothing to update: send name, description, icon, slack_webhook_url, slack_app, reminders, quorum, escalation or rules",
+                "nothing to update: send name, description, icon, slack_webhook_url, slack_app, reminders, quorum, escalation, rules, coalesce or reuse_answers",
             )
             .into());
         }
@@ -342,7 +342,15 @@ impl LoopService {
                 errors.extend(problems);
             }
         }
+        let window = |raw: &Option<serde_json::Value>, field: &str| {
+            raw.as_ref()
+                .map(|w| reviewloop_domain::Window::parse(Some(w), field))
+        };
+        let coalesce = window(&patch.coalesce, "coalesce").and_then(|w| errors.collect(w));
+        let reuse_answers =
+            window(&patch.reuse_answers, "reuse_answers").and_then(|w| errors.collect(w));
         errors.into_result()?;
+        lp.set_repeats(coalesce, reuse_answers, now);
         lp.change(name, description, icon, now);
         lp.set_notifications(slack, slack_app, patch.reminders, now);
         self.ports

@@ -133,6 +133,14 @@ pub struct LoopOut<'a> {
     /// The rules tried on each new request, in order.
     #[schema(value_type = Vec<RuleSchema>)]
     pub rules: Value,
+    /// How long an open request takes in new ones that ask the same
+    /// question; null: only requests that name a `coalesce_key` join.
+    #[schema(value_type = Option<WindowSchema>)]
+    pub coalesce: Option<Value>,
+    /// How old a person's answer to the same question may be for a new
+    /// request to take it at once; null: never.
+    #[schema(value_type = Option<WindowSchema>)]
+    pub reuse_answers: Option<Value>,
 }
 
 impl<'a> LoopOut<'a> {
@@ -157,6 +165,8 @@ impl<'a> LoopOut<'a> {
             quorum: lp.quorum.map(|q| q.to_value()),
             escalation: lp.escalation.map(|e| e.to_value()),
             rules: lp.rules.to_value(),
+            coalesce: lp.coalesce.map(|w| w.to_value()),
+            reuse_answers: lp.reuse_answers.map(|w| w.to_value()),
         }
     }
 }
@@ -339,6 +349,26 @@ pub struct LoopPatchIn {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<Vec<RuleSchema>>)]
     pub rules: Option<Value>,
+    /// `{"window_seconds": N}`: new requests that ask what an open one
+    /// made within N seconds asks join it; `null` stops it.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<WindowSchema>)]
+    pub coalesce: Option<Value>,
+    /// `{"window_seconds": N}`: new requests take a person's answer to the
+    /// same question given within N seconds; `null` stops it.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<WindowSchema>)]
+    pub reuse_answers: Option<Value>,
+}
+
+/// How far back a loop looks for the same question.
+#[derive(ToSchema)]
+#[schema(as = Window, example = json!({"window_seconds": 600}))]
+#[allow(dead_code)] // Describes windows, which the domain reads and writes.
+pub struct WindowSchema {
+    /// Seconds, 1 to 2592000 (30 days).
+    #[schema(minimum = 1, maximum = 2_592_000)]
+    window_seconds: i64,
 }
 
 impl std::fmt::Debug for LoopPatchIn {

@@ -55,6 +55,10 @@ pub struct CreateArgs {
     /// Test-mode keys only: seconds on the test clock before
     /// `test_response` is given (default 0).
     pub test_delay_seconds: Option<u64>,
+    /// Ask once for many runs: while one of your requests in this loop
+    /// with this key is open, this one joins it instead of asking people
+    /// again, and gets the same answer (1 to 200 characters).
+    pub coalesce_key: Option<String>,
 }
 
 /// A request by id.

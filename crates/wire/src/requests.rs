@@ -220,6 +220,18 @@ pub struct RequestOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<AppliedRuleSchema>>)]
     pub applied_rules: Option<Vec<Value>>,
+    /// What made another request the same question: the `coalesce_key`
+    /// given, or `sha256:` and the hash of the question when its loop
+    /// coalesces or reuses answers. Shown to its requester only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub coalesce_key: Option<Option<&'a str>>,
+    /// The open request it joined, which it ends with.
+    #[schema(value_type = Option<schema::Id>)]
+    pub coalesced_into: Option<RequestId>,
+    /// The request whose answer it took when it was made.
+    #[schema(value_type = Option<schema::Id>)]
+    pub reused_from: Option<RequestId>,
     pub cancelled_at: Option<DateTime<Utc>>,
     pub feedback: Option<FeedbackOut<'a>>,
     pub receipt: Option<ReceiptOut<'a>>,
@@ -300,6 +312,9 @@ impl<'a> RequestOut<'a> {
             decided_by_rule: r.decided_by_rule(),
             test: r.test,
             applied_rules: private.then(|| r.applied_rules.iter().map(|a| a.to_value()).collect()),
+            coalesce_key: private.then(|| r.coalesce_key.as_ref().map(|k| k.as_str())),
+            coalesced_into: r.coalesced_into,
+            reused_from: r.reused_from,
             cancelled_at: r.cancelled_at,
             feedback: r.feedback.as_ref().map(FeedbackOut::of),
             receipt: r.receipt.as_ref().map(ReceiptOut::of),
@@ -547,6 +562,11 @@ pub struct RequestFieldsIn {
     /// `test_response` is given (default 0: at once).
     #[schema(value_type = Option<i64>, minimum = 0)]
     pub test_delay_seconds: Option<Value>,
+    /// 1 to 200 characters: while a request of the same account and loop
+    /// with this key is open, this one joins it instead of asking people
+    /// again, and ends when it ends, the same way.
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 200)]
+    pub coalesce_key: Option<String>,
 }
 
 impl RequestFieldsIn {
@@ -573,6 +593,7 @@ impl RequestFieldsIn {
             escalation: self.escalation,
             test_response: self.test_response,
             test_delay_seconds: self.test_delay_seconds,
+            coalesce_key: self.coalesce_key,
         }
     }
 }

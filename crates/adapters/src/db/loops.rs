@@ -10,7 +10,7 @@ use diesel::prelude::*;
 use diesel::sql_types::Bool;
 use reviewloop_domain::{
     AuditRecord, Event, Icon, InviteCode, Loop, LoopDescription, LoopId, LoopName, LoopRecord,
-    Member, MemberStatus, Notice, Rules, UserId,
+    Member, MemberStatus, Notice, Rules, UserId, Window,
 };
 use reviewloop_ports::{LoopStore, StoreError};
 use serde_json::json;
@@ -44,15 +44,19 @@ impl LoopRow {
                 .to_string()
             }),
             reminders: lp.reminders,
-            policy: (lp.quorum.is_some() || lp.escalation.is_some() || !lp.rules.is_empty()).then(
-                || {
-                    super::convert::to_json_text(&json!({
-                        "quorum": lp.quorum.map(|q| q.to_value()),
-                        "escalation": lp.escalation.map(|e| e.to_value()),
-                        "rules": lp.rules.to_value(),
-                    }))
-                },
-            ),
+            policy: (lp.quorum.is_some()
+                || lp.escalation.is_some()
+                || !lp.rules.is_empty()
+                || lp.keys_questions())
+            .then(|| {
+                super::convert::to_json_text(&json!({
+                    "quorum": lp.quorum.map(|q| q.to_value()),
+                    "escalation": lp.escalation.map(|e| e.to_value()),
+                    "rules": lp.rules.to_value(),
+                    "coalesce": lp.coalesce.map(|w| w.to_value()),
+                    "reuse_answers": lp.reuse_answers.map(|w| w.to_value()),
+                }))
+            }),
         }
     }
 
@@ -94,6 +98,10 @@ impl LoopRow {
             )?,
             rules: Rules::parse(Some(&policy["rules"]))
                 .map_err(|_| corrupt("loop rules", &policy["rules"].to_string()))?,
+            coalesce: Window::parse(Some(&policy["coalesce"]), "coalesce")
+                .map_err(|_| corrupt("loop coalesce", &policy["coalesce"].to_string()))?,
+            reuse_answers: Window::parse(Some(&policy["reuse_answers"]), "reuse_answers")
+                .map_err(|_| corrupt("loop reuse_answers", &policy["reuse_answers"].to_string()))?,
         }))
     }
 }
@@ -265,6 +273,8 @@ impl LoopStore for SqlStore {
                 "quorum": lp.quorum.map(|q| q.to_value()),
                 "escalation": lp.escalation.map(|e| e.to_value()),
                 "rules": lp.rules.to_value(),
+                "coalesce": lp.coalesce.map(|w| w.to_value()),
+                "reuse_answers": lp.reuse_answers.map(|w| w.to_value()),
             }),
         )]);
         self.db

@@ -6,7 +6,7 @@ use diesel::prelude::*;
 use reviewloop_domain::{
     AccountStatus, Answer, ApiKey, ApiKeyRecord, AppliedRule, BroadcastEntry, ContentType, Email,
     Escalation, Feedback, Member, MemberRecord, MemberStatus, NotifyLevel, Permission, Plan,
-    Platform, Priority, ProcessingType, Quorum, Receipt, RequestConfig, RequestRecord,
+    Platform, Priority, ProcessingType, QuestionKey, Quorum, Receipt, RequestConfig, RequestRecord,
     RequestStatus, ResponseType, ReviewRequest, TestAnswer, User, UserRecord,
 };
 use serde_json::{json, Value};
@@ -304,6 +304,15 @@ pub(crate) struct RequestRow {
     pub test_due_at: Option<NaiveDateTime>,
     /// What the reviewer who decided it wrote with the answer.
     pub response_comment: Option<String>,
+    /// What makes another request the same question.
+    pub coalesce_key: Option<String>,
+    /// The key while the request takes others in, else NULL: the unique
+    /// index on it keeps one such request per key, account and loop.
+    pub coalesce_slot: Option<String>,
+    /// The request it joined.
+    pub coalesced_into: Option<String>,
+    /// The request whose answer it took.
+    pub reused_from: Option<String>,
 }
 
 /// `RequestDiff`: the columns of a request's row that may change after
@@ -396,6 +405,10 @@ request_diff! {
     test: bool,
     test_answer: Option<String>,
     test_due_at: Option<NaiveDateTime>,
+    coalesce_key: Option<String>,
+    coalesce_slot: Option<String>,
+    coalesced_into: Option<String>,
+    reused_from: Option<String>,
 }
 
 fn enum_value<T>(
@@ -481,6 +494,13 @@ impl RequestRow {
                 .as_ref()
                 .map(|a| to_json_text(&json!({"response": a.response, "at": a.at}))),
             test_due_at: r.test_due_at().map(to_db_time),
+            coalesce_key: r.coalesce_key.as_ref().map(|k| k.as_str().to_owned()),
+            coalesce_slot: r
+                .accepts_followers()
+                .then(|| r.coalesce_key.as_ref().map(|k| k.as_str().to_owned()))
+                .flatten(),
+            coalesced_into: r.coalesced_into.map(|id| id.to_string()),
+            reused_from: r.reused_from.map(|id| id.to_string()),
         }
     }
 
@@ -598,6 +618,10 @@ impl RequestRow {
                 }),
                 None => None,
             },
+            coalescing: self.coalesce_slot.is_some(),
+            coalesce_key: self.coalesce_key.map(QuestionKey::restore),
+            coalesced_into: parse_opt("request id", self.coalesced_into.as_deref())?,
+            reused_from: parse_opt("request id", self.reused_from.as_deref())?,
             created_at,
             updated_at: from_db_time(self.updated_at),
             version: self.version,

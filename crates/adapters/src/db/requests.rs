@@ -10,7 +10,7 @@ use diesel::expression::IntoSql;
 use diesel::prelude::*;
 use diesel::sql_types::Bool;
 use reviewloop_domain::{
-    Event, LoopId, RequestId, RequestStatus, ReviewRequest, UserId, ESCALATION_ROLE,
+    Event, LoopId, QuestionKey, RequestId, RequestStatus, ReviewRequest, UserId, ESCALATION_ROLE,
 };
 use reviewloop_ports::{
     InboxView, RequestFacts, RequestPage, RequestQuery, RequestSort, RequestStore, StoreError,
@@ -30,6 +30,7 @@ const SWEEP_LEASE_SECONDS: i64 = 10;
 
 mod lease;
 mod queries;
+mod repeats;
 mod rows;
 
 pub(super) use queries::OPEN_CONDITION;
@@ -56,6 +57,65 @@ impl SqlStore {
         let copies = self.db.cache.as_ref().map(|cache| &cache.requests);
         super::cache::copy_or_read(copies, *id, read).await
     }
+
+    /// Writes changed requests, each with its events and those of its
+    /// broadcast entries that `added` picks (new since it was read), in
+    /// one transaction, each only if nobody changed it meanwhile.
+    async fn write_with_entries(
+        &self,
+        changes: &[(ReviewRequest, Vec<Event>)],
+        added: fn(&BroadcastRow) -> bool,
+    ) -> Result<Vec<bool>, StoreError> {
+        let (writes, added): (Vec<Change>, Vec<Vec<BroadcastRow>>) = changes
+            .iter()
+            .map(|(request, events)| {
+                let added: Vec<BroadcastRow> = BroadcastRow::from_domain(request)
+                    .into_iter()
+                    .filter(|b| added(b))
+                    .collect();
+                (
+                    (
+                        rows_of(request),
+                        NewEvents::of(events),
+                        silent_change_of(request),
+                    ),
+                    added,
+                )
+            })
+            .unzip();
+        self.db
+            .write(move |conn| {
+                // A pass is written as a batch (set-based on PostgreSQL), then the entries of
+                // those that landed in a few multi-row inserts.
+                let landed = write_all(conn, &writes)?;
+                let entries: Vec<&BroadcastRow> = added
+                    .iter()
+                    .zip(&landed)
+                    .filter(|(_, landed)| **landed)
+                    .flat_map(|(entries, _)| entries)
+                    .collect();
+                match conn {
+                    // A few statements for the pass, where each is a round
+                    // trip (well under the limit of bound values each).
+                    DbConnection::Postgres(pg) => {
+                        for chunk in entries.chunks(500) {
+                            diesel::insert_into(request_broadcasts::table)
+                                .values(chunk.to_vec())
+                                .execute(pg)?;
+                        }
+                    }
+                    DbConnection::Sqlite(_) => {
+                        for entry in entries {
+                            diesel::insert_into(request_broadcasts::table)
+                                .values(entry)
+                                .execute(conn)?;
+                        }
+                    }
+                }
+                Ok(landed)
+            })
+            .await
+    }
 }
 
 #[async_trait]
@@ -78,6 +138,9 @@ impl RequestStore for SqlStore {
             .map(|cache| (cache.clone(), cache.requests.get(&request.id).err()));
         self.db
             .write(move |conn| {
+                if let Some(into) = &row.coalesced_into {
+                    repeats::ensure_still_joinable(conn, into, row.coalesce_key.as_deref())?;
+                }
                 native!(conn, |c| {
                     diesel::insert_into(requests::table)
                         .values(&row)
@@ -297,57 +360,77 @@ impl RequestStore for SqlStore {
         &self,
         changes: &[(ReviewRequest, Vec<Event>)],
     ) -> Result<Vec<bool>, StoreError> {
-        let (writes, added): (Vec<Change>, Vec<Vec<BroadcastRow>>) = changes
-            .iter()
-            .map(|(request, events)| {
-                let added: Vec<BroadcastRow> = BroadcastRow::from_domain(request)
-                    .into_iter()
-                    .filter(|b| b.role == ESCALATION_ROLE)
-                    .collect();
-                (
-                    (
-                        rows_of(request),
-                        NewEvents::of(events),
-                        silent_change_of(request),
-                    ),
-                    added,
-                )
-            })
-            .unzip();
+        // The version check lets one escalation of a request land, so its
+        // new entries are inserted once.
+        self.write_with_entries(changes, |entry| entry.role == ESCALATION_ROLE)
+            .await
+    }
+
+    async fn open_request_with_key(
+        &self,
+        creator: &UserId,
+        loop_id: &LoopId,
+        test: bool,
+        key: &QuestionKey,
+    ) -> Result<Option<ReviewRequest>, StoreError> {
+        let (creator, loop_id, key) = (creator.to_string(), loop_id.to_string(), key.to_string());
         self.db
-            .write(move |conn| {
-                // The version check lets one escalation of a request land,
-                // so its new entries are inserted once. A pass is written
-                // as a batch (set-based on PostgreSQL), then the entries of
-                // those that landed in a few multi-row inserts.
-                let landed = write_all(conn, &writes)?;
-                let entries: Vec<&BroadcastRow> = added
-                    .iter()
-                    .zip(&landed)
-                    .filter(|(_, landed)| **landed)
-                    .flat_map(|(entries, _)| entries)
-                    .collect();
-                match conn {
-                    // A few statements for the pass, where each is a round
-                    // trip (well under the limit of bound values each).
-                    DbConnection::Postgres(pg) => {
-                        for chunk in entries.chunks(500) {
-                            diesel::insert_into(request_broadcasts::table)
-                                .values(chunk.to_vec())
-                                .execute(pg)?;
-                        }
-                    }
-                    DbConnection::Sqlite(_) => {
-                        for entry in entries {
-                            diesel::insert_into(request_broadcasts::table)
-                                .values(entry)
-                                .execute(conn)?;
-                        }
-                    }
-                }
-                Ok(landed)
+            .run(move |conn| repeats::open_with_key(conn, &creator, &loop_id, test, &key))
+            .await
+    }
+
+    async fn answer_to_reuse(
+        &self,
+        creator: &UserId,
+        loop_id: &LoopId,
+        key: &QuestionKey,
+        since: DateTime<Utc>,
+    ) -> Result<Option<ReviewRequest>, StoreError> {
+        let (creator, loop_id, key) = (creator.to_string(), loop_id.to_string(), key.to_string());
+        let since = to_db_time(since);
+        self.db
+            .run(move |conn| repeats::answer_to_reuse(conn, &creator, &loop_id, &key, since))
+            .await
+    }
+
+    async fn open_followers(&self, request: &RequestId) -> Result<Vec<ReviewRequest>, StoreError> {
+        let request = request.to_string();
+        self.db
+            .run(move |conn| {
+                let of_it = requests::table
+                    .into_boxed()
+                    .filter(requests::coalesced_into.eq(request));
+                open_requests(conn, of_it)
             })
             .await
+    }
+
+    async fn stranded_followers(&self, limit: u32) -> Result<Vec<ReviewRequest>, StoreError> {
+        self.db
+            .run(move |conn| repeats::stranded(conn, limit))
+            .await
+    }
+
+    async fn follower_count(&self, request: &RequestId) -> Result<u64, StoreError> {
+        let request = request.to_string();
+        self.db
+            .run(move |conn| {
+                let count: i64 = requests::table
+                    .filter(requests::coalesced_into.eq(request))
+                    .count()
+                    .get_result(conn)?;
+                Ok(u64::try_from(count).unwrap_or_default())
+            })
+            .await
+    }
+
+    async fn settle_followers(
+        &self,
+        changes: &[(ReviewRequest, Vec<Event>)],
+    ) -> Result<Vec<bool>, StoreError> {
+        // A follower had no entries before; the version check lets one
+        // settling of it land, so they are inserted once.
+        self.write_with_entries(changes, |_| true).await
     }
 
     async fn list_requests(&self, query: &RequestQuery) -> Result<RequestPage, StoreError> {
@@ -522,6 +605,7 @@ impl RequestStore for SqlStore {
                     .filter(sql::<Bool>(OPEN_CONDITION))
                     .filter(requests::timeout_at.le(now_db))
                     .filter(requests::test_due_at.is_null())
+                    .filter(requests::coalesced_into.is_null())
                     .order((requests::timeout_at.asc(), requests::id.asc()))
                     .limit(i64::from(limit.saturating_mul(4)))
                     .select(requests::id)

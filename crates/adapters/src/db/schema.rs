@@ -190,6 +190,10 @@ diesel::table! {
         test_answer -> Nullable<Text>,
         test_due_at -> Nullable<Timestamp>,
         response_comment -> Nullable<Text>,
+        coalesce_key -> Nullable<Text>,
+        coalesce_slot -> Nullable<Text>,
+        coalesced_into -> Nullable<Text>,
+        reused_from -> Nullable<Text>,
     }
 }
 

@@ -61,6 +61,8 @@ pub struct RequestInput {
     /// Test mode only: seconds (on the test clock) before `test_response`
     /// is given; 0 by default.
     pub test_delay_seconds: Option<Value>,
+    /// 1 to 200 characters: a request with the key of an open one joins it.
+    pub coalesce_key: Option<String>,
 }
 
 /// The most tags a request may carry.
@@ -150,9 +152,22 @@ pub struct ValidRequest {
     pub test_delay_seconds: Option<i64>,
     /// Made with a test-mode key (set by whoever knows the key).
     pub test: bool,
+    /// The requester's own key for joining an open request.
+    pub coalesce_key: Option<super::QuestionKey>,
 }
 
 impl ValidRequest {
+    /// The key that makes another request the same question: the one the
+    /// requester gave, else (when `loop_keys_questions`: its loop joins or
+    /// reuses them) the hash of the question.
+    pub fn question_key(&self, loop_keys_questions: bool) -> Option<super::QuestionKey> {
+        match &self.coalesce_key {
+            Some(key) => Some(key.clone()),
+            None if loop_keys_questions => Some(super::QuestionKey::of_question(self)),
+            None => None,
+        }
+    }
+
     /// Settles the quorum: the request's own, else the loop's default
     /// (with the request's `exclude_requester`, if it gave one).
     pub fn with_loop_quorum(mut self, loop_default: Option<Quorum>) -> Self {
@@ -297,6 +312,7 @@ impl RequestInput {
             escalation: value("escalation"),
             test_response: value("test_response"),
             test_delay_seconds: value("test_delay_seconds"),
+            coalesce_key: text("coalesce_key"),
         }
     }
 
@@ -432,6 +448,11 @@ impl RequestInput {
             }
         };
 
+        let coalesce_key = self
+            .coalesce_key
+            .as_deref()
+            .and_then(|k| errors.collect(super::QuestionKey::parse(k)));
+
         errors.into_result()?;
         match (
             request_text,
@@ -477,6 +498,7 @@ impl RequestInput {
                 test_response,
                 test_delay_seconds,
                 test: false,
+                coalesce_key,
             }),
             // Every `None` above recorded an error, so this arm is unreachable
             // in practice; it stays a validation error rather than a panic.

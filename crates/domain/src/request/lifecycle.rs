@@ -39,7 +39,7 @@ pub enum ChangeError {
 /// The role of a reviewer a request reached by escalation.
 pub const ESCALATION_ROLE: &str = "escalation";
 
-fn seconds_between(from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
+pub(super) fn seconds_between(from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
     (to - from).num_milliseconds() as f64 / 1000.0
 }
 
@@ -92,6 +92,10 @@ impl ReviewRequest {
             escalation: fields.escalation,
             escalated_at: None,
             applied_rules: fields.applied_rules,
+            coalesce_key: None,
+            coalescing: false,
+            coalesced_into: None,
+            reused_from: None,
             test: fields.test,
             test_answer: fields
                 .test_response
@@ -134,7 +138,7 @@ impl ReviewRequest {
         self.creator_id == *user || (active_member && self.was_broadcast_to(user))
     }
 
-    fn ensure_open(&self) -> Result<(), TransitionError> {
+    pub(super) fn ensure_open(&self) -> Result<(), TransitionError> {
         if self.status.is_open() {
             Ok(())
         } else {
@@ -259,6 +263,7 @@ impl ReviewRequest {
 
     fn decide(&mut self, by: UserId, answer: Value, comment: Option<String>, now: DateTime<Utc>) {
         self.record.status = RequestStatus::Completed;
+        self.record.coalescing = false;
         self.record.response_by = Some(by);
         self.record.response_at = Some(now);
         self.record.response_data = Some(answer);
@@ -358,6 +363,7 @@ impl ReviewRequest {
         }
         Form::single(self.config()?.clone()).validate("response_data", &answer, &Map::new())?;
         self.record.status = RequestStatus::Completed;
+        self.record.coalescing = false;
         self.record.response_at = Some(now);
         self.record.response_data = Some(answer);
         self.record.response_time_seconds = Some(seconds_between(self.created_at, now));
@@ -369,7 +375,7 @@ impl ReviewRequest {
     /// clock: its automatic answer or its timeout, whichever comes first;
     /// `None` for a live request or one that ended.
     pub fn test_due_at(&self) -> Option<DateTime<Utc>> {
-        if !self.test || !self.status.is_open() {
+        if !self.test || !self.status.is_open() || self.coalesced_into.is_some() {
             return None;
         }
         Some(match &self.test_answer {
@@ -391,6 +397,7 @@ impl ReviewRequest {
         let (response, at) = (answer.response.clone(), answer.at);
         // Given when it was due, however far the clock jumped past it.
         self.record.status = RequestStatus::Completed;
+        self.record.coalescing = false;
         self.record.response_at = Some(at);
         self.record.response_data = Some(response);
         self.record.response_time_seconds = Some(seconds_between(self.created_at, at));
@@ -463,8 +470,9 @@ impl ReviewRequest {
     }
 
     /// True when the request is open and its timeout has passed.
+    /// A request that joined another is never due: it ends with that one.
     pub fn is_due(&self, now: DateTime<Utc>) -> bool {
-        self.status.is_open() && self.timeout_at <= now
+        self.status.is_open() && self.timeout_at <= now && self.coalesced_into.is_none()
     }
 
     /// The timeout passes with no answer: the default response becomes the
@@ -475,6 +483,8 @@ impl ReviewRequest {
             return Err(TransitionError::NotDue);
         }
         self.record.status = RequestStatus::Timeout;
+        // An ended request takes no more in (see `accepts_followers`).
+        self.record.coalescing = false;
         self.record.response_data = self.default_response.clone();
         self.record.response_at = Some(now);
         self.record.updated_at = now;
@@ -491,6 +501,7 @@ impl ReviewRequest {
             });
         }
         self.record.status = RequestStatus::Cancelled;
+        self.record.coalescing = false;
         self.record.cancelled_at = Some(now);
         self.record.updated_at = now;
         Ok(())

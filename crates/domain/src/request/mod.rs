@@ -2,6 +2,7 @@
 //! happens to it until it ends completed, timed out or cancelled.
 
 mod audience;
+mod coalesce;
 mod escalation;
 pub(crate) mod input;
 mod lifecycle;
@@ -12,6 +13,7 @@ pub use crate::request_fields::{
     ContentType, Platform, Priority, ProcessingType, RequestStatus, DEFAULT_TIMEOUT_SECONDS,
 };
 pub use audience::Audience;
+pub use coalesce::{QuestionKey, Window, MAX_COALESCE_KEY_CHARS};
 pub use escalation::Escalation;
 pub use input::{RequestInput, RequestPatch, ValidRequest};
 pub use lifecycle::{ChangeError, ESCALATION_ROLE};
@@ -208,6 +210,15 @@ pub struct RequestRecord {
     /// The loops' rules that fired when it was created, in order: routes,
     /// then the rule that answered it or set its quorum, if any.
     pub applied_rules: Vec<crate::rules::AppliedRule>,
+    /// What makes another request of its account and loop the same
+    /// question (see [`QuestionKey`]), when it was made with one.
+    pub coalesce_key: Option<QuestionKey>,
+    /// Whether it takes in later requests with its key while it is open.
+    pub coalescing: bool,
+    /// The open request it joined, which it ends with.
+    pub coalesced_into: Option<RequestId>,
+    /// The earlier request whose answer it took when it was made.
+    pub reused_from: Option<RequestId>,
     /// Made with a test-mode key: never sent to people, answered by
     /// `test_answer`, seen only by test-mode keys.
     pub test: bool,

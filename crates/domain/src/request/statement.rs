@@ -17,7 +17,7 @@ impl ReviewRequest {
         ) {
             return None;
         }
-        let value = json!({
+        let mut value = json!({
             "request_id": self.id,
             "loop_id": self.loop_id,
             "status": self.status.as_str(),
@@ -26,6 +26,14 @@ impl ReviewRequest {
             "response_at": self.response_at,
             "request_text_sha256": sha256_hex(self.request_text.as_bytes()),
         });
+        // Named only when there is one, so receipts made before requests
+        // could join or reuse others read as they were signed.
+        if let Some(from) = self.reused_from {
+            value["reused_from"] = json!(from);
+        }
+        if let Some(into) = self.coalesced_into {
+            value["coalesced_into"] = json!(into);
+        }
         Some(canonical_json(&value).into_bytes())
     }
 }

@@ -158,6 +158,7 @@ impl Tools {
                 escalation: args.escalation,
                 test_response: args.test_response,
                 test_delay_seconds: args.test_delay_seconds.map(Value::from),
+                coalesce_key: args.coalesce_key,
             };
             let created = self
                 .state

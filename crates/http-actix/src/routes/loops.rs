@@ -92,6 +92,8 @@ pub(super) async fn update(
         quorum: body.quorum,
         escalation: body.escalation,
         rules: body.rules,
+        coalesce: body.coalesce,
+        reuse_answers: body.reuse_answers,
     };
     let lp = state
         .loops

@@ -25,6 +25,12 @@ pub struct LoopPatch {
     pub escalation: Option<serde_json::Value>,
     /// The loop's rules, replaced whole; `Some(Null)` or `[]` clears them.
     pub rules: Option<serde_json::Value>,
+    /// `{"window_seconds"}`: how long an open request takes in new ones
+    /// that ask the same question; `Some(Null)` stops it.
+    pub coalesce: Option<serde_json::Value>,
+    /// `{"window_seconds"}`: how old a person's answer may be for a new
+    /// request to take it; `Some(Null)` stops it.
+    pub reuse_answers: Option<serde_json::Value>,
 }
 
 // The Slack app's token and signing secret stay out of logs and panics.
@@ -43,6 +49,8 @@ impl std::fmt::Debug for LoopPatch {
             .field("quorum", &self.quorum)
             .field("escalation", &self.escalation)
             .field("rules", &self.rules)
+            .field("coalesce", &self.coalesce)
+            .field("reuse_answers", &self.reuse_answers)
             .finish()
     }
 }

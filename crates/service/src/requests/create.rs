@@ -6,12 +6,17 @@ use reviewloop_domain::{
 use reviewloop_ports::StoreError;
 use serde_json::Value;
 
+use super::repeats::Repeat;
 use super::routing::{self, Decision, Routing};
 use super::{CreateRequestError, CreatedRequest, RequestService, TestRulesError};
-use crate::error::{Bug, Denied, Missing};
+use crate::error::{Bug, Busy, Denied, Missing};
 use crate::ports::{check_target, event_id};
 use crate::principal::Principal;
 use reviewloop_wire::events as wire;
+
+/// How often a create looks again for what it repeats after losing a
+/// race for its key: each loss means another request took it.
+const REPEAT_ATTEMPTS: usize = 4;
 
 impl RequestService {
     /// Creates a request in a loop the caller can see and broadcasts it to
@@ -81,74 +86,129 @@ impl RequestService {
             Decision::People => None,
         };
         let now = self.now_for(&caller.user_id, caller.test).await?;
-        // A request a rule answered is asked of nobody, a test request too.
-        let broadcasts = if answer.is_some() || caller.test {
-            Vec::new()
-        } else {
-            lp.broadcast_entries(fields.priority, self.ports.mailer.is_some())
-        };
         // Ids and events keep the real time (see `change`).
         let real = self.ports.clock.now();
         let id = RequestId::new(id.unwrap_or_else(|| self.ports.ids.object_id(real)));
-        let mut request = ReviewRequest::create(
-            id,
-            lp.id,
-            caller.user_id,
-            caller.api_key_id,
-            fields,
-            broadcasts,
-            now,
-        );
-        let mut kinds = vec![EventType::RequestCreated];
-        match answer {
-            Some(answer) => {
-                request.decide_by_rule(answer, now)?;
-                // Test decisions are not signed: a receipt proves a real one.
-                if !request.test {
-                    self.ports.receipts.sealer().await?.seal(&mut request);
-                }
-                kinds.push(EventType::RequestCompleted);
-            }
-            // A test request with no delay is answered as it is made.
-            None if request.test => {
-                if request.answer_as_test(now).is_ok() {
+        // A create that lost a race for its key (another joined or asked
+        // first) looks again: it then joins the winner.
+        for _ in 0..REPEAT_ATTEMPTS {
+            let repeat = match answer {
+                Some(_) => Repeat::Unkeyed,
+                None => self.repeat_of(&caller.user_id, &lp, &fields, now).await?,
+            };
+            // A request a rule answered is asked of nobody, a test request
+            // too, and one that joins another or takes an answer.
+            let asks = answer.is_none()
+                && !caller.test
+                && matches!(repeat, Repeat::Unkeyed | Repeat::Ask { .. });
+            let broadcasts = if asks {
+                lp.broadcast_entries(fields.priority, self.ports.mailer.is_some())
+            } else {
+                Vec::new()
+            };
+            let mut request = ReviewRequest::create(
+                id,
+                lp.id,
+                caller.user_id,
+                caller.api_key_id,
+                fields.clone(),
+                broadcasts,
+                now,
+            );
+            let mut kinds = vec![EventType::RequestCreated];
+            match (&answer, repeat) {
+                (Some(answer), _) => {
+                    request.decide_by_rule(answer.clone(), now)?;
+                    // Test decisions are not signed: a receipt proves a real one.
+                    if !request.test {
+                        self.ports.receipts.sealer().await?.seal(&mut request);
+                    }
                     kinds.push(EventType::RequestCompleted);
                 }
-            }
-            None => request.check_quorum()?,
-        }
-        let events: Vec<Event> = kinds
-            .into_iter()
-            .map(|kind| {
-                wire::request_event(
-                    event_id(&*self.ports.ids, real),
-                    kind,
-                    &request,
-                    &lp,
-                    None,
-                    real,
-                )
-            })
-            .collect();
-        match self.ports.requests.insert_request(&request, &events).await {
-            Ok(()) => {
-                self.ports.changes.request_written(&request);
-                self.ports.changes.outbox_written();
-            }
-            // The loop was deleted between reading it and writing the request.
-            Err(StoreError::NotFound) => return Err(Missing::Loop.into()),
-            Err(StoreError::Conflict(cause)) => {
-                // An earlier attempt under the same idempotency key got here first.
-                return match self.ports.requests.request_by_id(&request.id).await? {
-                    Some(existing) if existing.creator_id == caller.user_id => {
-                        Ok(self.created(existing))
+                (None, Repeat::Reuse(earlier)) => {
+                    request.keep_key(
+                        fields.question_key(true).unwrap_or_else(|| {
+                            reviewloop_domain::QuestionKey::of_question(&fields)
+                        }),
+                    );
+                    request
+                        .reuse(&earlier, now)
+                        .map_err(reviewloop_domain::ChangeError::from)?;
+                    self.ports.receipts.sealer().await?.seal(&mut request);
+                    kinds.push(EventType::RequestCompleted);
+                }
+                (None, Repeat::Join(open)) => {
+                    if let Some(key) = open.coalesce_key.clone() {
+                        request.keep_key(key);
                     }
-                    _ => Err(Bug::new(format!("request insert conflicted: {cause}")).into()),
-                };
+                    request
+                        .join(&open)
+                        .map_err(reviewloop_domain::ChangeError::from)?;
+                }
+                (None, repeat) => {
+                    if let Repeat::Ask { key, coalesce } = repeat {
+                        if coalesce {
+                            request.take_followers(key);
+                        } else {
+                            request.keep_key(key);
+                        }
+                    }
+                    if request.test {
+                        // A test request with no delay is answered as it is made.
+                        if request.answer_as_test(now).is_ok() {
+                            kinds.push(EventType::RequestCompleted);
+                        }
+                    } else {
+                        request.check_quorum()?;
+                    }
+                }
             }
-            Err(e) => return Err(e.into()),
+            let events: Vec<Event> = kinds
+                .into_iter()
+                .map(|kind| {
+                    wire::request_event(
+                        event_id(&*self.ports.ids, real),
+                        kind,
+                        &request,
+                        &lp,
+                        None,
+                        real,
+                    )
+                })
+                .collect();
+            match self.ports.requests.insert_request(&request, &events).await {
+                Ok(()) => {
+                    self.ports.changes.request_written(&request);
+                    self.ports.changes.outbox_written();
+                    return Ok(self.created(request));
+                }
+                // The loop was deleted between reading it and writing the request.
+                Err(StoreError::NotFound) => return Err(Missing::Loop.into()),
+                Err(StoreError::Conflict(cause)) => {
+                    // An earlier attempt under the same idempotency key got here first.
+                    match self.ports.requests.request_by_id(&request.id).await? {
+                        Some(existing) if existing.creator_id == caller.user_id => {
+                            return Ok(self.created(existing))
+                        }
+                        Some(_) => {
+                            return Err(
+                                Bug::new(format!("request insert conflicted: {cause}")).into()
+                            )
+                        }
+                        // Another request took the key, or the one this
+                        // joined ended: look again.
+                        None if request.coalesce_key.is_some() => continue,
+                        None => {
+                            return Err(
+                                Bug::new(format!("request insert conflicted: {cause}")).into()
+                            )
+                        }
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
-        Ok(self.created(request))
+        Err(Busy::Request.into())
     }
 
     /// Refuses an escalation to a loop the caller may not use, or back

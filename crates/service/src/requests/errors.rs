@@ -12,6 +12,7 @@ use_case_error! {
         NotFound(Missing),
         Invalid(ValidationError),
         Refused(ChangeError),
+        Busy(Busy),
         Store(StoreError),
         Bug(Bug),
     }

@@ -10,6 +10,7 @@ mod create;
 mod errors;
 mod list;
 mod reading;
+mod repeats;
 mod requester;
 mod reviewer;
 pub(crate) mod routing;
@@ -197,6 +198,7 @@ impl RequestService {
                     if !events.is_empty() {
                         self.ports.changes.outbox_written();
                     }
+                    self.after_end(&request).await;
                     return Ok(request);
                 }
                 Err(StoreError::Conflict(_)) => continue,

@@ -121,6 +121,9 @@ impl RequestService {
                 .meter
                 .timeout_lag(late.num_milliseconds() as f64 / 1000.0);
         }
+        for request in &ended {
+            self.settle_followers_of(request).await?;
+        }
         Ok(ended.len())
     }
 }

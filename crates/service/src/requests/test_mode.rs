@@ -217,6 +217,9 @@ impl RequestService {
         }
         let landed = self.ports.requests.update_requests(&changes).await?;
         let ended = self.announce(&changes, &landed);
+        for request in &ended {
+            self.after_end(request).await;
+        }
         Ok((ended.iter().map(|r| (r.id, r.status)).collect(), full))
     }
 }

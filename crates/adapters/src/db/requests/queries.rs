@@ -21,7 +21,7 @@ use crate::db::Conn;
 /// it literally, which bound parameters would not.
 pub(crate) const OPEN_CONDITION: &str = "status IN ('pending', 'claimed')";
 /// The same, for queries that join other tables with a `status` column.
-const OPEN_CONDITION_QUALIFIED: &str = "requests.status IN ('pending', 'claimed')";
+pub(super) const OPEN_CONDITION_QUALIFIED: &str = "requests.status IN ('pending', 'claimed')";
 
 pub(super) fn filtered(query: &RequestQuery) -> requests::BoxedQuery<'static, Backend> {
     let mut boxed = requests::table
@@ -119,6 +119,10 @@ pub(super) fn answered_query(
         )
         .filter(requests::response_by.eq(user))
         .filter(requests::status.eq("completed"))
+        // Requests that took the reviewer's answer from another are not
+        // answers it gave.
+        .filter(requests::coalesced_into.is_null())
+        .filter(requests::reused_from.is_null())
         .filter(loop_members::status.eq("active"))
         .order((requests::response_at.desc(), requests::id.desc()))
         .limit(i64::from(limit))
@@ -142,6 +146,8 @@ pub(super) fn due_query(
         // Test requests time out on their account's test clock, in the
         // test sweep.
         .filter(requests::test_due_at.is_null())
+        // A request that joined another ends with it, not on its own.
+        .filter(requests::coalesced_into.is_null())
         // The id breaks ties, so two sweepers lease rows in one order and
         // cannot deadlock on PostgreSQL.
         .order((requests::timeout_at.asc(), requests::id.asc()))

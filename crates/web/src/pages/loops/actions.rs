@@ -72,6 +72,8 @@ pub(crate) async fn edit(
         quorum: Some(quorum_of_form(f)),
         escalation: Some(escalation_of_form(f)),
         rules: None,
+        coalesce: Some(super::repeats::window_of_form(f, "coalesce_minutes")),
+        reuse_answers: Some(super::repeats::window_of_form(f, "reuse_minutes")),
     };
     let result = state
         .loops

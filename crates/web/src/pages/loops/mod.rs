@@ -3,6 +3,7 @@
 //! invitations by email, and (for its owner) edit, new code and delete.
 
 mod actions;
+mod repeats;
 mod rules_form;
 
 pub(crate) use actions::{delete, edit, invite, notify, regenerate, remove, rules};
@@ -251,6 +252,16 @@ impl LoopForm {
                     "After this many minutes unclaimed",
                 ),
                 ("escalation", "Escalation"),
+                (
+                    "coalesce.window_seconds",
+                    "Join a repeated question for this many minutes",
+                ),
+                ("coalesce", "Repeated questions"),
+                (
+                    "reuse_answers.window_seconds",
+                    "Reuse an answer given within this many minutes",
+                ),
+                ("reuse_answers", "Reused answers"),
             ],
             Self::Invite => &[("email", "Invite by email")],
             Self::Notify => &[("notify", "Tell me about")],
@@ -533,6 +544,7 @@ fn settings_section(person: &Person, lp: &Loop, others: &[Loop], shown: &Shown<'
                     " Remind members of a request nobody has answered when a quarter of its time is left" }
                 (quorum_fields(previous, lp))
                 (escalation_fields(previous, lp, others))
+                (repeats::repeats_fields(previous, lp))
                 button.primary type="submit" { "Save" }
             }
         }

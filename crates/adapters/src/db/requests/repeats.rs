@@ -1,0 +1,107 @@
+//! The store's side of fewer questions: finding the open request a new one
+//! joins, a recent answer to reuse, and followers left open.
+
+use chrono::NaiveDateTime;
+use diesel::dsl::sql;
+use diesel::prelude::*;
+use diesel::sql_types::Bool;
+use reviewloop_domain::ReviewRequest;
+use reviewloop_ports::StoreError;
+
+use super::queries::OPEN_CONDITION_QUALIFIED;
+use super::rows::with_broadcasts;
+use crate::db::models::RequestRow;
+use crate::db::schema::requests;
+use crate::db::{native, Conn, DbConnection, DbError};
+
+/// The open request that takes in others with `key` (through the unique
+/// `requests_open_question` index).
+pub(super) fn open_with_key(
+    conn: &mut Conn,
+    creator: &str,
+    loop_id: &str,
+    test: bool,
+    key: &str,
+) -> Result<Option<ReviewRequest>, DbError> {
+    let rows: Vec<RequestRow> = native!(conn, |c| requests::table
+        .filter(requests::creator_id.eq(creator))
+        .filter(requests::loop_id.eq(loop_id))
+        .filter(requests::test.eq(test))
+        .filter(requests::coalesce_slot.eq(key))
+        .select(RequestRow::as_select())
+        .load(c)?);
+    Ok(with_broadcasts(conn, rows)?.pop())
+}
+
+/// The latest answer a person gave to a live request with `key` since
+/// `since` (through `requests_answers_by_question`).
+pub(super) fn answer_to_reuse(
+    conn: &mut Conn,
+    creator: &str,
+    loop_id: &str,
+    key: &str,
+    since: NaiveDateTime,
+) -> Result<Option<ReviewRequest>, DbError> {
+    let rows: Vec<RequestRow> = native!(conn, |c| requests::table
+        .filter(requests::creator_id.eq(creator))
+        .filter(requests::loop_id.eq(loop_id))
+        .filter(requests::coalesce_key.eq(key))
+        .filter(requests::status.eq("completed"))
+        .filter(requests::response_at.ge(since))
+        .filter(requests::response_by.is_not_null())
+        .filter(requests::test.eq(false))
+        .filter(requests::reused_from.is_null())
+        .filter(requests::coalesced_into.is_null())
+        .order((requests::response_at.desc(), requests::id.desc()))
+        .limit(1)
+        .select(RequestRow::as_select())
+        .load(c)?);
+    Ok(with_broadcasts(conn, rows)?.pop())
+}
+
+/// Open followers whose request has ended (through `requests_followers`).
+pub(super) fn stranded(conn: &mut Conn, limit: u32) -> Result<Vec<ReviewRequest>, DbError> {
+    let ended = diesel::alias!(requests as ended);
+    let rows: Vec<RequestRow> = native!(conn, |c| requests::table
+        .inner_join(ended.on(requests::coalesced_into.eq(ended.field(requests::id).nullable())),)
+        // Spelled as `requests_open_followers`' condition, for the planner.
+        .filter(requests::coalesced_into.is_not_null())
+        .filter(sql::<Bool>(OPEN_CONDITION_QUALIFIED))
+        .filter(ended.field(requests::status).ne_all(["pending", "claimed"]))
+        .order((requests::created_at.asc(), requests::id.asc()))
+        .limit(i64::from(limit))
+        .select(RequestRow::as_select())
+        .load(c)?);
+    with_broadcasts(conn, rows)
+}
+
+/// Refuses a follower whose request no longer takes others in: it ended,
+/// or its window passed. On PostgreSQL the request's row is locked for
+/// share until the follower is written, so a transaction ending it waits
+/// and then finds the follower to settle.
+pub(super) fn ensure_still_joinable(
+    conn: &mut Conn,
+    into: &str,
+    key: Option<&str>,
+) -> Result<(), DbError> {
+    let slot: Option<Option<String>> = match conn {
+        DbConnection::Postgres(pg) => requests::table
+            .find(into)
+            .select(requests::coalesce_slot)
+            .for_share()
+            .first(pg)
+            .optional()?,
+        DbConnection::Sqlite(_) => requests::table
+            .find(into)
+            .select(requests::coalesce_slot)
+            .first(conn)
+            .optional()?,
+    };
+    match (slot.flatten(), key) {
+        (Some(slot), Some(key)) if slot == key => Ok(()),
+        _ => Err(StoreError::Conflict("the request it joins takes no more in".into()).into()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

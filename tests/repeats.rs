@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::people::Person;
 use common::{id_of, request_body, run_on, Backend, Server};
 use serde_json::{json, Value};
 
@@ -93,7 +94,7 @@ fn a_repeat_joins_the_open_request_and_ends_with_it() {
     assert_eq!(joined["status"], "pending");
     assert_eq!(joined["timeout_at"], first["timeout_at"]);
     // Reviewers see the question once, and cannot reach the repeat.
-    assert_eq!(inbox(&s, &reviewers[0]), [first_id.clone()]);
+    assert_eq!(inbox(&s, &reviewers[0]), std::slice::from_ref(&first_id));
     s.get(&reviewers[0], &format!("/v1/api/requests/{joined_id}"))
         .error(404);
     s.post(
@@ -217,6 +218,42 @@ fn a_loop_joins_repeated_questions_and_reuses_answers() {
         .clone();
     assert_eq!(lp["coalesce"], json!({"window_seconds": 600}));
     assert_eq!(lp["reuse_answers"], json!({"window_seconds": 600}));
+    // A person sets the same in the loop's settings, in minutes.
+    s.set_password("admin@localhost", PASSWORD);
+    let admin = Person::new(&s);
+    admin.sign_in("admin@localhost", PASSWORD);
+    let settings = format!("/app/loops/{loop_id}/settings");
+    let (_, html) = admin.page(&settings);
+    assert!(html.contains("Repeated questions"), "{html}");
+    assert!(html.contains("name=\"coalesce_minutes\""));
+    let edit = format!("/app/loops/{loop_id}/edit");
+    let refused = admin.submit(
+        &settings,
+        &edit,
+        &[
+            ("name", "Refunds"),
+            ("coalesce_minutes", "soon"),
+            ("reuse_minutes", ""),
+        ],
+    );
+    assert_eq!(refused.status(), 400);
+    let text = refused.text().unwrap();
+    assert!(
+        text.contains("Join a repeated question for this many minutes"),
+        "{text}"
+    );
+    admin.submit(
+        &settings,
+        &edit,
+        &[
+            ("name", "Refunds"),
+            ("coalesce_minutes", "10"),
+            ("reuse_minutes", "5"),
+        ],
+    );
+    let lp = s.get(&s.admin_key, &path).data(200)["loop"].clone();
+    assert_eq!(lp["coalesce"], json!({"window_seconds": 600}));
+    assert_eq!(lp["reuse_answers"], json!({"window_seconds": 300}));
 
     // The same question joins; another context is another question.
     let first = create(&s, &s.admin_key, &loop_id, json!({}));
@@ -249,6 +286,24 @@ fn a_loop_joins_repeated_questions_and_reuses_answers() {
     // points at the request the person answered.
     assert_eq!(read(&s, &s.admin_key, &id_of(&same))["status"], "completed");
 
+    // The pages say what happened, and analytics count what was saved.
+    let (_, html) = admin.page(&format!("/app/requests/{}", id_of(&first)));
+    assert!(
+        html.contains("Answered together with 1 other request"),
+        "{html}"
+    );
+    let (_, html) = admin.page(&format!("/app/requests/{}", id_of(&same)));
+    assert!(html.contains("Asked the same question as"), "{html}");
+    let (_, html) = admin.page(&format!("/app/requests/{}", id_of(&reused)));
+    assert!(html.contains("Answer reused from"), "{html}");
+    let (_, html) = admin.page("/app/analytics?days=7");
+    assert!(
+        html.contains(
+            "<span class=\"value\">2</span><span class=\"hint\">questions nobody was asked again"
+        ),
+        "{html}"
+    );
+
     // Turned off, every request asks people again.
     s.put(
         &s.admin_key,
@@ -264,6 +319,7 @@ fn a_loop_joins_repeated_questions_and_reuses_answers() {
 }
 
 const RACERS: usize = 8;
+const PASSWORD: &str = "correct horse battery";
 
 /// `RACERS` creates with one key at once, creator `i` through
 /// `servers[i % len]`: exactly one asks people, the others join it.

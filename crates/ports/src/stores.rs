@@ -119,6 +119,9 @@ pub struct RequestFacts {
     pub response_time_seconds: Option<f64>,
     /// When it was created.
     pub created_at: DateTime<Utc>,
+    /// Nobody was asked it: it joined an open request that asked the
+    /// same question, or took a person's recent answer.
+    pub saved: bool,
 }
 
 /// Orders of the request lists.

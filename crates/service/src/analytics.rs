@@ -45,6 +45,9 @@ pub struct Analytics {
     pub answers_by_reviewer: Vec<(Email, usize)>,
     /// Requests created per day, oldest day first, every day of the window.
     pub per_day: Vec<(NaiveDate, usize)>,
+    /// Requests nobody was asked: joined to an open one with the same
+    /// question, or answered with a person's recent answer.
+    pub questions_saved: usize,
 }
 
 /// Nearest-rank percentile of sorted values.
@@ -67,9 +70,11 @@ pub(crate) fn summarise(
         .iter()
         .map(|s| (*s, facts.iter().filter(|f| f.status == *s).count()))
         .collect();
+    // A request that took another's answer is not a reviewer's work: its
+    // answer is counted once, with the request that was asked.
     let mut times: Vec<f64> = facts
         .iter()
-        .filter(|f| f.status == RequestStatus::Completed)
+        .filter(|f| f.status == RequestStatus::Completed && !f.saved)
         .filter_map(|f| f.response_time_seconds)
         .filter(|t| t.is_finite())
         .collect();
@@ -85,7 +90,7 @@ pub(crate) fn summarise(
     let mut answers: HashMap<UserId, usize> = HashMap::new();
     for f in facts
         .iter()
-        .filter(|f| f.status == RequestStatus::Completed)
+        .filter(|f| f.status == RequestStatus::Completed && !f.saved)
     {
         if let Some(by) = f.response_by {
             *answers.entry(by).or_default() += 1;
@@ -118,6 +123,7 @@ pub(crate) fn summarise(
         timeout_rate: (ended > 0).then(|| timeouts as f64 / ended as f64),
         answers_by_reviewer,
         per_day,
+        questions_saved: facts.iter().filter(|f| f.saved).count(),
     }
 }
 
@@ -181,6 +187,7 @@ mod tests {
 
     fn fact(status: RequestStatus, by: Option<u8>, secs: Option<f64>, day: i64) -> RequestFacts {
         RequestFacts {
+            saved: false,
             loop_id: LoopId::new(ObjectId::from_parts(1, [1; 8])),
             status,
             response_by: by.map(|n| UserId::new(ObjectId::from_parts(1, [n; 8]))),
@@ -200,6 +207,12 @@ mod tests {
             fact(Completed, Some(2), Some(100.0), 2),
             fact(Timeout, None, None, 2),
             fact(Pending, None, None, 2),
+            // Joined to another and answered with it: saved, and not
+            // counted as the reviewer's answer again.
+            RequestFacts {
+                saved: true,
+                ..fact(Completed, Some(2), Some(1.0), 2)
+            },
         ];
         let emails = HashMap::from([
             (
@@ -213,16 +226,17 @@ mod tests {
         ]);
         let today = fact(Pending, None, None, 2).created_at.date_naive();
         let a = summarise(&facts, 7, today, &emails);
-        assert_eq!(a.total, 7);
+        assert_eq!(a.total, 8);
+        assert_eq!(a.questions_saved, 1);
         assert_eq!(a.by_status[0], (Pending, 1));
-        assert_eq!(a.by_status[2], (Completed, 5));
+        assert_eq!(a.by_status[2], (Completed, 6));
         assert_eq!(a.median_response_seconds, Some(30.0));
         assert_eq!(a.p90_response_seconds, Some(100.0));
-        assert_eq!(a.timeout_rate, Some(1.0 / 6.0));
+        assert_eq!(a.timeout_rate, Some(1.0 / 7.0));
         assert_eq!(a.answers_by_reviewer[0].0.as_str(), "b@x.io");
         assert_eq!(a.answers_by_reviewer[0].1, 3);
         assert_eq!(a.per_day.len(), 7);
-        assert_eq!(a.per_day[6], (today, 3));
+        assert_eq!(a.per_day[6], (today, 4));
         assert_eq!(a.per_day[4].1, 2);
     }
 

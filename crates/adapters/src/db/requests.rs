@@ -71,7 +71,7 @@ impl SqlStore {
             .map(|(request, events)| {
                 let added: Vec<BroadcastRow> = BroadcastRow::from_domain(request)
                     .into_iter()
-                    .filter(|b| added(b))
+                    .filter(&added)
                     .collect();
                 (
                     (
@@ -533,6 +533,8 @@ impl RequestStore for SqlStore {
             Option<String>,
             Option<f64>,
             chrono::NaiveDateTime,
+            Option<String>,
+            Option<String>,
         );
         let (creator, since) = (creator.to_string(), to_db_time(since));
         // "Any loop" is the creator's own index range; one loop narrows it.
@@ -555,10 +557,12 @@ impl RequestStore for SqlStore {
                         requests::response_by,
                         requests::response_time_seconds,
                         requests::created_at,
+                        requests::coalesced_into,
+                        requests::reused_from,
                     ))
                     .load(conn)?;
                 rows.into_iter()
-                    .map(|(lp, status, by, seconds, created)| {
+                    .map(|(lp, status, by, seconds, created, into, from)| {
                         Ok(RequestFacts {
                             loop_id: parse("loop id", &lp)?,
                             status: RequestStatus::parse(&status)
@@ -566,6 +570,7 @@ impl RequestStore for SqlStore {
                             response_by: parse_opt("user id", by.as_deref())?,
                             response_time_seconds: seconds,
                             created_at: from_db_time(created),
+                            saved: into.is_some() || from.is_some(),
                         })
                     })
                     .collect()

@@ -34,6 +34,20 @@ impl RequestService {
             .ok_or(Missing::Request.into())
     }
 
+    /// How many requests joined `id` (asking the same question while it
+    /// was open), for its requester; 0 for anyone else, and for a request
+    /// nothing could join.
+    pub async fn joined_count(&self, caller: &Principal, id: &RequestId) -> Result<u64, ReadError> {
+        let request = self.get(caller, id).await?;
+        if request.creator_id != caller.user_id
+            || request.coalesce_key.is_none()
+            || request.coalesced_into.is_some()
+        {
+            return Ok(0);
+        }
+        Ok(self.ports.requests.follower_count(id).await?)
+    }
+
     /// [`RequestService::get`], but while the request is still open, waits
     /// up to `wait` for it to be answered, time out or be cancelled. The
     /// wait holds no connection and reads nothing: it sleeps until a

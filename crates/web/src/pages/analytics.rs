@@ -118,6 +118,7 @@ pub(crate) async fn page(
             div.figure { span.value { (duration(a.median_response_seconds)) } span.hint { "median response time" } }
             div.figure { span.value { (duration(a.p90_response_seconds)) } span.hint { "90th percentile" } }
             div.figure { span.value { (a.timeout_rate.map(|r| format!("{:.0} %", r * 100.0)).unwrap_or_else(|| "—".into())) } span.hint { "timed out" } }
+            div.figure { span.value { (a.questions_saved) } span.hint { "questions nobody was asked again" } }
         }
         section.card { h2 { "Requests per day" } (per_day_chart(&a)) }
         section.card { h2 { "By status" } (bars("Requests by status", &statuses)) }

@@ -151,6 +151,10 @@ async fn render(
         _ => None,
     }
     .unwrap_or_else(|| "another loop".into());
+    let joined = state
+        .requests
+        .joined_count(person.principal(), &r.id)
+        .await?;
     let (prev, next) = neighbours(state, person, &r.id).await?;
     let reviewer = r.was_broadcast_to(&me);
     let requester = r.creator_id == me;
@@ -259,12 +263,21 @@ async fn render(
                 h2 { "Your request" }
                 ol.timeline {
                     li { "Created " (layout::time(r.created_at, now)) }
-                    @if let Some(at) = r.broadcasted_at { li { "Sent to " (r.broadcasted_to.len()) " reviewer" @if r.broadcasted_to.len() != 1 { "s" } " " (layout::time(at, now)) } }
+                    @if let (Some(at), None, None) = (r.broadcasted_at, r.coalesced_into, r.reused_from) { li { "Sent to " (r.broadcasted_to.len()) " reviewer" @if r.broadcasted_to.len() != 1 { "s" } " " (layout::time(at, now)) } }
                     @for applied in &r.applied_rules {
                         @if matches!(applied.then, Action::Route(_)) { li { "Routed by rule " code { (applied.rule_id) } " to another loop" } }
                         @if matches!(applied.then, Action::Quorum(_)) { li { "Rule " code { (applied.rule_id) } " asked for a quorum" } }
                     }
                     @if let Some(rule) = r.decided_by_rule() { li { "Answered at once by rule " code { (rule) } "; nobody was asked" } }
+                    @if let Some(into) = r.coalesced_into {
+                        li.joined { "Asked the same question as " a href={ "/app/requests/" (into) } { "an open request" } ", so nobody was asked again: it ends when that one ends, the same way" }
+                    }
+                    @if let Some(from) = r.reused_from {
+                        li.reused { "Answer reused from " a href={ "/app/requests/" (from) } { "an earlier request" } ", which a person answered; nobody was asked" }
+                    }
+                    @if joined > 0 {
+                        li.joined { @if r.status.is_open() { "Open together with " } @else { "Answered together with " } (joined) " other request" @if joined != 1 { "s" } " that asked the same question" }
+                    }
                     @if let Some(at) = r.escalated_at {
                         @let added = r.broadcasted_to.iter().filter(|b| b.role == ESCALATION_ROLE).count();
                         li.escalated {

@@ -184,6 +184,52 @@ fn a_repeat_joins_the_open_request_and_ends_with_it() {
     assert_eq!(repeat["status"], "timeout");
     assert_eq!(repeat["response_data"], "reject");
 
+    // A shared question stays as it is; a request that joined changes
+    // nothing; a key names one kind of answer.
+    let open = create(
+        &s,
+        &s.admin_key,
+        &loop_id,
+        json!({"coalesce_key": "shared-q"}),
+    );
+    let follower = create(
+        &s,
+        &s.admin_key,
+        &loop_id,
+        json!({"coalesce_key": "shared-q"}),
+    );
+    let error = s
+        .call(
+            reqwest::Method::PATCH,
+            Some(&s.admin_key),
+            &format!("/v1/api/requests/{}", id_of(&open)),
+            Some(json!({"request_text": "Something else?"})),
+        )
+        .error(400)
+        .to_owned();
+    assert!(error.contains("coalesce_key"), "{error}");
+    s.call(
+        reqwest::Method::PATCH,
+        Some(&s.admin_key),
+        &format!("/v1/api/requests/{}", id_of(&follower)),
+        Some(json!({"priority": "low"})),
+    )
+    .error(400);
+    let mut other_kind = request_body();
+    other_kind["coalesce_key"] = json!("shared-q");
+    other_kind["response_type"] = json!("boolean");
+    other_kind["response_config"] = json!({});
+    other_kind["default_response"] = json!(false);
+    let error = s
+        .post(
+            &s.admin_key,
+            &format!("/v1/loops/{loop_id}/requests"),
+            other_kind,
+        )
+        .error(400)
+        .to_owned();
+    assert!(error.contains("coalesce_key"), "{error}");
+
     // What is wrong is named.
     let mut bad = request_body();
     bad["coalesce_key"] = json!("");

@@ -25,6 +25,9 @@ pub enum EventType {
     RequestAnswered,
     /// Nobody claimed a request in time: it was also sent to another loop.
     RequestEscalated,
+    /// Nobody claimed a request offered to a few members in time: it was
+    /// offered to the next ones.
+    RequestReassigned,
     /// The requester cancelled a request.
     RequestCancelled,
     /// A request timed out with its default response.
@@ -51,11 +54,12 @@ pub enum EventType {
 
 impl EventType {
     /// Every event type.
-    pub const ALL: [EventType; 16] = [
+    pub const ALL: [EventType; 17] = [
         Self::RequestCreated,
         Self::RequestClaimed,
         Self::RequestAnswered,
         Self::RequestEscalated,
+        Self::RequestReassigned,
         Self::RequestCompleted,
         Self::RequestCancelled,
         Self::RequestTimeout,
@@ -78,6 +82,7 @@ impl EventType {
             Self::RequestCompleted => "request.completed",
             Self::RequestAnswered => "request.answered",
             Self::RequestEscalated => "request.escalated",
+            Self::RequestReassigned => "request.reassigned",
             Self::RequestCancelled => "request.cancelled",
             Self::RequestTimeout => "request.timeout",
             Self::LoopMemberJoined => "loop.member_joined",

@@ -15,6 +15,7 @@ mod macros;
 // the crate root.
 mod account;
 mod answer_link;
+mod assignment;
 mod audit;
 mod error;
 mod event;
@@ -42,6 +43,7 @@ pub use account::{
     AccountStatus, ApiKey, ApiKeyRecord, Email, NewApiKey, Permission, Plan, User, UserRecord,
 };
 pub use answer_link::{one_click_answers, AnswerLink, MAX_ONE_CLICK_OPTIONS};
+pub use assignment::{Assignment, Strategy, MAX_PER_REQUEST};
 pub use audit::{verify_chain, AuditEntry, AuditRecord, ChainBreak};
 pub use error::{FieldError, TransitionError, ValidationError};
 pub use event::{Event, EventFacts, EventType};
@@ -65,7 +67,7 @@ pub use request::{
     Answer, Audience, BroadcastEntry, ChangeError, ContentType, Escalation, Feedback,
     FeedbackInput, Platform, Priority, ProcessingType, QuestionKey, Quorum, QuorumRule,
     RequestInput, RequestPatch, RequestRecord, RequestStatus, Response, ReviewRequest, TestAnswer,
-    Window, ESCALATION_ROLE, MAX_COALESCE_KEY_CHARS,
+    Window, ESCALATION_ROLE, MAX_COALESCE_KEY_CHARS, REASSIGNED_ROLE,
 };
 pub use request::{ValidRequest, DEFAULT_TIMEOUT_SECONDS, MAX_QUORUM};
 pub use response::{

@@ -177,6 +177,8 @@ pub struct LoopRecord {
     /// How old a person's answer to the same question may be for a new
     /// request to take it at once; none: answers are not reused.
     pub reuse_answers: Option<crate::request::Window>,
+    /// Who its requests are offered to; none: every active member.
+    pub assignment: Option<crate::Assignment>,
 }
 
 /// A named group of human reviewers: its record, which only its methods
@@ -261,6 +263,7 @@ impl Loop {
             rules: Rules::default(),
             coalesce: None,
             reuse_answers: None,
+            assignment: None,
         })
     }
 
@@ -314,6 +317,14 @@ impl Loop {
             self.record.reuse_answers = reuse;
             self.record.updated_at = now;
         }
+    }
+
+    /// Sets (or, with `None`, clears) who new requests are offered to. A
+    /// quorum default of the loop then needs that many offered, which the
+    /// offer's size takes care of.
+    pub fn set_assignment(&mut self, assignment: Option<crate::Assignment>, now: DateTime<Utc>) {
+        self.record.assignment = assignment;
+        self.record.updated_at = now;
     }
 
     /// Whether new requests here get the hash of their question as their
@@ -441,7 +452,18 @@ impl Loop {
     /// will be (`email` says whether email is configured); the reason when
     /// the member asked not to be told or there is no way to tell them.
     pub fn broadcast_entries(&self, priority: Priority, email: bool) -> Vec<BroadcastEntry> {
+        self.entries_for(priority, email, |_| true)
+    }
+
+    /// [`Loop::broadcast_entries`] for the active members `offered` picks.
+    pub fn entries_for(
+        &self,
+        priority: Priority,
+        email: bool,
+        offered: impl Fn(&UserId) -> bool,
+    ) -> Vec<BroadcastEntry> {
         self.active_members()
+            .filter(|m| offered(&m.user_id))
             .map(|m| BroadcastEntry {
                 user_id: m.user_id,
                 email: m.email.clone(),

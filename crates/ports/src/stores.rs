@@ -54,6 +54,10 @@ pub trait LoopStore: Send + Sync {
     /// Loops where the account is an active member (its own included),
     /// by name.
     async fn loops_joined_by(&self, user: &UserId) -> Result<Vec<Loop>, StoreError>;
+    /// Moves `loop_id`'s round-robin turn `count` places on, in one
+    /// statement every instance shares, and returns where it stood: two
+    /// offers at once never take the same turn.
+    async fn take_turns(&self, loop_id: &LoopId, count: u64) -> Result<u64, StoreError>;
     /// Writes name, description, icon and `updated_at` (not the invite
     /// code, so an edit cannot bring back a code regenerated meanwhile);
     /// `NotFound` when the loop is gone.
@@ -303,8 +307,31 @@ pub trait RequestStore: Send + Sync {
     /// Up to `limit` open requests that joined one that has ended (left
     /// over when an instance stopped between the two writes).
     async fn stranded_followers(&self, limit: u32) -> Result<Vec<ReviewRequest>, StoreError>;
-    /// How many requests joined `request`.
-    async fn follower_count(&self, request: &RequestId) -> Result<u64, StoreError>;
+    /// For each member of `loop_id` with any, how many open requests of
+    /// the loop are offered to it (unanswered) or held by it.
+    async fn open_loads(&self, loop_id: &LoopId) -> Result<Vec<(UserId, u64)>, StoreError>;
+    /// Pending, unclaimed requests due to be offered to more members at
+    /// or before `now`, soonest first.
+    async fn due_reassignments(
+        &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<ReviewRequest>, StoreError>;
+    /// Writes reassigned requests, each with its events and the broadcast
+    /// entries the reassignment added, in one transaction, each only if
+    /// its stored version is still `request.version`. Returns, in order,
+    /// whether each landed.
+    async fn reassign_requests(
+        &self,
+        changes: &[(ReviewRequest, Vec<Event>)],
+    ) -> Result<Vec<bool>, StoreError>;
+    /// How many requests that joined `request` stand in `status` (the
+    /// status it has: the others were cancelled on their own).
+    async fn follower_count(
+        &self,
+        request: &RequestId,
+        status: RequestStatus,
+    ) -> Result<u64, StoreError>;
     /// Writes requests that ended with the one they joined, each with its
     /// events and the broadcast entries it took from that one, in one
     /// transaction, each only if its stored version is still

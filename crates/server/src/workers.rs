@@ -99,8 +99,9 @@ pub(crate) async fn time_out_due_requests(requests: RequestService, stop: watch:
 }
 
 /// Sends every pending request whose escalation is due to its other
-/// loop, until told to stop; like the timeout sweep, it reads only due
-/// requests, through an index.
+/// loop, and offers every one nobody claimed in time to the next members
+/// its loop's assignment picks, until told to stop; like the timeout
+/// sweep, it reads only due requests, through an index.
 pub(crate) async fn escalate_due_requests(requests: RequestService, stop: watch::Receiver<bool>) {
     in_passes(
         "escalation sweep",
@@ -113,7 +114,12 @@ pub(crate) async fn escalate_due_requests(requests: RequestService, stop: watch:
             if escalated > 0 {
                 tracing::info!(escalated, "requests escalated");
             }
-            Ok::<_, reviewloop_ports::StoreError>(escalated)
+            // Requests offered to a few members that nobody claimed in time.
+            let reassigned = requests.reassign_due(TIMEOUT_BATCH).await?;
+            if reassigned > 0 {
+                tracing::info!(reassigned, "requests offered to more members");
+            }
+            Ok::<_, reviewloop_ports::StoreError>(escalated.max(reassigned))
         },
     )
     .await;

@@ -267,7 +267,7 @@ impl LoopService {
         if patch == LoopPatch::default() {
             return Err(ValidationError::field(
                 "body",
-                "nothing to update: send name, description, icon, slack_webhook_url, slack_app, reminders, quorum, escalation, rules, coalesce or reuse_answers",
+                "nothing to update: send name, description, icon, slack_webhook_url, slack_app, reminders, quorum, escalation, rules, coalesce, reuse_answers or assignment",
             )
             .into());
         }
@@ -349,8 +349,15 @@ impl LoopService {
         let coalesce = window(&patch.coalesce, "coalesce").and_then(|w| errors.collect(w));
         let reuse_answers =
             window(&patch.reuse_answers, "reuse_answers").and_then(|w| errors.collect(w));
+        let assignment = patch
+            .assignment
+            .as_ref()
+            .and_then(|a| errors.collect(reviewloop_domain::Assignment::parse(Some(a))));
         errors.into_result()?;
         lp.set_repeats(coalesce, reuse_answers, now);
+        if let Some(assignment) = assignment {
+            lp.set_assignment(assignment, now);
+        }
         lp.change(name, description, icon, now);
         lp.set_notifications(slack, slack_app, patch.reminders, now);
         self.ports

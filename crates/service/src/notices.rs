@@ -90,11 +90,15 @@ impl NoticeService {
         ) {
             return Ok(Planned::notices(self.plan_review(event).await?));
         }
-        let escalated = match event.event_type {
-            EventType::RequestCreated => false,
-            EventType::RequestEscalated => true,
+        // The reviewers each event tells: those a new request went to,
+        // those it reached by escalation, or those it was offered to next.
+        let (role, escalated) = match event.event_type {
+            EventType::RequestCreated => ("member", false),
+            EventType::RequestEscalated => (reviewloop_domain::ESCALATION_ROLE, true),
+            EventType::RequestReassigned => (reviewloop_domain::REASSIGNED_ROLE, false),
             _ => return Ok(Planned::default()),
         };
+        let created = event.event_type == EventType::RequestCreated;
         let Some(request_id) = event.request_id else {
             return Ok(Planned::default());
         };
@@ -102,7 +106,7 @@ impl NoticeService {
         // a device is told of a new request: most loops need no read of the
         // request at all. The devices found then are the ones pushed below.
         let mut members_devices = None;
-        if !escalated && self.ports.mailer.is_none() {
+        if created && self.ports.mailer.is_none() {
             let lp = match event.loop_id {
                 Some(id) => self.ports.loops.loop_by_id(&id).await?,
                 None => None,
@@ -110,7 +114,8 @@ impl NoticeService {
             let Some(lp) = lp else {
                 return Ok(Planned::default());
             };
-            let slack = lp.slack_webhook_url.is_some() || lp.slack_app.is_some();
+            let slack = (lp.slack_webhook_url.is_some() || lp.slack_app.is_some())
+                && lp.assignment.is_none();
             if !slack {
                 let members: Vec<UserId> = lp.active_members().map(|m| m.user_id).collect();
                 let devices = self.ports.push.push_subscriptions_of(&members).await?;
@@ -123,8 +128,9 @@ impl NoticeService {
         let Some(request) = self.ports.requests.request_by_id(&request_id).await? else {
             return Ok(Planned::default());
         };
-        // Decided at once, or test data: nobody is to be told.
-        if !request.status.is_open() || request.test {
+        // Decided at once, test data, or joined to an open request that
+        // asks the same question: nobody is to be told.
+        if !request.status.is_open() || request.test || request.coalesced_into.is_some() {
             return Ok(Planned::default());
         }
         // The loop whose members are told: the request's own, or the one it
@@ -162,7 +168,7 @@ impl NoticeService {
                 .filter(|b| !b.notification_sent && b.notification_error.is_none())
                 // Each event tells only its own reviewers, however late it
                 // is planned.
-                .filter(|b| escalated == (b.role == reviewloop_domain::ESCALATION_ROLE))
+                .filter(|b| b.role == role)
             {
                 // Each member's links are their own: a forwarded email
                 // answers as its first recipient, and only once.
@@ -192,13 +198,18 @@ impl NoticeService {
                 )));
             }
         }
-        if lp.slack_webhook_url.is_some() {
+        // A channel is read by everyone in it: a loop that offers its
+        // requests to a few members posts none there, and an offer to the
+        // next few is no new request for the channel.
+        let to_channel =
+            lp.assignment.is_none() && event.event_type != EventType::RequestReassigned;
+        if to_channel && lp.slack_webhook_url.is_some() {
             let message = compose::new_request_slack(&request, &lp, &links);
             planned
                 .notices
                 .push(self.notice(about(Channel::Slack, None, None, message)));
         }
-        if lp.slack_app.is_some() {
+        if to_channel && lp.slack_app.is_some() {
             // The blocks are made when it is sent, from the request as it
             // stands then; the notice keeps the words.
             let (text, _) = compose::new_request_slack_app(&request, &lp, &links, &[]);
@@ -217,7 +228,7 @@ impl NoticeService {
         let pushed: Vec<UserId> = request
             .broadcasted_to
             .iter()
-            .filter(|b| escalated == (b.role == reviewloop_domain::ESCALATION_ROLE))
+            .filter(|b| b.role == role)
             .filter(|b| {
                 lp.is_active_member(&b.user_id)
                     && lp

@@ -141,6 +141,9 @@ pub struct LoopOut<'a> {
     /// request to take it at once; null: never.
     #[schema(value_type = Option<WindowSchema>)]
     pub reuse_answers: Option<Value>,
+    /// Who new requests are offered to; null: every active member.
+    #[schema(value_type = Option<AssignmentSchema>)]
+    pub assignment: Option<Value>,
 }
 
 impl<'a> LoopOut<'a> {
@@ -167,6 +170,7 @@ impl<'a> LoopOut<'a> {
             rules: lp.rules.to_value(),
             coalesce: lp.coalesce.map(|w| w.to_value()),
             reuse_answers: lp.reuse_answers.map(|w| w.to_value()),
+            assignment: lp.assignment.map(|a| a.to_value()),
         }
     }
 }
@@ -359,6 +363,30 @@ pub struct LoopPatchIn {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<WindowSchema>)]
     pub reuse_answers: Option<Value>,
+    /// Who new requests are offered to; `null` (or `broadcast`): every
+    /// active member.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<AssignmentSchema>)]
+    pub assignment: Option<Value>,
+}
+
+/// Who a loop's new requests are offered to.
+#[derive(ToSchema)]
+#[schema(as = Assignment, example = json!({"strategy": "round_robin", "per_request": 2, "reassign_after_seconds": 900}))]
+#[allow(dead_code)] // Describes assignments, which the domain reads and writes.
+pub struct AssignmentSchema {
+    /// `broadcast` (every active member), `round_robin` (the next
+    /// `per_request` members in turn) or `least_loaded` (the
+    /// `per_request` members with the fewest open requests).
+    #[schema(value_type = String, pattern = "^(broadcast|round_robin|least_loaded)$")]
+    strategy: String,
+    /// Members each request is offered to (1 to 100; a quorum of M is
+    /// offered to at least M).
+    #[schema(minimum = 1, maximum = 100)]
+    per_request: Option<i64>,
+    /// Seconds unclaimed before it is also offered to the next members.
+    #[schema(minimum = 1)]
+    reassign_after_seconds: Option<i64>,
 }
 
 /// How far back a loop looks for the same question.

@@ -1,3 +1,8 @@
+DROP TABLE loop_turns;
+DROP INDEX requests_to_reassign;
+ALTER TABLE requests DROP COLUMN reassign_at;
+ALTER TABLE requests DROP COLUMN offered_at;
+ALTER TABLE requests DROP COLUMN reassign_after_seconds;
 DROP INDEX requests_answers_by_question;
 DROP INDEX requests_open_followers;
 DROP INDEX requests_followers;

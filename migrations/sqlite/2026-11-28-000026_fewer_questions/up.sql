@@ -19,3 +19,15 @@ CREATE INDEX requests_open_followers ON requests (created_at)
 -- A person's recent answer to the same question, for reuse.
 CREATE INDEX requests_answers_by_question ON requests (creator_id, loop_id, coalesce_key, response_at)
     WHERE coalesce_key IS NOT NULL AND status = 'completed';
+-- Assignment beyond broadcast: a request offered to a few members is
+-- offered to the next few once `reassign_at` passes unclaimed.
+ALTER TABLE requests ADD COLUMN reassign_after_seconds BIGINT;
+ALTER TABLE requests ADD COLUMN offered_at TIMESTAMP;
+ALTER TABLE requests ADD COLUMN reassign_at TIMESTAMP;
+CREATE INDEX requests_to_reassign ON requests (reassign_at) WHERE reassign_at IS NOT NULL;
+-- A loop's round-robin turn, shared by every instance: one statement
+-- moves it past the members an offer took.
+CREATE TABLE loop_turns (
+    loop_id TEXT PRIMARY KEY NOT NULL REFERENCES loops (id) ON DELETE CASCADE,
+    turn BIGINT NOT NULL
+);

@@ -20,7 +20,7 @@ use super::convert::{corrupt, from_db_time, parse, to_db_time};
 use super::models::{LoopRow, MemberRow};
 use super::outbox::NewEvents;
 use super::requests::OPEN_CONDITION;
-use super::schema::{loop_members, loops, requests};
+use super::schema::{loop_members, loop_turns, loops, requests};
 use super::{native, outbox, Conn, DbError, SqlStore};
 
 impl LoopRow {
@@ -47,7 +47,8 @@ impl LoopRow {
             policy: (lp.quorum.is_some()
                 || lp.escalation.is_some()
                 || !lp.rules.is_empty()
-                || lp.keys_questions())
+                || lp.keys_questions()
+                || lp.assignment.is_some())
             .then(|| {
                 super::convert::to_json_text(&json!({
                     "quorum": lp.quorum.map(|q| q.to_value()),
@@ -55,6 +56,7 @@ impl LoopRow {
                     "rules": lp.rules.to_value(),
                     "coalesce": lp.coalesce.map(|w| w.to_value()),
                     "reuse_answers": lp.reuse_answers.map(|w| w.to_value()),
+                    "assignment": lp.assignment.map(|a| a.to_value()),
                 }))
             }),
         }
@@ -102,6 +104,8 @@ impl LoopRow {
                 .map_err(|_| corrupt("loop coalesce", &policy["coalesce"].to_string()))?,
             reuse_answers: Window::parse(Some(&policy["reuse_answers"]), "reuse_answers")
                 .map_err(|_| corrupt("loop reuse_answers", &policy["reuse_answers"].to_string()))?,
+            assignment: reviewloop_domain::Assignment::parse(Some(&policy["assignment"]))
+                .map_err(|_| corrupt("loop assignment", &policy["assignment"].to_string()))?,
         }))
     }
 }
@@ -258,6 +262,40 @@ impl LoopStore for SqlStore {
             .await
     }
 
+    async fn take_turns(&self, loop_id: &LoopId, count: u64) -> Result<u64, StoreError> {
+        let count = i64::try_from(count).unwrap_or(i64::MAX);
+        let mut first_try = true;
+        loop {
+            let id = loop_id.to_string();
+            let moved = self
+                .db
+                .write(move |conn| {
+                    // The update holds the row until the transaction ends, so
+                    // the read after it sees this move and no other.
+                    let changed = diesel::update(loop_turns::table.find(&id))
+                        .set(loop_turns::turn.eq(loop_turns::turn + count))
+                        .execute(conn)?;
+                    if changed == 0 {
+                        diesel::insert_into(loop_turns::table)
+                            .values((loop_turns::loop_id.eq(&id), loop_turns::turn.eq(count)))
+                            .execute(conn)?;
+                    }
+                    let turn: i64 = loop_turns::table
+                        .find(&id)
+                        .select(loop_turns::turn)
+                        .first(conn)?;
+                    Ok(turn - count)
+                })
+                .await;
+            match moved {
+                // Another instance made the loop's first turn at the same
+                // moment: the row is there now.
+                Err(StoreError::Conflict(_)) if first_try => first_try = false,
+                other => return other.map(|turn| u64::try_from(turn).unwrap_or(0)),
+            }
+        }
+    }
+
     async fn update_loop(&self, lp: &Loop) -> Result<(), StoreError> {
         let row = LoopRow::from_domain(lp);
         let record = NewEntries::of(&[AuditRecord::of_loop_change(
@@ -275,6 +313,7 @@ impl LoopStore for SqlStore {
                 "rules": lp.rules.to_value(),
                 "coalesce": lp.coalesce.map(|w| w.to_value()),
                 "reuse_answers": lp.reuse_answers.map(|w| w.to_value()),
+                "assignment": lp.assignment.map(|a| a.to_value()),
             }),
         )]);
         self.db

@@ -313,6 +313,11 @@ pub(crate) struct RequestRow {
     pub coalesced_into: Option<String>,
     /// The request whose answer it took.
     pub reused_from: Option<String>,
+    pub reassign_after_seconds: Option<i64>,
+    pub offered_at: Option<NaiveDateTime>,
+    /// Written from the domain's rule, so the reassignment pass finds due
+    /// requests by index.
+    pub reassign_at: Option<NaiveDateTime>,
 }
 
 /// `RequestDiff`: the columns of a request's row that may change after
@@ -409,6 +414,9 @@ request_diff! {
     coalesce_slot: Option<String>,
     coalesced_into: Option<String>,
     reused_from: Option<String>,
+    reassign_after_seconds: Option<i64>,
+    offered_at: Option<NaiveDateTime>,
+    reassign_at: Option<NaiveDateTime>,
 }
 
 fn enum_value<T>(
@@ -501,6 +509,9 @@ impl RequestRow {
                 .flatten(),
             coalesced_into: r.coalesced_into.map(|id| id.to_string()),
             reused_from: r.reused_from.map(|id| id.to_string()),
+            reassign_after_seconds: r.reassign_after_seconds,
+            offered_at: r.offered_at.map(to_db_time),
+            reassign_at: r.reassign_at().map(to_db_time),
         }
     }
 
@@ -622,6 +633,8 @@ impl RequestRow {
             coalesce_key: self.coalesce_key.map(QuestionKey::restore),
             coalesced_into: parse_opt("request id", self.coalesced_into.as_deref())?,
             reused_from: parse_opt("request id", self.reused_from.as_deref())?,
+            reassign_after_seconds: self.reassign_after_seconds,
+            offered_at: opt_time(self.offered_at),
             created_at,
             updated_at: from_db_time(self.updated_at),
             version: self.version,

@@ -11,6 +11,7 @@ use diesel::prelude::*;
 use diesel::sql_types::Bool;
 use reviewloop_domain::{
     Event, LoopId, QuestionKey, RequestId, RequestStatus, ReviewRequest, UserId, ESCALATION_ROLE,
+    REASSIGNED_ROLE,
 };
 use reviewloop_ports::{
     InboxView, RequestFacts, RequestPage, RequestQuery, RequestSort, RequestStore, StoreError,
@@ -411,12 +412,59 @@ impl RequestStore for SqlStore {
             .await
     }
 
-    async fn follower_count(&self, request: &RequestId) -> Result<u64, StoreError> {
+    async fn open_loads(&self, loop_id: &LoopId) -> Result<Vec<(UserId, u64)>, StoreError> {
+        let loop_id = loop_id.to_string();
+        self.db
+            .run(move |conn| {
+                let rows = repeats::open_loads(conn, &loop_id)?;
+                rows.into_iter()
+                    .map(|(user, n)| Ok((parse("user id", &user)?, u64::try_from(n).unwrap_or(0))))
+                    .collect()
+            })
+            .await
+    }
+
+    async fn due_reassignments(
+        &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<ReviewRequest>, StoreError> {
+        let now = to_db_time(now);
+        self.db
+            .run(move |conn| {
+                let rows = requests::table
+                    .filter(requests::reassign_at.le(now))
+                    .filter(requests::status.eq("pending"))
+                    .order((requests::reassign_at.asc(), requests::id.asc()))
+                    .limit(i64::from(limit))
+                    .select(RequestRow::as_select())
+                    .load(conn)?;
+                with_broadcasts(conn, rows)
+            })
+            .await
+    }
+
+    async fn reassign_requests(
+        &self,
+        changes: &[(ReviewRequest, Vec<Event>)],
+    ) -> Result<Vec<bool>, StoreError> {
+        // The version check lets one reassignment of a request land, so
+        // its new entries are inserted once.
+        self.write_with_entries(changes, |entry| entry.role == REASSIGNED_ROLE)
+            .await
+    }
+
+    async fn follower_count(
+        &self,
+        request: &RequestId,
+        status: RequestStatus,
+    ) -> Result<u64, StoreError> {
         let request = request.to_string();
         self.db
             .run(move |conn| {
                 let count: i64 = requests::table
                     .filter(requests::coalesced_into.eq(request))
+                    .filter(requests::status.eq(status.as_str()))
                     .count()
                     .get_result(conn)?;
                 Ok(u64::try_from(count).unwrap_or_default())

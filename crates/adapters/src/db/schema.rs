@@ -194,6 +194,16 @@ diesel::table! {
         coalesce_slot -> Nullable<Text>,
         coalesced_into -> Nullable<Text>,
         reused_from -> Nullable<Text>,
+        reassign_after_seconds -> Nullable<BigInt>,
+        offered_at -> Nullable<Timestamp>,
+        reassign_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    loop_turns (loop_id) {
+        loop_id -> Text,
+        turn -> BigInt,
     }
 }
 

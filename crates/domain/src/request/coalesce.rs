@@ -96,12 +96,17 @@ impl QuestionKey {
     /// kind and bounds of its answer and its context (what a reviewer is
     /// shown and how it answers), as canonical JSON.
     pub fn of_question(fields: &ValidRequest) -> Self {
-        let question = json!({
+        let mut question = json!({
             "request_text": fields.request_text,
             "response_type": fields.response_type.as_str(),
             "response_config": fields.response_config.as_value(),
             "context": fields.context,
         });
+        // An image request shows its image too: another image is another
+        // question, whatever the text says.
+        if let Some(image) = &fields.image_url {
+            question["image_url"] = json!(image);
+        }
         let canonical = crate::receipt::canonical_json(&question);
         Self(format!(
             "sha256:{}",
@@ -162,6 +167,13 @@ impl ReviewRequest {
         self.record.coalesce_key = Some(key);
     }
 
+    /// Whether `other` wants the same kind of answer within the same
+    /// bounds, so that an answer to one is an answer to the other.
+    pub fn answers_like(&self, other: &ReviewRequest) -> bool {
+        self.response_type == other.response_type
+            && self.response_config.as_value() == other.response_config.as_value()
+    }
+
     /// A request just made joins `open`, which asks the same question: it
     /// is asked of nobody and ends when `open` ends, the same way (see
     /// [`ReviewRequest::follow`]), so it takes `open`'s timeout.
@@ -171,7 +183,8 @@ impl ReviewRequest {
             && open.creator_id == self.creator_id
             && open.loop_id == self.loop_id
             && open.test == self.test
-            && open.coalesce_key == self.coalesce_key;
+            && open.coalesce_key == self.coalesce_key
+            && open.answers_like(self);
         if !fits || self.version != 0 || self.status != RequestStatus::Pending {
             return Err(TransitionError::NotOpen);
         }
@@ -203,6 +216,10 @@ impl ReviewRequest {
         record.status = ended.status;
         record.broadcasted_to = ended.broadcasted_to.clone();
         record.quorum = ended.quorum;
+        // Where it escalated, so that the reviewers there who answered may
+        // read it, as they may read the request they were asked.
+        record.escalation = ended.escalation;
+        record.escalated_at = ended.escalated_at;
         record.claimed_by = ended.claimed_by;
         record.claimed_at = ended.claimed_at;
         record.response_by = ended.response_by;
@@ -242,6 +259,7 @@ impl ReviewRequest {
         let fits = earlier.is_reusable_answer()
             && earlier.creator_id == self.creator_id
             && earlier.loop_id == self.loop_id
+            && earlier.answers_like(self)
             && !self.test;
         if !fits || self.version != 0 || self.status != RequestStatus::Pending {
             return Err(TransitionError::NotOpen);

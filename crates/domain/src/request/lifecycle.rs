@@ -96,6 +96,8 @@ impl ReviewRequest {
             coalescing: false,
             coalesced_into: None,
             reused_from: None,
+            reassign_after_seconds: None,
+            offered_at: None,
             test: fields.test,
             test_answer: fields
                 .test_response
@@ -650,6 +652,27 @@ impl ReviewRequest {
             )
             .into());
         }
+        // A request that joined another ends with it, with its answer: it
+        // has nothing of its own left to change.
+        if self.coalesced_into.is_some() {
+            return Err(ValidationError::field(
+                "body",
+                "this request joined an open request that asks the same question (coalesced_into) and ends with it: cancel it to ask something else",
+            )
+            .into());
+        }
+        let question_changes = patch.request_text.is_some()
+            || patch.context.is_some()
+            || patch.response_config.is_some();
+        // Others joined this request for its question: changing it would
+        // give them the answer to another.
+        if question_changes && self.coalescing {
+            return Err(ValidationError::field(
+                "body",
+                "other requests may have joined this one for its question (coalesce_key): its request_text, context and response_config stay as they are; cancel it and create another to ask something else",
+            )
+            .into());
+        }
         let mut errors = ValidationError::default();
         let request_text = patch
             .request_text
@@ -742,6 +765,11 @@ impl ReviewRequest {
         }
         errors.into_result()?;
 
+        // Its answer no longer answers the question its key names, so no
+        // later request may reuse it.
+        if question_changes {
+            self.record.coalesce_key = None;
+        }
         if let Some(url) = callback_url {
             self.record.callback_url = url;
         }

@@ -6,6 +6,7 @@ mod coalesce;
 mod escalation;
 pub(crate) mod input;
 mod lifecycle;
+mod offers;
 mod statement;
 
 pub use crate::quorum::{Answer, Quorum, QuorumRule, Response, MAX_QUORUM};
@@ -17,6 +18,7 @@ pub use coalesce::{QuestionKey, Window, MAX_COALESCE_KEY_CHARS};
 pub use escalation::Escalation;
 pub use input::{RequestInput, RequestPatch, ValidRequest};
 pub use lifecycle::{ChangeError, ESCALATION_ROLE};
+pub use offers::REASSIGNED_ROLE;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -219,6 +221,12 @@ pub struct RequestRecord {
     pub coalesced_into: Option<RequestId>,
     /// The earlier request whose answer it took when it was made.
     pub reused_from: Option<RequestId>,
+    /// Seconds unclaimed before it is offered to more of its loop's
+    /// members; none once it was offered to all of them, or when it went
+    /// to every member at once.
+    pub reassign_after_seconds: Option<i64>,
+    /// When it was last offered to more members.
+    pub offered_at: Option<DateTime<Utc>>,
     /// Made with a test-mode key: never sent to people, answered by
     /// `test_answer`, seen only by test-mode keys.
     pub test: bool,

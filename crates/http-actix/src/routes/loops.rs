@@ -94,6 +94,7 @@ pub(super) async fn update(
         rules: body.rules,
         coalesce: body.coalesce,
         reuse_answers: body.reuse_answers,
+        assignment: body.assignment,
     };
     let lp = state
         .loops

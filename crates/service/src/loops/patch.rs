@@ -31,6 +31,9 @@ pub struct LoopPatch {
     /// `{"window_seconds"}`: how old a person's answer may be for a new
     /// request to take it; `Some(Null)` stops it.
     pub reuse_answers: Option<serde_json::Value>,
+    /// `{"strategy", "per_request", "reassign_after_seconds"}`: who new
+    /// requests are offered to; `Some(Null)` offers them to everyone.
+    pub assignment: Option<serde_json::Value>,
 }
 
 // The Slack app's token and signing secret stay out of logs and panics.
@@ -51,6 +54,7 @@ impl std::fmt::Debug for LoopPatch {
             .field("rules", &self.rules)
             .field("coalesce", &self.coalesce)
             .field("reuse_answers", &self.reuse_answers)
+            .field("assignment", &self.assignment)
             .finish()
     }
 }

@@ -753,3 +753,77 @@ async fn a_pass_reads_the_slack_posts_of_its_ended_requests_once() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_loop_that_assigns_posts_nothing_to_its_channel_and_an_offer_tells_only_the_next() {
+    let mut kit = Kit::new();
+    kit.mailer = Some(MockMailer::new());
+    let mut lp = loop_with_slack(&kit, Some("https://hooks.slack.example/T1"));
+    lp.set_assignment(
+        Some(reviewloop_domain::Assignment {
+            strategy: reviewloop_domain::Strategy::RoundRobin,
+            per_request: 1,
+            reassign_after_seconds: Some(60),
+        }),
+        kit.now,
+    );
+    let mut record = request(&kit, &lp).into_record();
+    // User 1 was offered it first (and emailed); user 3 is offered it next.
+    record.broadcasted_to[0].notification_sent = true;
+    record.broadcasted_to.truncate(1);
+    record.broadcasted_to.push(BroadcastEntry {
+        user_id: kit.user_id(3),
+        email: Kit::email(3),
+        role: reviewloop_domain::REASSIGNED_ROLE.into(),
+        notification_sent: false,
+        notification_error: None,
+        answer: None,
+    });
+    let req = ReviewRequest::restore(record);
+    let created_event = created(&kit, &req);
+    let reassigned = Event::for_request(
+        reviewloop_domain::EventId::new(kit.oid(91)),
+        EventType::RequestReassigned,
+        &req,
+        serde_json::Value::Null,
+        kit.now,
+    );
+    stands(&mut kit, &req, &lp);
+    kit.push()
+        .expect_push_subscriptions_of()
+        .returning(|_| Ok(vec![]));
+    let svc = service(kit);
+    let planned = svc.plan(&created_event).await.unwrap();
+    assert!(
+        planned.notices.iter().all(|n| n.channel != Channel::Slack),
+        "no channel post while only a few are asked"
+    );
+    let planned = svc.plan(&reassigned).await.unwrap();
+    assert_eq!(planned.notices.len(), 1, "{:?}", planned.notices);
+    assert_eq!(planned.notices[0].to.as_deref(), Some("u3@x.io"));
+}
+
+#[tokio::test]
+async fn a_request_that_joined_another_tells_nobody() {
+    let mut kit = Kit::new();
+    kit.mailer = Some(MockMailer::new());
+    let lp = loop_with_slack(&kit, Some("https://hooks.slack.example/T1"));
+    let open = {
+        let mut r = request(&kit, &lp);
+        r.take_followers(reviewloop_domain::QuestionKey::parse("k").unwrap());
+        r
+    };
+    let mut record = open.clone().into_record();
+    record.id = RequestId::new(kit.oid(61));
+    record.coalesce_key = None;
+    record.coalescing = false;
+    let mut follower = ReviewRequest::restore(record);
+    follower.keep_key(reviewloop_domain::QuestionKey::parse("k").unwrap());
+    follower.join(&open).unwrap();
+    let event = created(&kit, &follower);
+    stands(&mut kit, &follower, &lp);
+    kit.push()
+        .expect_push_subscriptions_of()
+        .returning(|_| Ok(vec![]));
+    assert!(service(kit).plan(&event).await.unwrap().notices.is_empty());
+}

@@ -102,7 +102,7 @@ impl RequestService {
                 && !caller.test
                 && matches!(repeat, Repeat::Unkeyed | Repeat::Ask { .. });
             let broadcasts = if asks {
-                lp.broadcast_entries(fields.priority, self.ports.mailer.is_some())
+                self.first_offer(&lp, &fields, &caller.user_id).await?
             } else {
                 Vec::new()
             };
@@ -137,6 +137,16 @@ impl RequestService {
                     self.ports.receipts.sealer().await?.seal(&mut request);
                     kinds.push(EventType::RequestCompleted);
                 }
+                (None, Repeat::Join(open)) if !super::repeats::asks_like(&open, &fields) => {
+                    return Err(reviewloop_domain::ValidationError::field(
+                        "coalesce_key",
+                        format!(
+                            "the open request with this coalesce_key wants a {} answer with other options: a request joins only one whose answer it can take; use another key",
+                            open.response_type.as_str()
+                        ),
+                    )
+                    .into());
+                }
                 (None, Repeat::Join(open)) => {
                     if let Some(key) = open.coalesce_key.clone() {
                         request.keep_key(key);
@@ -152,6 +162,9 @@ impl RequestService {
                         } else {
                             request.keep_key(key);
                         }
+                    }
+                    if let Some(seconds) = lp.assignment.and_then(|a| a.reassign_after_seconds) {
+                        request.reassign_after(seconds);
                     }
                     if request.test {
                         // A test request with no delay is answered as it is made.

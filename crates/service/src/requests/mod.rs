@@ -9,6 +9,7 @@
 mod create;
 mod errors;
 mod list;
+mod offers;
 mod reading;
 mod repeats;
 mod requester;
@@ -175,6 +176,7 @@ impl RequestService {
                     request.release(holder, now)?;
                 }
             }
+            let was_open = request.status.is_open();
             let event_types = change(&mut request, lp, now)?;
             let events: Vec<Event> = event_types
                 .into_iter()
@@ -198,7 +200,9 @@ impl RequestService {
                     if !events.is_empty() {
                         self.ports.changes.outbox_written();
                     }
-                    self.after_end(&request).await;
+                    if was_open && !request.status.is_open() {
+                        self.after_end(&request).await;
+                    }
                     return Ok(request);
                 }
                 Err(StoreError::Conflict(_)) => continue,

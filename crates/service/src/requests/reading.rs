@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use reviewloop_domain::{LoopId, Permission, RequestId, ReviewRequest};
+use reviewloop_domain::{LoopId, Permission, RequestId, RequestStatus, ReviewRequest};
 use reviewloop_ports::{InboxView, RequestPage, RequestQuery};
 
 use super::{ListLoopRequestsError, ListRequestsInput, RequestService};
@@ -45,7 +45,13 @@ impl RequestService {
         {
             return Ok(0);
         }
-        Ok(self.ports.requests.follower_count(id).await?)
+        // While it is open, those that joined wait with it (a claim on it
+        // is not theirs); once it ended, they ended the same way.
+        let status = match request.status {
+            RequestStatus::Claimed => RequestStatus::Pending,
+            other => other,
+        };
+        Ok(self.ports.requests.follower_count(id, status).await?)
     }
 
     /// [`RequestService::get`], but while the request is still open, waits

@@ -25,6 +25,13 @@ pub(super) enum Repeat {
     Reuse(Box<ReviewRequest>),
 }
 
+/// Whether `request` wants the answer `fields` want: a key the requester
+/// named may be given to requests that do not.
+pub(super) fn asks_like(request: &ReviewRequest, fields: &ValidRequest) -> bool {
+    request.response_type == fields.response_type
+        && request.response_config.as_value() == fields.response_config.as_value()
+}
+
 impl RequestService {
     /// Looks for what a new request with `fields` in `lp` repeats, at
     /// `now` (its account's clock).
@@ -44,7 +51,7 @@ impl RequestService {
             if let Some(earlier) = requests
                 .answer_to_reuse(creator, &lp.id, &key, since)
                 .await?
-                .filter(ReviewRequest::is_reusable_answer)
+                .filter(|earlier| earlier.is_reusable_answer() && asks_like(earlier, fields))
             {
                 return Ok(Repeat::Reuse(Box::new(earlier)));
             }

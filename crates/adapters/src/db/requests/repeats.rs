@@ -1,5 +1,6 @@
 //! The store's side of fewer questions: finding the open request a new one
-//! joins, a recent answer to reuse, and followers left open.
+//! joins, a recent answer to reuse, followers left open, and how loaded
+//! each member of a loop that assigns its requests is.
 
 use chrono::NaiveDateTime;
 use diesel::dsl::sql;
@@ -11,7 +12,7 @@ use reviewloop_ports::StoreError;
 use super::queries::OPEN_CONDITION_QUALIFIED;
 use super::rows::with_broadcasts;
 use crate::db::models::RequestRow;
-use crate::db::schema::requests;
+use crate::db::schema::{request_broadcasts, requests};
 use crate::db::{native, Conn, DbConnection, DbError};
 
 /// The open request that takes in others with `key` (through the unique
@@ -73,6 +74,24 @@ pub(super) fn stranded(conn: &mut Conn, limit: u32) -> Result<Vec<ReviewRequest>
         .select(RequestRow::as_select())
         .load(c)?);
     with_broadcasts(conn, rows)
+}
+
+/// For each member with any, its open requests of `loop_id`: offered to
+/// it and unanswered while pending, or held by it.
+pub(super) fn open_loads(conn: &mut Conn, loop_id: &str) -> Result<Vec<(String, i64)>, DbError> {
+    Ok(request_broadcasts::table
+        .inner_join(requests::table)
+        .filter(requests::loop_id.eq(loop_id))
+        .filter(sql::<Bool>(OPEN_CONDITION_QUALIFIED))
+        .filter(request_broadcasts::answered_at.is_null())
+        .filter(
+            requests::status
+                .eq("pending")
+                .or(requests::claimed_by.eq(request_broadcasts::user_id.nullable())),
+        )
+        .group_by(request_broadcasts::user_id)
+        .select((request_broadcasts::user_id, diesel::dsl::count_star()))
+        .load(conn)?)
 }
 
 /// Refuses a follower whose request no longer takes others in: it ended,

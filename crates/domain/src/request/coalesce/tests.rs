@@ -262,3 +262,66 @@ fn only_a_persons_own_answer_is_reused_and_the_receipt_names_it() {
     test.respond(user(2), json!(true), None, t(1)).unwrap();
     assert!(!test.is_reusable_answer(), "a test answer");
 }
+
+#[test]
+fn a_shared_question_stays_as_it_is_and_a_follower_changes_nothing() {
+    use crate::request::RequestPatch;
+    let text = |t: &str| RequestPatch {
+        request_text: Some(t.into()),
+        ..RequestPatch::default()
+    };
+    let mut open = open_with_key("k");
+    assert!(open.update(text("Ship it now?"), t(1)).is_err());
+    open.update(
+        RequestPatch {
+            priority: Some("critical".into()),
+            ..RequestPatch::default()
+        },
+        t(1),
+    )
+    .unwrap();
+    let mut later = joining("k", 5);
+    later.join(&open).unwrap();
+    assert!(later
+        .update(
+            RequestPatch {
+                priority: Some("low".into()),
+                ..RequestPatch::default()
+            },
+            t(6)
+        )
+        .is_err());
+
+    // A key kept only for reuse goes when the question changes.
+    let mut kept = made(12, 0, input("Ship it?").validate().unwrap());
+    kept.keep_key(QuestionKey::parse("k").unwrap());
+    kept.update(text("Ship it now?"), t(1)).unwrap();
+    assert_eq!(kept.coalesce_key, None);
+}
+
+#[test]
+fn only_a_request_that_takes_the_same_answer_joins_or_reuses() {
+    let open = open_with_key("k");
+    let mut text_input = input("Ship it?");
+    text_input.response_type = Some("text".into());
+    text_input.default_response = None;
+    let mut other = made(11, 5, text_input.validate().unwrap());
+    other.keep_key(QuestionKey::parse("k").unwrap());
+    assert!(other.join(&open).is_err());
+
+    let mut answered = made(13, 0, input("Ship it?").validate().unwrap());
+    answered.respond(user(2), json!(true), None, t(1)).unwrap();
+    assert!(other.reuse(&answered, t(2)).is_err());
+}
+
+#[test]
+fn an_image_is_part_of_the_question() {
+    let image = |url: &str| {
+        let mut i = input("Is this photo fine?");
+        i.content_type = Some("image".into());
+        i.image_url = Some(url.into());
+        QuestionKey::of_question(&i.validate().unwrap())
+    };
+    assert_ne!(image("https://x.io/a.png"), image("https://x.io/b.png"));
+    assert_eq!(image("https://x.io/a.png"), image("https://x.io/a.png"));
+}

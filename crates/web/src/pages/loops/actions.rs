@@ -74,6 +74,7 @@ pub(crate) async fn edit(
         rules: None,
         coalesce: Some(super::repeats::window_of_form(f, "coalesce_minutes")),
         reuse_answers: Some(super::repeats::window_of_form(f, "reuse_minutes")),
+        assignment: Some(super::repeats::assignment_of_form(f)),
     };
     let result = state
         .loops

@@ -262,6 +262,16 @@ impl LoopForm {
                     "Reuse an answer given within this many minutes",
                 ),
                 ("reuse_answers", "Reused answers"),
+                ("assignment.strategy", "Offer each request to"),
+                (
+                    "assignment.per_request",
+                    "How many members each request is offered to",
+                ),
+                (
+                    "assignment.reassign_after_seconds",
+                    "Offer it to the next ones after this many minutes unclaimed",
+                ),
+                ("assignment", "Who is asked"),
             ],
             Self::Invite => &[("email", "Invite by email")],
             Self::Notify => &[("notify", "Tell me about")],
@@ -545,6 +555,7 @@ fn settings_section(person: &Person, lp: &Loop, others: &[Loop], shown: &Shown<'
                 (quorum_fields(previous, lp))
                 (escalation_fields(previous, lp, others))
                 (repeats::repeats_fields(previous, lp))
+                (repeats::assignment_fields(previous, lp))
                 button.primary type="submit" { "Save" }
             }
         }

@@ -1,8 +1,9 @@
-//! The loop's settings for repeated questions: joining them while one is
-//! open, and reusing a person's recent answer.
+//! The loop's settings for asking fewer people: joining repeated
+//! questions while one is open, reusing a person's recent answer, and
+//! offering each request to a few members instead of all.
 
 use maud::{html, Markup};
-use reviewloop_domain::{Loop, Window};
+use reviewloop_domain::{Loop, Strategy, Window};
 use serde_json::{json, Value};
 
 use crate::form::FormData;
@@ -50,4 +51,78 @@ pub(super) fn window_of_form(f: &FormData, field: &str) -> Value {
             |m| Value::from((m * 60.0).round() as i64),
         );
     json!({ "window_seconds": seconds })
+}
+
+/// Who the loop's requests are offered to.
+pub(super) fn assignment_fields(previous: &FormData, lp: &Loop) -> Markup {
+    let edited = previous.get("name").is_some();
+    let (strategy, per_request, reassign) = if edited {
+        (
+            previous.text("assignment_strategy").to_owned(),
+            previous.text("assignment_per_request").to_owned(),
+            previous.text("assignment_reassign_minutes").to_owned(),
+        )
+    } else {
+        match lp.assignment {
+            Some(a) => (
+                a.strategy.as_str().to_owned(),
+                a.per_request.to_string(),
+                a.reassign_after_seconds
+                    .map(super::minutes_text)
+                    .unwrap_or_default(),
+            ),
+            None => ("broadcast".into(), "1".into(), String::new()),
+        }
+    };
+    let choices = [
+        (Strategy::Broadcast, "Every active member"),
+        (Strategy::RoundRobin, "A few members, in turn"),
+        (
+            Strategy::LeastLoaded,
+            "The members with the fewest open requests",
+        ),
+    ];
+    html! {
+        fieldset.assignment-policy {
+            legend { "Who is asked" }
+            label { "Offer each request to"
+                select name="assignment_strategy" {
+                    @for (value, words) in choices {
+                        option value=(value.as_str()) selected[strategy == value.as_str()] { (words) }
+                    }
+                }
+            }
+            label { "How many members each request is offered to"
+                input type="number" name="assignment_per_request" min="1" max="100" step="1" value=(per_request); }
+            label { "Offer it to the next ones after this many minutes unclaimed"
+                input type="number" name="assignment_reassign_minutes" min="0.02" step="any" value=(reassign) placeholder="Never"; }
+            p.hint { "Members it is not offered to do not see it, in their inbox or in notifications, and cannot claim it; the loop's Slack channel gets no posts while only a few are asked. A request that needs a quorum of M is offered to at least M." }
+        }
+    }
+}
+
+/// The assignment the edit form asks for, as the API would take it.
+pub(super) fn assignment_of_form(f: &FormData) -> Value {
+    let strategy = f.text("assignment_strategy").trim();
+    if strategy.is_empty() || strategy == Strategy::Broadcast.as_str() {
+        return Value::Null;
+    }
+    let per_request = f.text("assignment_per_request").trim();
+    let per_request = per_request
+        .parse::<u64>()
+        .map_or_else(|_| Value::from(per_request), Value::from);
+    let minutes = f.text("assignment_reassign_minutes").trim();
+    let reassign = if minutes.is_empty() {
+        Value::Null
+    } else {
+        minutes
+            .parse::<f64>()
+            .ok()
+            .filter(|m| m.is_finite() && *m > 0.0)
+            .map_or_else(
+                || Value::from(minutes),
+                |m| Value::from((m * 60.0).round() as i64),
+            )
+    };
+    json!({"strategy": strategy, "per_request": per_request, "reassign_after_seconds": reassign})
 }

@@ -54,7 +54,13 @@ async fn one_open_request_takes_a_key_and_followers_join_only_while_it_is_open(d
     assert!(stored.broadcasted_to.is_empty());
     let followers = store.open_followers(&open.id).await.unwrap();
     assert_eq!(followers, vec![follower.clone()]);
-    assert_eq!(store.follower_count(&open.id).await.unwrap(), 1);
+    assert_eq!(
+        store
+            .follower_count(&open.id, RequestStatus::Pending)
+            .await
+            .unwrap(),
+        1
+    );
     // Due with the one it joined, but never timed out on its own.
     let due = store
         .due_requests(fixtures::at(3600), 50)
@@ -178,7 +184,117 @@ async fn a_persons_recent_answer_is_found_for_reuse(db: TestDb) {
     );
 }
 
+async fn turns_are_shared_and_loads_count_open_offers(db: TestDb) {
+    let store = db.store();
+    let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
+    use reviewloop_ports::LoopStore;
+    assert_eq!(store.take_turns(&lp.id, 2).await.unwrap(), 0);
+    assert_eq!(store.take_turns(&lp.id, 1).await.unwrap(), 2);
+    // Many at once, as several instances would: each gets its own turn.
+    let turns = futures_join(&store, &lp.id).await;
+    let mut sorted = turns.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), turns.len(), "no turn taken twice: {turns:?}");
+    assert_eq!(store.take_turns(&lp.id, 0).await.unwrap(), 3 + 8);
+
+    // Loads: open requests offered (unanswered) or held.
+    let (r1, _) = fixtures::stored_request(&store, &lp, 20, "high", 90).await;
+    let (mut r2, _) = fixtures::stored_request(&store, &lp, 21, "high", 91).await;
+    let reviewer = UserId::new(fixtures::oid(2));
+    r2.claim(reviewer, fixtures::at(1)).unwrap();
+    store.update_request(&r2, &[]).await.unwrap();
+    let loads: std::collections::HashMap<UserId, u64> = store
+        .open_loads(&lp.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .collect();
+    assert_eq!(loads.get(&reviewer), Some(&2), "one offered, one held");
+    let others: Vec<u64> = r1
+        .broadcasted_to
+        .iter()
+        .filter(|b| b.user_id != reviewer)
+        .map(|b| loads.get(&b.user_id).copied().unwrap_or(0))
+        .collect();
+    assert!(
+        others.iter().all(|n| *n == 1),
+        "held by someone else: {others:?}"
+    );
+}
+
+async fn futures_join(
+    store: &crate::db::SqlStore,
+    loop_id: &reviewloop_domain::LoopId,
+) -> Vec<u64> {
+    use reviewloop_ports::LoopStore;
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let (store, id) = (store.clone(), *loop_id);
+            tokio::spawn(async move { store.take_turns(&id, 1).await.unwrap() })
+        })
+        .collect();
+    let mut turns = Vec::new();
+    for task in tasks {
+        turns.push(task.await.unwrap());
+    }
+    turns
+}
+
+async fn a_request_nobody_claimed_in_time_is_found_and_offered_once(db: TestDb) {
+    use reviewloop_domain::{BroadcastEntry, REASSIGNED_ROLE};
+    let store = db.store();
+    let lp = fixtures::loop_with_members(&store, 10, "ABCDEF").await;
+    let mut request = fixtures::request(&lp, 20, "high", 0);
+    let everyone = request.broadcasted_to.clone();
+    let first: Vec<BroadcastEntry> = everyone[..1].to_vec();
+    request = reviewloop_domain::ReviewRequest::restore(reviewloop_domain::RequestRecord {
+        broadcasted_to: first,
+        ..request.into_record()
+    });
+    request.reassign_after(30);
+    store.insert_request(&request, &[]).await.unwrap();
+    assert!(store
+        .due_reassignments(fixtures::at(29), 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let due = store.due_reassignments(fixtures::at(30), 10).await.unwrap();
+    assert_eq!(due, vec![request.clone()]);
+    let mut next = due[0].clone();
+    assert_eq!(
+        next.reassign(everyone[1..2].to_vec(), fixtures::at(31)),
+        Ok(1)
+    );
+    let event = fixtures::event_for(&next, &lp, 92, EventType::RequestReassigned);
+    let changes = vec![(next.clone(), vec![event])];
+    assert_eq!(store.reassign_requests(&changes).await.unwrap(), vec![true]);
+    assert_eq!(
+        store.reassign_requests(&changes).await.unwrap(),
+        vec![false]
+    );
+    next.written();
+    let stored = store.request_by_id(&request.id).await.unwrap().unwrap();
+    assert_eq!(stored, next);
+    assert_eq!(stored.broadcasted_to[1].role, REASSIGNED_ROLE);
+    assert!(store
+        .due_reassignments(fixtures::at(60), 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        store
+            .due_reassignments(fixtures::at(61), 10)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
 on_every_backend!(
     one_open_request_takes_a_key_and_followers_join_only_while_it_is_open,
     a_persons_recent_answer_is_found_for_reuse,
+    turns_are_shared_and_loads_count_open_offers,
+    a_request_nobody_claimed_in_time_is_found_and_offered_once,
 );

@@ -557,6 +557,84 @@ fn a_quorum_is_set_and_answered_in_a_real_browser() {
     }
 }
 
+/// Fewer questions, as an owner sets them up and meets them: repeated
+/// questions, reused answers and who is asked are set in the loop's
+/// settings; a request's page says it was answered together with others,
+/// or that its answer was reused.
+#[test]
+fn fewer_questions_are_set_and_seen_in_a_real_browser() {
+    let server = Server::start();
+    server.set_password("admin@localhost", PASSWORD);
+    let base = server.base.clone();
+    let created = server.create_loop(&server.admin_key, "Deploys");
+    let loop_id = id_of(&created["loop"]);
+    let ana = server.key("ana@example.com");
+    server.join(&ana, &created);
+    let driver = Driver::start();
+    let owner = driver.browser();
+    sign_in(&owner, &base, "admin@localhost");
+    goto(&owner, &base, &format!("/app/loops/{loop_id}/settings"));
+    fill(&owner, "input[name=coalesce_minutes]", "10");
+    fill(&owner, "input[name=reuse_minutes]", "60");
+    b(owner.execute(
+        "document.querySelector('select[name=assignment_strategy]').value = 'round_robin'",
+        vec![],
+    ))
+    .unwrap();
+    fill(&owner, "input[name=assignment_per_request]", "1");
+    fill(&owner, "input[name=assignment_reassign_minutes]", "15");
+    click_through(&owner, "fieldset.assignment-policy ~ button.primary");
+    assert_eq!(text_of(&owner, "p.notice"), "Settings saved.");
+    let lp = server
+        .get(&server.admin_key, &format!("/v1/api/loops/{loop_id}"))
+        .data(200)["loop"]
+        .clone();
+    assert_eq!(lp["coalesce"], json!({"window_seconds": 600}));
+    assert_eq!(lp["reuse_answers"], json!({"window_seconds": 3600}));
+    assert_eq!(
+        lp["assignment"],
+        json!({"strategy": "round_robin", "per_request": 1, "reassign_after_seconds": 900})
+    );
+    b(owner.execute(
+        "document.querySelector('fieldset.repeats-policy').scrollIntoView()",
+        vec![],
+    ))
+    .unwrap();
+    screenshot(&owner, "loop-fewer-questions");
+
+    let first = server.create_request(&server.admin_key, &loop_id);
+    server.create_request(&server.admin_key, &loop_id);
+    server.create_request(&server.admin_key, &loop_id);
+    let offered: Value = server
+        .get(&server.admin_key, &format!("/v1/api/requests/{first}"))
+        .data(200)["request"]["broadcasted_to"][0]["email"]
+        .clone();
+    let key = if offered == "ana@example.com" {
+        &ana
+    } else {
+        &server.admin_key
+    };
+    server
+        .post(
+            key,
+            &format!("/v1/api/requests/{first}/respond"),
+            json!({"response_data": "approve"}),
+        )
+        .data(200);
+    goto(&owner, &base, &format!("/app/requests/{first}"));
+    let timeline = text_of(&owner, "ol.timeline");
+    assert!(
+        timeline.contains("Answered together with 2 other requests"),
+        "{timeline}"
+    );
+    screenshot(&owner, "request-answered-together");
+    let reused = server.create_request(&server.admin_key, &loop_id);
+    goto(&owner, &base, &format!("/app/requests/{reused}"));
+    assert!(text_of(&owner, "ol.timeline").contains("Answer reused from"));
+    screenshot(&owner, "request-answer-reused");
+    let _ = b(owner.close());
+}
+
 fn base64url(bytes: &[u8]) -> String {
     use base64::Engine;
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)

@@ -67,24 +67,6 @@ fn offered(request: &Value) -> Vec<String> {
         .collect()
 }
 
-fn inbox(s: &Server, key: &str) -> Vec<String> {
-    s.get(key, "/v1/api/inbox").data(200)["requests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(id_of)
-        .collect()
-}
-
-fn logged(s: &Server, id: &str, action: &str) -> usize {
-    s.get(&s.admin_key, "/v1/api/audit?limit=1000").data(200)["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["request_id"] == id && e["action"] == action)
-        .count()
-}
-
 fn only_those_offered_see_it_and_the_next_get_it_in_time() {
     let s = Server::start();
     let (loop_id, keys) = team(&s, "Support");
@@ -123,7 +105,7 @@ fn only_those_offered_see_it_and_the_next_get_it_in_time() {
     // The others neither see it nor can claim it.
     let (id, to) = order[0].clone();
     for (_, other_key) in keys.iter().filter(|(u, k)| **u != to && **k != s.admin_key) {
-        assert!(!inbox(&s, other_key).contains(&id));
+        assert!(!s.inbox(other_key).contains(&id));
         s.get(other_key, &format!("/v1/api/requests/{id}"))
             .error(404);
         s.post(
@@ -133,7 +115,7 @@ fn only_those_offered_see_it_and_the_next_get_it_in_time() {
         )
         .error(404);
     }
-    assert!(inbox(&s, &keys[&to]).contains(&id));
+    assert!(s.inbox(&keys[&to]).contains(&id));
 
     // Unclaimed for two seconds, it is offered to the next member too.
     let deadline = Instant::now() + Duration::from_secs(15);
@@ -151,8 +133,8 @@ fn only_those_offered_see_it_and_the_next_get_it_in_time() {
     assert_eq!(reassigned["broadcasted_to"][1]["role"], "reassigned");
     let next = offered(&reassigned)[1].clone();
     assert_ne!(next, to);
-    assert!(inbox(&s, &keys[&next]).contains(&id));
-    assert!(logged(&s, &id, "request.reassigned") >= 1);
+    assert!(s.inbox(&keys[&next]).contains(&id));
+    assert!(s.logged(&id, "request.reassigned") >= 1);
     // A claimed request waits for its holder.
     assign(
         &s,

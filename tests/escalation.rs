@@ -29,15 +29,6 @@ fn wait_for(s: &Server, key: &str, id: &str, done: impl Fn(&Value) -> bool) -> V
     }
 }
 
-fn logged(s: &Server, id: &str, action: &str) -> usize {
-    s.get(&s.admin_key, "/v1/api/audit?limit=1000").data(200)["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["request_id"] == id && e["action"] == action)
-        .count()
-}
-
 fn create(s: &Server, loop_id: &str, escalation: Value) -> common::Reply {
     let mut body = request_body();
     body["escalation"] = escalation;
@@ -155,7 +146,7 @@ fn an_unclaimed_request_escalates_once() {
         .clone();
     assert_eq!(answered["status"], "completed");
     std::thread::sleep(Duration::from_millis(1500));
-    assert_eq!(logged(&s, &id, "request.escalated"), 1, "once");
+    assert_eq!(s.logged(&id, "request.escalated"), 1, "once");
 
     // A claimed request is being worked on: it does not escalate.
     let claimed = id_of(
@@ -182,7 +173,7 @@ fn an_unclaimed_request_escalates_once() {
         s.get(&lead, &format!("/v1/api/requests/{claimed}")).status,
         404
     );
-    assert_eq!(logged(&s, &claimed, "request.escalated"), 0);
+    assert_eq!(s.logged(&claimed, "request.escalated"), 0);
 }
 
 fn a_loop_escalates_its_requests_by_default() {

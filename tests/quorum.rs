@@ -62,20 +62,6 @@ fn all_answer(
     })
 }
 
-/// How often each action was logged for request `id`, from the audit log.
-fn logged(s: &Server, id: &str, action: &str) -> usize {
-    let page = s
-        .get(&s.admin_key, "/v1/api/audit?limit=1000")
-        .data(200)
-        .clone();
-    page["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["request_id"] == id && e["action"] == action)
-        .count()
-}
-
 fn count(statuses: &[u16], status: u16) -> usize {
     statuses.iter().filter(|s| **s == status).count()
 }
@@ -100,8 +86,8 @@ fn races_are_settled_exactly_once(servers: &[&Server]) {
         assert_eq!(request["responses"].as_array().unwrap().len(), 3);
         assert_eq!(request["quorum"]["answered"], 3);
         assert!(request["receipt"]["signature"].is_string());
-        assert_eq!(logged(s, &id, "request.answered"), 3);
-        assert_eq!(logged(s, &id, "request.completed"), 1, "decided once");
+        assert_eq!(s.logged(&id, "request.answered"), 3);
+        assert_eq!(s.logged(&id, "request.completed"), 1, "decided once");
 
         // majority of 4 with the reviewers split: a 2-2 tie waits for a
         // fifth answer, so four or five land; the leader decides, once.
@@ -136,8 +122,8 @@ fn races_are_settled_exactly_once(servers: &[&Server]) {
         };
         assert_eq!(request["status"], "completed");
         assert_eq!(request["response_data"], leader);
-        assert_eq!(logged(s, &id, "request.answered"), landed);
-        assert_eq!(logged(s, &id, "request.completed"), 1, "decided once");
+        assert_eq!(s.logged(&id, "request.answered"), landed);
+        assert_eq!(s.logged(&id, "request.completed"), 1, "decided once");
         figures.push(landed);
     }
     eprintln!(

@@ -42,25 +42,6 @@ fn read(s: &Server, key: &str, id: &str) -> Value {
     s.get(key, &format!("/v1/api/requests/{id}")).data(200)["request"].clone()
 }
 
-fn inbox(s: &Server, key: &str) -> Vec<String> {
-    s.get(key, "/v1/api/inbox").data(200)["requests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(id_of)
-        .collect()
-}
-
-/// How often `action` was logged for request `id`.
-fn logged(s: &Server, id: &str, action: &str) -> usize {
-    s.get(&s.admin_key, "/v1/api/audit?limit=1000").data(200)["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["request_id"] == id && e["action"] == action)
-        .count()
-}
-
 fn answer(s: &Server, key: &str, id: &str, answer: &str) {
     s.post(
         key,
@@ -94,7 +75,7 @@ fn a_repeat_joins_the_open_request_and_ends_with_it() {
     assert_eq!(joined["status"], "pending");
     assert_eq!(joined["timeout_at"], first["timeout_at"]);
     // Reviewers see the question once, and cannot reach the repeat.
-    assert_eq!(inbox(&s, &reviewers[0]), std::slice::from_ref(&first_id));
+    assert_eq!(s.inbox(&reviewers[0]), std::slice::from_ref(&first_id));
     s.get(&reviewers[0], &format!("/v1/api/requests/{joined_id}"))
         .error(404);
     s.post(
@@ -116,11 +97,11 @@ fn a_repeat_joins_the_open_request_and_ends_with_it() {
     assert_eq!(ended["metadata"], json!({"run": 2}), "its own metadata");
     assert!(ended["receipt"]["signature"].is_string(), "its own receipt");
     assert_eq!(
-        logged(&s, &joined_id, "request.completed"),
+        s.logged(&joined_id, "request.completed"),
         1,
         "its own event"
     );
-    assert_eq!(logged(&s, &first_id, "request.completed"), 1);
+    assert_eq!(s.logged(&first_id, "request.completed"), 1);
     // The reviewer answered once, and its list says so.
     let answered: Vec<String> = s.get(&reviewers[0], "/v1/api/inbox?view=done").data(200)
         ["requests"]
@@ -327,7 +308,7 @@ fn a_loop_joins_repeated_questions_and_reuses_answers() {
     assert!(reused["receipt"]["signature"].is_string());
     let signed = reused["receipt"]["signed"].as_str().unwrap().to_owned();
     assert!(!signed.is_empty());
-    assert_eq!(logged(&s, &id_of(&reused), "request.completed"), 1);
+    assert_eq!(s.logged(&id_of(&reused), "request.completed"), 1);
     // The answer that joined it is the person's too, but the reused one
     // points at the request the person answered.
     assert_eq!(read(&s, &s.admin_key, &id_of(&same))["status"], "completed");

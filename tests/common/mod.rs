@@ -487,6 +487,28 @@ impl Server {
         )
     }
 
+    /// The ids in `key`'s inbox (what it may act on now).
+    pub fn inbox(&self, key: &str) -> Vec<String> {
+        self.get(key, "/v1/api/inbox").data(200)["requests"]
+            .as_array()
+            .expect("requests")
+            .iter()
+            .map(id_of)
+            .collect()
+    }
+
+    /// How often `action` was logged for request `id` in the admin's
+    /// audit log.
+    pub fn logged(&self, id: &str, action: &str) -> usize {
+        self.get(&self.admin_key, "/v1/api/audit?limit=1000")
+            .data(200)["entries"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .filter(|e| e["request_id"] == id && e["action"] == action)
+            .count()
+    }
+
     /// Joins with the code of `created` (a loop creation result).
     pub fn join(&self, key: &str, created: &Value) {
         let code = created["invite_code"].as_str().unwrap();

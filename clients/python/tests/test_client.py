@@ -57,6 +57,20 @@ def test_every_request_side_operation(server):
         assert "request_text" in refused.value.message
 
 
+def test_repeated_questions_join_the_open_one_and_end_with_it(server):
+    loop_id, reviewer_key = server.loop_with_reviewer()
+    with reviewloop.Client(server.base, server.admin_key) as client:
+        first = client.create_request(loop_id, request_text="Deploy 4711?", coalesce_key="deploy-4711")
+        again = client.create_request(loop_id, request_text="Deploy 4711?", coalesce_key="deploy-4711")
+        assert first.coalesced_into is None
+        assert again.coalesced_into == first.id and again.reused_from is None
+        reviewer = Reviewer(server, reviewer_key, True)
+        ended = client.wait(again.id, timeout=30)
+        reviewer.thread.join(30)
+        assert reviewer.answered == [first.id], "the reviewer was asked once"
+        assert (ended.status, ended.response_data) == ("completed", True)
+
+
 def test_an_approved_call_runs_and_carries_its_arguments(server):
     loop_id, reviewer_key = server.loop_with_reviewer()
     client = reviewloop.Client(server.base, server.admin_key)

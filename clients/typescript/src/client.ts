@@ -51,6 +51,10 @@ export interface ReviewRequest {
   timeout_at: string;
   created_at: string;
   test: boolean;
+  /** The open request this one joined; it ends when that one ends, with its answer. */
+  coalesced_into?: string | null;
+  /** The earlier request whose answer, given by a person, this one took when it was made. */
+  reused_from?: string | null;
   [field: string]: unknown;
 }
 
@@ -70,6 +74,8 @@ export interface RequestFields {
   tags?: string[];
   test_response?: unknown;
   test_delay_seconds?: number;
+  /** While one of your requests in the loop with this key is open, this one joins it instead of asking people again. */
+  coalesce_key?: string;
   [field: string]: unknown;
 }
 

@@ -99,6 +99,18 @@ class Request:
     def polling_url(self) -> Optional[str]:
         return self.raw.get("polling_url")
 
+    @property
+    def coalesced_into(self) -> Optional[str]:
+        """The open request this one joined (same ``coalesce_key`` or
+        question): it ends when that one ends, with its answer."""
+        return self.raw.get("coalesced_into")
+
+    @property
+    def reused_from(self) -> Optional[str]:
+        """The earlier request whose answer, given by a person, this one
+        took when it was made."""
+        return self.raw.get("reused_from")
+
     @classmethod
     def from_json(cls, data: Dict[str, Any]) -> "Request":
         return cls(

@@ -15,7 +15,7 @@ use crate::testkit::Kit;
 
 const URL: &str = "http://127.0.0.1:8080";
 
-fn input() -> RequestInput {
+pub(crate) fn input() -> RequestInput {
     RequestInput {
         request_text: Some("Publish?".into()),
         content_type: Some("markdown".into()),

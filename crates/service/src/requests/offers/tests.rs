@@ -13,15 +13,8 @@ const URL: &str = "http://127.0.0.1:8080";
 
 fn input() -> RequestInput {
     RequestInput {
-        request_text: Some("Publish?".into()),
-        content_type: Some("markdown".into()),
-        response_type: Some("single_select".into()),
-        response_config: Some(json!({"options": ["yes", "no"]})),
-        priority: Some("high".into()),
-        processing_type: Some("time-sensitive".into()),
         timeout_seconds: Some(json!(600)),
-        default_response: Some(json!("no")),
-        ..RequestInput::default()
+        ..super::super::tests::input()
     }
 }
 

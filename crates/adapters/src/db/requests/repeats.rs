@@ -5,6 +5,8 @@
 use chrono::NaiveDateTime;
 use diesel::dsl::sql;
 use diesel::prelude::*;
+use diesel::query_builder::QueryFragment;
+use diesel::query_dsl::LoadQuery;
 use diesel::sql_types::Bool;
 use reviewloop_domain::ReviewRequest;
 use reviewloop_ports::StoreError;
@@ -62,18 +64,28 @@ pub(super) fn answer_to_reuse(
 
 /// Open followers whose request has ended (through `requests_followers`).
 pub(super) fn stranded(conn: &mut Conn, limit: u32) -> Result<Vec<ReviewRequest>, DbError> {
+    let rows = stranded_query(limit).load::<RequestRow>(conn)?;
+    with_broadcasts(conn, rows)
+}
+
+/// The statement of [`stranded`], for its plan's test.
+pub(super) fn stranded_query(
+    limit: u32,
+) -> impl LoadQuery<'static, Conn, RequestRow>
+       + QueryFragment<super::Backend>
+       + QueryFragment<diesel::sqlite::Sqlite>
+       + Send
+       + 'static {
     let ended = diesel::alias!(requests as ended);
-    let rows: Vec<RequestRow> = native!(conn, |c| requests::table
-        .inner_join(ended.on(requests::coalesced_into.eq(ended.field(requests::id).nullable())),)
+    requests::table
+        .inner_join(ended.on(requests::coalesced_into.eq(ended.field(requests::id).nullable())))
         // Spelled as `requests_open_followers`' condition, for the planner.
         .filter(requests::coalesced_into.is_not_null())
         .filter(sql::<Bool>(OPEN_CONDITION_QUALIFIED))
         .filter(ended.field(requests::status).ne_all(["pending", "claimed"]))
         .order((requests::created_at.asc(), requests::id.asc()))
         .limit(i64::from(limit))
-        .select(RequestRow::as_select())
-        .load(c)?);
-    with_broadcasts(conn, rows)
+        .select(requests::all_columns)
 }
 
 /// For each member with any, its open requests of `loop_id`: offered to

@@ -298,3 +298,21 @@ on_every_backend!(
     turns_are_shared_and_loads_count_open_offers,
     a_request_nobody_claimed_in_time_is_found_and_offered_once,
 );
+
+#[tokio::test]
+async fn the_sweep_reads_only_open_followers_through_their_index() {
+    let db = TestDb::sqlite();
+    let plan = db.plan_of(super::stranded_query(10)).await;
+    // A scan of the partial index reads the open followers only.
+    assert!(
+        plan.iter()
+            .any(|d| d.contains("USING INDEX requests_open_followers")),
+        "{plan:?}"
+    );
+    assert!(
+        !plan
+            .iter()
+            .any(|d| d.starts_with("SCAN") && !d.contains("USING INDEX")),
+        "no full scan: {plan:?}"
+    );
+}

@@ -21,7 +21,7 @@ use super::models::{LoopRow, MemberRow};
 use super::outbox::NewEvents;
 use super::requests::OPEN_CONDITION;
 use super::schema::{loop_members, loop_turns, loops, requests};
-use super::{native, outbox, Conn, DbError, SqlStore};
+use super::{native, outbox, Conn, DbConnection, DbError, SqlStore};
 
 impl LoopRow {
     fn from_domain(lp: &Loop) -> Self {
@@ -270,6 +270,13 @@ impl LoopStore for SqlStore {
             let moved = self
                 .db
                 .write(move |conn| {
+                    // A turn is no record anyone relies on: a crash may lose
+                    // the last moves (the next offers start a little back),
+                    // so this commit does not wait for the disk, which on
+                    // PostgreSQL would double a create's own wait.
+                    if let DbConnection::Postgres(pg) = conn {
+                        diesel::sql_query("SET LOCAL synchronous_commit = off").execute(pg)?;
+                    }
                     // The update holds the row until the transaction ends, so
                     // the read after it sees this move and no other.
                     let changed = diesel::update(loop_turns::table.find(&id))

@@ -398,10 +398,8 @@ impl RequestStore for SqlStore {
         let request = request.to_string();
         self.db
             .run(move |conn| {
-                let of_it = requests::table
-                    .into_boxed()
-                    .filter(requests::coalesced_into.eq(request));
-                open_requests(conn, of_it)
+                let rows = repeats::open_followers_query(&request).load::<RequestRow>(conn)?;
+                with_broadcasts(conn, rows)
             })
             .await
     }
@@ -433,6 +431,7 @@ impl RequestStore for SqlStore {
         self.db
             .run(move |conn| {
                 let rows = requests::table
+                    .filter(requests::reassign_at.is_not_null())
                     .filter(requests::reassign_at.le(now))
                     .filter(requests::status.eq("pending"))
                     .order((requests::reassign_at.asc(), requests::id.asc()))
@@ -463,6 +462,7 @@ impl RequestStore for SqlStore {
         self.db
             .run(move |conn| {
                 let count: i64 = requests::table
+                    .filter(requests::coalesced_into.is_not_null())
                     .filter(requests::coalesced_into.eq(request))
                     .filter(requests::status.eq(status.as_str()))
                     .count()

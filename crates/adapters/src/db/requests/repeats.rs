@@ -15,10 +15,9 @@ use super::queries::OPEN_CONDITION_QUALIFIED;
 use super::rows::with_broadcasts;
 use crate::db::models::RequestRow;
 use crate::db::schema::{request_broadcasts, requests};
-use crate::db::{native, Conn, DbConnection, DbError};
+use crate::db::{Conn, DbConnection, DbError};
 
-/// The open request that takes in others with `key` (through the unique
-/// `requests_open_question` index).
+/// The open request that takes in others with `key`.
 pub(super) fn open_with_key(
     conn: &mut Conn,
     creator: &str,
@@ -26,18 +25,33 @@ pub(super) fn open_with_key(
     test: bool,
     key: &str,
 ) -> Result<Option<ReviewRequest>, DbError> {
-    let rows: Vec<RequestRow> = native!(conn, |c| requests::table
-        .filter(requests::creator_id.eq(creator))
-        .filter(requests::loop_id.eq(loop_id))
-        .filter(requests::test.eq(test))
-        .filter(requests::coalesce_slot.eq(key))
-        .select(RequestRow::as_select())
-        .load(c)?);
+    let rows = open_with_key_query(creator, loop_id, test, key).load::<RequestRow>(conn)?;
     Ok(with_broadcasts(conn, rows)?.pop())
 }
 
+/// The statement of [`open_with_key`], through the unique
+/// `requests_open_question` index: the `IS NOT NULL` is its condition,
+/// spelled out so that every planner sees the index applies.
+pub(super) fn open_with_key_query(
+    creator: &str,
+    loop_id: &str,
+    test: bool,
+    key: &str,
+) -> impl LoadQuery<'static, Conn, RequestRow>
+       + QueryFragment<super::Backend>
+       + QueryFragment<diesel::sqlite::Sqlite>
+       + Send
+       + 'static {
+    requests::table
+        .filter(requests::coalesce_slot.is_not_null())
+        .filter(requests::creator_id.eq(creator.to_owned()))
+        .filter(requests::loop_id.eq(loop_id.to_owned()))
+        .filter(requests::test.eq(test))
+        .filter(requests::coalesce_slot.eq(key.to_owned()))
+}
+
 /// The latest answer a person gave to a live request with `key` since
-/// `since` (through `requests_answers_by_question`).
+/// `since`.
 pub(super) fn answer_to_reuse(
     conn: &mut Conn,
     creator: &str,
@@ -45,11 +59,29 @@ pub(super) fn answer_to_reuse(
     key: &str,
     since: NaiveDateTime,
 ) -> Result<Option<ReviewRequest>, DbError> {
-    let rows: Vec<RequestRow> = native!(conn, |c| requests::table
-        .filter(requests::creator_id.eq(creator))
-        .filter(requests::loop_id.eq(loop_id))
-        .filter(requests::coalesce_key.eq(key))
-        .filter(requests::status.eq("completed"))
+    let rows = answer_query(creator, loop_id, key, since).load::<RequestRow>(conn)?;
+    Ok(with_broadcasts(conn, rows)?.pop())
+}
+
+/// The statement of [`answer_to_reuse`], through
+/// `requests_answers_by_question`, whose condition it spells literally (a
+/// bound `status` would keep a planner from proving the index applies).
+pub(super) fn answer_query(
+    creator: &str,
+    loop_id: &str,
+    key: &str,
+    since: NaiveDateTime,
+) -> impl LoadQuery<'static, Conn, RequestRow>
+       + QueryFragment<super::Backend>
+       + QueryFragment<diesel::sqlite::Sqlite>
+       + Send
+       + 'static {
+    requests::table
+        .filter(requests::coalesce_key.is_not_null())
+        .filter(sql::<Bool>("status = 'completed'"))
+        .filter(requests::creator_id.eq(creator.to_owned()))
+        .filter(requests::loop_id.eq(loop_id.to_owned()))
+        .filter(requests::coalesce_key.eq(key.to_owned()))
         .filter(requests::response_at.ge(since))
         .filter(requests::response_by.is_not_null())
         .filter(requests::test.eq(false))
@@ -57,9 +89,22 @@ pub(super) fn answer_to_reuse(
         .filter(requests::coalesced_into.is_null())
         .order((requests::response_at.desc(), requests::id.desc()))
         .limit(1)
-        .select(RequestRow::as_select())
-        .load(c)?);
-    Ok(with_broadcasts(conn, rows)?.pop())
+}
+
+/// The open requests that joined `request`, oldest first, through
+/// `requests_followers`.
+pub(super) fn open_followers_query(
+    request: &str,
+) -> impl LoadQuery<'static, Conn, RequestRow>
+       + QueryFragment<super::Backend>
+       + QueryFragment<diesel::sqlite::Sqlite>
+       + Send
+       + 'static {
+    requests::table
+        .filter(requests::coalesced_into.is_not_null())
+        .filter(requests::coalesced_into.eq(request.to_owned()))
+        .filter(sql::<Bool>(super::queries::OPEN_CONDITION))
+        .order((requests::created_at.asc(), requests::id.asc()))
 }
 
 /// Open followers whose request has ended (through `requests_followers`).

@@ -316,3 +316,31 @@ async fn the_sweep_reads_only_open_followers_through_their_index() {
         "no full scan: {plan:?}"
     );
 }
+
+/// Each lookup of a create, an answer and the pages reads its own index,
+/// never a range of all a loop's or account's requests.
+#[tokio::test]
+async fn each_lookup_reads_its_own_index() {
+    let db = TestDb::sqlite();
+    let since = chrono::DateTime::from_timestamp(0, 0).unwrap().naive_utc();
+    for (plan, index) in [
+        (
+            db.plan_of(super::open_with_key_query("c", "l", false, "k"))
+                .await,
+            "requests_open_question",
+        ),
+        (
+            db.plan_of(super::answer_query("c", "l", "k", since)).await,
+            "requests_answers_by_question",
+        ),
+        (
+            db.plan_of(super::open_followers_query("r")).await,
+            "requests_followers",
+        ),
+    ] {
+        assert!(
+            plan.iter().any(|d| d.contains(&format!("INDEX {index}"))),
+            "{index}: {plan:?}"
+        );
+    }
+}

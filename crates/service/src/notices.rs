@@ -99,6 +99,24 @@ impl NoticeService {
             _ => return Ok(Planned::default()),
         };
         let created = event.event_type == EventType::RequestCreated;
+        // An offer to more members tells only those it reached: the ones
+        // offered before were told by the offer that reached them.
+        let offered_to: Option<Vec<String>> = (event.event_type == EventType::RequestReassigned)
+            .then(|| {
+                event.data["offered_to"]
+                    .as_array()
+                    .map(|ids| {
+                        ids.iter()
+                            .filter_map(|v| v.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            });
+        let told_now = |user: &UserId| {
+            offered_to
+                .as_ref()
+                .is_none_or(|ids| ids.iter().any(|id| *id == user.to_string()))
+        };
         let Some(request_id) = event.request_id else {
             return Ok(Planned::default());
         };
@@ -168,7 +186,7 @@ impl NoticeService {
                 .filter(|b| !b.notification_sent && b.notification_error.is_none())
                 // Each event tells only its own reviewers, however late it
                 // is planned.
-                .filter(|b| b.role == role)
+                .filter(|b| b.role == role && told_now(&b.user_id))
             {
                 // Each member's links are their own: a forwarded email
                 // answers as its first recipient, and only once.
@@ -198,11 +216,16 @@ impl NoticeService {
                 )));
             }
         }
-        // A channel is read by everyone in it: a loop that offers its
-        // requests to a few members posts none there, and an offer to the
-        // next few is no new request for the channel.
-        let to_channel =
-            lp.assignment.is_none() && event.event_type != EventType::RequestReassigned;
+        // A channel is read by everyone in it: a request offered to only a
+        // few of the loop's members (however the loop is set now) is
+        // posted to none, and an offer to the next few is no new request
+        // for the channel.
+        let to_channel = event.event_type != EventType::RequestReassigned
+            && lp.active_members().all(|m| {
+                // Those who joined since it was made were never passed over.
+                request.was_broadcast_to(&m.user_id)
+                    || m.joined_at.is_none_or(|at| at >= request.created_at)
+            });
         if to_channel && lp.slack_webhook_url.is_some() {
             let message = compose::new_request_slack(&request, &lp, &links);
             planned
@@ -228,7 +251,7 @@ impl NoticeService {
         let pushed: Vec<UserId> = request
             .broadcasted_to
             .iter()
-            .filter(|b| b.role == role)
+            .filter(|b| b.role == role && told_now(&b.user_id))
             .filter(|b| {
                 lp.is_active_member(&b.user_id)
                     && lp

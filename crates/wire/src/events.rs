@@ -24,6 +24,10 @@ pub struct RequestEventData<'a> {
     pub lp: LoopSummary<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reviewer: Option<ActorOut<'a>>,
+    /// `request.reassigned` only: the members this offer reached, whom it
+    /// tells (those offered before were told before).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offered_to: Option<&'a [UserId]>,
 }
 
 /// The payload of `loop.*` events.
@@ -57,12 +61,30 @@ pub fn request_event(
             user_id: *user_id,
             email: email.as_str(),
         }),
+        offered_to: None,
     });
     let event = Event::for_request(id, event_type, request, data, now);
     match reviewer {
         Some((user_id, _)) => event.by_reviewer(*user_id),
         None => event,
     }
+}
+
+/// `request.reassigned`: `request` was also offered to `offered_to`.
+pub fn reassigned_event(
+    id: EventId,
+    request: &ReviewRequest,
+    lp: &Loop,
+    offered_to: &[UserId],
+    now: DateTime<Utc>,
+) -> Event {
+    let data = payload(&RequestEventData {
+        request: RequestOut::whole(request),
+        lp: LoopSummary::of(lp),
+        reviewer: None,
+        offered_to: Some(offered_to),
+    });
+    Event::for_request(id, EventType::RequestReassigned, request, data, now)
 }
 
 /// An event about `lp`; `member` is who joined or left, where someone did.

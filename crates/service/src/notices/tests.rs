@@ -768,6 +768,8 @@ async fn a_loop_that_assigns_posts_nothing_to_its_channel_and_an_offer_tells_onl
         kit.now,
     );
     let mut record = request(&kit, &lp).into_record();
+    // Made after everyone joined, so user 2 was passed over.
+    record.created_at = kit.now + chrono::Duration::seconds(60);
     // User 1 was offered it first (and emailed); user 3 is offered it next.
     record.broadcasted_to[0].notification_sent = true;
     record.broadcasted_to.truncate(1);
@@ -785,7 +787,15 @@ async fn a_loop_that_assigns_posts_nothing_to_its_channel_and_an_offer_tells_onl
         reviewloop_domain::EventId::new(kit.oid(91)),
         EventType::RequestReassigned,
         &req,
-        serde_json::Value::Null,
+        serde_json::json!({"offered_to": [kit.user_id(3)]}),
+        kit.now,
+    );
+    // A later offer, to someone else, does not tell user 3 again.
+    let later = Event::for_request(
+        reviewloop_domain::EventId::new(kit.oid(92)),
+        EventType::RequestReassigned,
+        &req,
+        serde_json::json!({"offered_to": [kit.user_id(4)]}),
         kit.now,
     );
     stands(&mut kit, &req, &lp);
@@ -801,6 +811,7 @@ async fn a_loop_that_assigns_posts_nothing_to_its_channel_and_an_offer_tells_onl
     let planned = svc.plan(&reassigned).await.unwrap();
     assert_eq!(planned.notices.len(), 1, "{:?}", planned.notices);
     assert_eq!(planned.notices[0].to.as_deref(), Some("u3@x.io"));
+    assert!(svc.plan(&later).await.unwrap().notices.is_empty());
 }
 
 #[tokio::test]

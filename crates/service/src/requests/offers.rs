@@ -4,9 +4,7 @@
 
 use std::collections::HashMap;
 
-use reviewloop_domain::{
-    Assignment, BroadcastEntry, EventType, Loop, Quorum, Strategy, UserId, ValidRequest,
-};
+use reviewloop_domain::{Assignment, BroadcastEntry, Loop, Quorum, Strategy, UserId, ValidRequest};
 use reviewloop_ports::StoreError;
 
 use super::RequestService;
@@ -49,25 +47,30 @@ impl RequestService {
         };
         let count = assignment.offer_size(fields.quorum.map(|q| q.count as usize));
         let candidates = candidates(lp, creator, fields.quorum);
-        let chosen = self.choose(lp, assignment, &candidates, &[], count).await?;
+        let chosen = self
+            .choose(lp, assignment, &candidates, (&[], None), count)
+            .await?;
         Ok(lp.entries_for(fields.priority, email, |u| chosen.contains(u)))
     }
 
     /// The next `count` of `candidates` not in `already`, by `assignment`.
+    /// Round robin starts at `from`, or, for a new request, at the loop's
+    /// shared turn, which this offer moves on.
     async fn choose(
         &self,
         lp: &Loop,
         assignment: Assignment,
         candidates: &[UserId],
-        already: &[UserId],
+        (already, from): (&[UserId], Option<u64>),
         count: usize,
     ) -> Result<Vec<UserId>, StoreError> {
-        let (turn, loads) = match assignment.strategy {
-            Strategy::RoundRobin => (
+        let (turn, loads) = match (assignment.strategy, from) {
+            (Strategy::RoundRobin, Some(from)) => (from, HashMap::new()),
+            (Strategy::RoundRobin, None) => (
                 self.ports.loops.take_turns(&lp.id, count as u64).await?,
                 HashMap::new(),
             ),
-            Strategy::LeastLoaded => (
+            (Strategy::LeastLoaded, _) => (
                 0,
                 self.ports
                     .requests
@@ -76,7 +79,7 @@ impl RequestService {
                     .into_iter()
                     .collect(),
             ),
-            Strategy::Broadcast => (0, HashMap::new()),
+            (Strategy::Broadcast, _) => (0, HashMap::new()),
         };
         Ok(assignment.choose(candidates, already, count, turn, &loads))
     }
@@ -103,12 +106,20 @@ impl RequestService {
             let assignment = lp.assignment.unwrap_or(EVERYONE);
             let candidates = candidates(lp, &request.creator_id, request.quorum);
             let already: Vec<UserId> = request.broadcasted_to.iter().map(|b| b.user_id).collect();
+            // The next ones after the last it was offered to: the loop's
+            // shared turn is for new requests, so an offer to more never
+            // moves it (nor gives a member two in a row).
+            let from = already
+                .iter()
+                .rev()
+                .find_map(|u| candidates.iter().position(|c| c == u))
+                .map_or(0, |at| at as u64 + 1);
             let chosen = self
                 .choose(
                     lp,
                     assignment,
                     &candidates,
-                    &already,
+                    (&already, Some(from)),
                     assignment.per_request,
                 )
                 .await?;
@@ -116,13 +127,16 @@ impl RequestService {
             let Ok(added) = request.reassign(entries, now) else {
                 continue;
             };
+            let offered_to: Vec<UserId> = request.broadcasted_to[already.len()..]
+                .iter()
+                .map(|b| b.user_id)
+                .collect();
             let events = if added > 0 {
-                vec![wire::request_event(
+                vec![wire::reassigned_event(
                     event_id(&*self.ports.ids, now),
-                    EventType::RequestReassigned,
                     &request,
                     lp,
-                    None,
+                    &offered_to,
                     now,
                 )]
             } else {

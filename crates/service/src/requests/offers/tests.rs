@@ -145,10 +145,9 @@ async fn unclaimed_in_time_a_request_is_offered_to_the_next_with_an_event() {
     kit.requests()
         .expect_due_reassignments()
         .returning(move |_, _| Ok(vec![request.clone()]));
-    kit.loops()
-        .expect_take_turns()
-        .withf(|_, count| *count == 1)
-        .returning(|_, _| Ok(1));
+    // An offer to more starts after the last one offered; the loop's
+    // shared turn stays for new requests.
+    kit.loops().expect_take_turns().never();
     let written = Arc::new(Mutex::new(Vec::new()));
     let seen = written.clone();
     kit.requests()
@@ -170,4 +169,8 @@ async fn unclaimed_in_time_a_request_is_offered_to_the_next_with_an_event() {
     assert_eq!(r.broadcasted_to[1].role, REASSIGNED_ROLE);
     assert_ne!(r.broadcasted_to[1].user_id, first.user_id);
     assert_eq!(events[0].event_type, EventType::RequestReassigned);
+    assert_eq!(
+        events[0].data["offered_to"],
+        json!([r.broadcasted_to[1].user_id])
+    );
 }

@@ -10,8 +10,7 @@ use diesel::expression::IntoSql;
 use diesel::prelude::*;
 use diesel::sql_types::Bool;
 use reviewloop_domain::{
-    Event, LoopId, QuestionKey, RequestId, RequestStatus, ReviewRequest, UserId, ESCALATION_ROLE,
-    REASSIGNED_ROLE,
+    Event, LoopId, QuestionKey, RequestId, RequestStatus, ReviewRequest, UserId,
 };
 use reviewloop_ports::{
     InboxView, RequestFacts, RequestPage, RequestQuery, RequestSort, RequestStore, StoreError,
@@ -59,41 +58,52 @@ impl SqlStore {
         super::cache::copy_or_read(copies, *id, read).await
     }
 
-    /// Writes changed requests, each with its events and those of its
-    /// broadcast entries that `added` picks (new since it was read), in
-    /// one transaction, each only if nobody changed it meanwhile.
+    /// Writes changed requests, each with its events and the broadcast
+    /// entries it gained since it was read (by escalation, reassignment,
+    /// or ending with the request it joined), in one transaction, each
+    /// only if nobody changed it meanwhile: the version check lets one
+    /// such change of a request land, so its new entries go in once.
     async fn write_with_entries(
         &self,
         changes: &[(ReviewRequest, Vec<Event>)],
-        added: fn(&BroadcastRow) -> bool,
     ) -> Result<Vec<bool>, StoreError> {
-        let (writes, added): (Vec<Change>, Vec<Vec<BroadcastRow>>) = changes
+        let (writes, entries): (Vec<Change>, Vec<Vec<BroadcastRow>>) = changes
             .iter()
             .map(|(request, events)| {
-                let added: Vec<BroadcastRow> = BroadcastRow::from_domain(request)
-                    .into_iter()
-                    .filter(&added)
-                    .collect();
                 (
                     (
                         rows_of(request),
                         NewEvents::of(events),
                         silent_change_of(request),
                     ),
-                    added,
+                    BroadcastRow::from_domain(request),
                 )
             })
             .unzip();
         self.db
             .write(move |conn| {
-                // A pass is written as a batch (set-based on PostgreSQL), then the entries of
-                // those that landed in a few multi-row inserts.
+                // A pass is written as a batch (set-based on PostgreSQL),
+                // then the new entries of those that landed, found by what
+                // is stored already, in a few multi-row inserts.
                 let landed = write_all(conn, &writes)?;
-                let entries: Vec<&BroadcastRow> = added
+                let ids: Vec<&str> = writes
+                    .iter()
+                    .zip(&landed)
+                    .filter(|(_, landed)| **landed)
+                    .map(|(((row, _), _, _), _)| row.id.as_str())
+                    .collect();
+                let stored: std::collections::HashSet<(String, String)> = request_broadcasts::table
+                    .filter(request_broadcasts::request_id.eq_any(&ids))
+                    .select((request_broadcasts::request_id, request_broadcasts::user_id))
+                    .load::<(String, String)>(conn)?
+                    .into_iter()
+                    .collect();
+                let entries: Vec<&BroadcastRow> = entries
                     .iter()
                     .zip(&landed)
                     .filter(|(_, landed)| **landed)
                     .flat_map(|(entries, _)| entries)
+                    .filter(|e| !stored.contains(&(e.request_id.clone(), e.user_id.clone())))
                     .collect();
                 match conn {
                     // A few statements for the pass, where each is a round
@@ -361,10 +371,7 @@ impl RequestStore for SqlStore {
         &self,
         changes: &[(ReviewRequest, Vec<Event>)],
     ) -> Result<Vec<bool>, StoreError> {
-        // The version check lets one escalation of a request land, so its
-        // new entries are inserted once.
-        self.write_with_entries(changes, |entry| entry.role == ESCALATION_ROLE)
-            .await
+        self.write_with_entries(changes).await
     }
 
     async fn open_request_with_key(
@@ -447,10 +454,7 @@ impl RequestStore for SqlStore {
         &self,
         changes: &[(ReviewRequest, Vec<Event>)],
     ) -> Result<Vec<bool>, StoreError> {
-        // The version check lets one reassignment of a request land, so
-        // its new entries are inserted once.
-        self.write_with_entries(changes, |entry| entry.role == REASSIGNED_ROLE)
-            .await
+        self.write_with_entries(changes).await
     }
 
     async fn follower_count(
@@ -476,9 +480,7 @@ impl RequestStore for SqlStore {
         &self,
         changes: &[(ReviewRequest, Vec<Event>)],
     ) -> Result<Vec<bool>, StoreError> {
-        // A follower had no entries before; the version check lets one
-        // settling of it land, so they are inserted once.
-        self.write_with_entries(changes, |_| true).await
+        self.write_with_entries(changes).await
     }
 
     async fn list_requests(&self, query: &RequestQuery) -> Result<RequestPage, StoreError> {

@@ -282,14 +282,26 @@ async fn a_request_nobody_claimed_in_time_is_found_and_offered_once(db: TestDb) 
         .await
         .unwrap()
         .is_empty());
+    let mut again = store.due_reassignments(fixtures::at(61), 10).await.unwrap();
+    assert_eq!(again.len(), 1);
+    // A second offer writes only the entry it adds, beside those before.
+    let mut third = again.remove(0);
+    assert_eq!(
+        third.reassign(everyone[2..3].to_vec(), fixtures::at(62)),
+        Ok(1)
+    );
+    let event = fixtures::event_for(&third, &lp, 93, EventType::RequestReassigned);
     assert_eq!(
         store
-            .due_reassignments(fixtures::at(61), 10)
+            .reassign_requests(&[(third.clone(), vec![event])])
             .await
-            .unwrap()
-            .len(),
-        1
+            .unwrap(),
+        vec![true]
     );
+    third.written();
+    let stored = store.request_by_id(&request.id).await.unwrap().unwrap();
+    assert_eq!(stored, third);
+    assert_eq!(stored.broadcasted_to.len(), 3);
 }
 
 on_every_backend!(

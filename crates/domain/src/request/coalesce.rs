@@ -167,11 +167,15 @@ impl ReviewRequest {
         self.record.coalesce_key = Some(key);
     }
 
-    /// Whether `other` wants the same kind of answer within the same
-    /// bounds, so that an answer to one is an answer to the other.
-    pub fn answers_like(&self, other: &ReviewRequest) -> bool {
-        self.response_type == other.response_type
-            && self.response_config.as_value() == other.response_config.as_value()
+    /// Whether this request wants the answer `response_type` and `config`
+    /// describe, so that its answer is one to a request made with them: a
+    /// key the requester named may be given to requests that do not.
+    pub fn answers_like(
+        &self,
+        response_type: crate::response::ResponseType,
+        config: &crate::response::RequestConfig,
+    ) -> bool {
+        self.response_type == response_type && self.response_config.as_value() == config.as_value()
     }
 
     /// A request just made joins `open`, which asks the same question: it
@@ -184,7 +188,7 @@ impl ReviewRequest {
             && open.loop_id == self.loop_id
             && open.test == self.test
             && open.coalesce_key == self.coalesce_key
-            && open.answers_like(self);
+            && open.answers_like(self.response_type, &self.response_config);
         if !fits || self.version != 0 || self.status != RequestStatus::Pending {
             return Err(TransitionError::NotOpen);
         }
@@ -259,7 +263,7 @@ impl ReviewRequest {
         let fits = earlier.is_reusable_answer()
             && earlier.creator_id == self.creator_id
             && earlier.loop_id == self.loop_id
-            && earlier.answers_like(self)
+            && earlier.answers_like(self.response_type, &self.response_config)
             && !self.test;
         if !fits || self.version != 0 || self.status != RequestStatus::Pending {
             return Err(TransitionError::NotOpen);

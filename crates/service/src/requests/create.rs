@@ -126,18 +126,19 @@ impl RequestService {
                     kinds.push(EventType::RequestCompleted);
                 }
                 (None, Repeat::Reuse(earlier)) => {
-                    request.keep_key(
-                        fields.question_key(true).unwrap_or_else(|| {
-                            reviewloop_domain::QuestionKey::of_question(&fields)
-                        }),
-                    );
+                    // Found by its key, which is this request's too.
+                    if let Some(key) = earlier.coalesce_key.clone() {
+                        request.keep_key(key);
+                    }
                     request
                         .reuse(&earlier, now)
                         .map_err(reviewloop_domain::ChangeError::from)?;
                     self.ports.receipts.sealer().await?.seal(&mut request);
                     kinds.push(EventType::RequestCompleted);
                 }
-                (None, Repeat::Join(open)) if !super::repeats::asks_like(&open, &fields) => {
+                (None, Repeat::Join(open))
+                    if !open.answers_like(fields.response_type, &fields.response_config) =>
+                {
                     return Err(reviewloop_domain::ValidationError::field(
                         "coalesce_key",
                         format!(

@@ -34,11 +34,15 @@ impl RequestService {
             .ok_or(Missing::Request.into())
     }
 
-    /// How many requests joined `id` (asking the same question while it
-    /// was open), for its requester; 0 for anyone else, and for a request
+    /// How many requests joined `request` (asking the same question while
+    /// it was open), for its requester, who read it through
+    /// [`RequestService::get`]; 0 for anyone else, and for a request
     /// nothing could join.
-    pub async fn joined_count(&self, caller: &Principal, id: &RequestId) -> Result<u64, ReadError> {
-        let request = self.get(caller, id).await?;
+    pub async fn joined_count(
+        &self,
+        caller: &Principal,
+        request: &ReviewRequest,
+    ) -> Result<u64, ReadError> {
         if request.creator_id != caller.user_id
             || request.coalesce_key.is_none()
             || request.coalesced_into.is_some()
@@ -51,7 +55,11 @@ impl RequestService {
             RequestStatus::Claimed => RequestStatus::Pending,
             other => other,
         };
-        Ok(self.ports.requests.follower_count(id, status).await?)
+        Ok(self
+            .ports
+            .requests
+            .follower_count(&request.id, status)
+            .await?)
     }
 
     /// [`RequestService::get`], but while the request is still open, waits

@@ -25,13 +25,6 @@ pub(super) enum Repeat {
     Reuse(Box<ReviewRequest>),
 }
 
-/// Whether `request` wants the answer `fields` want: a key the requester
-/// named may be given to requests that do not.
-pub(super) fn asks_like(request: &ReviewRequest, fields: &ValidRequest) -> bool {
-    request.response_type == fields.response_type
-        && request.response_config.as_value() == fields.response_config.as_value()
-}
-
 impl RequestService {
     /// Looks for what a new request with `fields` in `lp` repeats, at
     /// `now` (its account's clock).
@@ -51,7 +44,10 @@ impl RequestService {
             if let Some(earlier) = requests
                 .answer_to_reuse(creator, &lp.id, &key, since)
                 .await?
-                .filter(|earlier| earlier.is_reusable_answer() && asks_like(earlier, fields))
+                .filter(|earlier| {
+                    earlier.is_reusable_answer()
+                        && earlier.answers_like(fields.response_type, &fields.response_config)
+                })
             {
                 return Ok(Repeat::Reuse(Box::new(earlier)));
             }

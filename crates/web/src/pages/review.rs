@@ -151,10 +151,7 @@ async fn render(
         _ => None,
     }
     .unwrap_or_else(|| "another loop".into());
-    let joined = state
-        .requests
-        .joined_count(person.principal(), &r.id)
-        .await?;
+    let joined = state.requests.joined_count(person.principal(), r).await?;
     let (prev, next) = neighbours(state, person, &r.id).await?;
     let reviewer = r.was_broadcast_to(&me);
     let requester = r.creator_id == me;

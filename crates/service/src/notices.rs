@@ -101,22 +101,18 @@ impl NoticeService {
         let created = event.event_type == EventType::RequestCreated;
         // An offer to more members tells only those it reached: the ones
         // offered before were told by the offer that reached them.
-        let offered_to: Option<Vec<String>> = (event.event_type == EventType::RequestReassigned)
+        let offered_to: Option<Vec<UserId>> = (event.event_type == EventType::RequestReassigned)
             .then(|| {
                 event.data["offered_to"]
                     .as_array()
                     .map(|ids| {
                         ids.iter()
-                            .filter_map(|v| v.as_str().map(str::to_owned))
+                            .filter_map(|v| v.as_str().and_then(|id| UserId::parse(id).ok()))
                             .collect()
                     })
                     .unwrap_or_default()
             });
-        let told_now = |user: &UserId| {
-            offered_to
-                .as_ref()
-                .is_none_or(|ids| ids.iter().any(|id| *id == user.to_string()))
-        };
+        let told_now = |user: &UserId| offered_to.as_ref().is_none_or(|ids| ids.contains(user));
         let Some(request_id) = event.request_id else {
             return Ok(Planned::default());
         };
@@ -132,8 +128,9 @@ impl NoticeService {
             let Some(lp) = lp else {
                 return Ok(Planned::default());
             };
-            let slack = (lp.slack_webhook_url.is_some() || lp.slack_app.is_some())
-                && lp.assignment.is_none();
+            // Whether its channel hears of it depends on whom it was
+            // offered to, which the full plan below reads.
+            let slack = lp.slack_webhook_url.is_some() || lp.slack_app.is_some();
             if !slack {
                 let members: Vec<UserId> = lp.active_members().map(|m| m.user_id).collect();
                 let devices = self.ports.push.push_subscriptions_of(&members).await?;

@@ -838,3 +838,36 @@ async fn a_request_that_joined_another_tells_nobody() {
         .returning(|_| Ok(vec![]));
     assert!(service(kit).plan(&event).await.unwrap().notices.is_empty());
 }
+
+#[tokio::test]
+async fn a_request_sent_to_everyone_is_posted_though_the_loop_assigns_since() {
+    let mut kit = Kit::new();
+    let mut lp = loop_with_slack(&kit, Some("https://hooks.slack.example/T1"));
+    let req = request(&kit, &lp);
+    // Made while the loop offered requests to everyone; set to assign
+    // before the notice is planned.
+    lp.set_assignment(
+        Some(reviewloop_domain::Assignment {
+            strategy: reviewloop_domain::Strategy::RoundRobin,
+            per_request: 1,
+            reassign_after_seconds: None,
+        }),
+        kit.now,
+    );
+    let event = created(&kit, &req);
+    stands(&mut kit, &req, &lp);
+    kit.push()
+        .expect_push_subscriptions_of()
+        .returning(|_| Ok(vec![]));
+    let planned = service(kit).plan(&event).await.unwrap();
+    assert_eq!(
+        planned
+            .notices
+            .iter()
+            .filter(|n| n.channel == Channel::Slack)
+            .count(),
+        1,
+        "{:?}",
+        planned.notices
+    );
+}

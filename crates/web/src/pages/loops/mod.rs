@@ -670,16 +670,21 @@ fn escalation_of_form(f: &FormData) -> Value {
     if to.is_empty() {
         return Value::Null;
     }
-    let minutes = f.text("escalation_minutes").trim();
-    let after = minutes
+    let after = seconds_of_minutes(f.text("escalation_minutes").trim());
+    json!({"after_seconds": after, "to_loop_id": to, "raise_priority": f.checked("escalation_raise")})
+}
+
+/// Minutes a person typed, as the seconds the API takes; anything that is
+/// not a positive number goes on as typed, for the service to name.
+fn seconds_of_minutes(minutes: &str) -> Value {
+    minutes
         .parse::<f64>()
         .ok()
         .filter(|m| m.is_finite() && *m > 0.0)
         .map_or_else(
             || Value::from(minutes),
             |m| Value::from((m * 60.0).round() as i64),
-        );
-    json!({"after_seconds": after, "to_loop_id": to, "raise_priority": f.checked("escalation_raise")})
+        )
 }
 
 /// A sample request for the rules test, until the owner writes one.

@@ -42,15 +42,7 @@ pub(super) fn window_of_form(f: &FormData, field: &str) -> Value {
     if minutes.is_empty() {
         return Value::Null;
     }
-    let seconds = minutes
-        .parse::<f64>()
-        .ok()
-        .filter(|m| m.is_finite() && *m > 0.0)
-        .map_or_else(
-            || Value::from(minutes),
-            |m| Value::from((m * 60.0).round() as i64),
-        );
-    json!({ "window_seconds": seconds })
+    json!({ "window_seconds": super::seconds_of_minutes(minutes) })
 }
 
 /// Who the loop's requests are offered to.
@@ -115,14 +107,7 @@ pub(super) fn assignment_of_form(f: &FormData) -> Value {
     let reassign = if minutes.is_empty() {
         Value::Null
     } else {
-        minutes
-            .parse::<f64>()
-            .ok()
-            .filter(|m| m.is_finite() && *m > 0.0)
-            .map_or_else(
-                || Value::from(minutes),
-                |m| Value::from((m * 60.0).round() as i64),
-            )
+        super::seconds_of_minutes(minutes)
     };
     json!({"strategy": strategy, "per_request": per_request, "reassign_after_seconds": reassign})
 }

@@ -7,6 +7,7 @@ mod escalation;
 pub(crate) mod input;
 mod lifecycle;
 mod offers;
+mod patch;
 mod statement;
 
 pub use crate::quorum::{Answer, Quorum, QuorumRule, Response, MAX_QUORUM};

@@ -4,7 +4,7 @@ use serde_json::json;
 use super::*;
 use crate::id::ObjectId;
 use crate::request::RequestInput;
-use crate::request::{Escalation, Priority};
+use crate::request::{Escalation, Priority, RequestPatch};
 use crate::Email;
 
 fn t(s: i64) -> DateTime<Utc> {
